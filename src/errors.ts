@@ -1,0 +1,120 @@
+/**
+ * Typed errors with stable codes. Every failure Specter reports carries one of the codes in
+ * {@link ERROR_CODES}; the code is the contract, the message is for people.
+ *
+ * @module
+ */
+
+/** Every stable error code, with a one-line meaning. Codes are never renamed or reused. */
+export const ERROR_CODES = {
+  E_USAGE: "The command line is malformed (unknown flag, missing value, bad duration or size)",
+  E_UNSAFE_ACK_REQUIRED: "An unsafe mode was asked for without the flag that acknowledges it",
+  E_PLATFORM_UNSUPPORTED: "This OS/architecture pair has no constants table",
+  E_FFI: "libc could not be loaded or a symbol is missing",
+  E_PTY_OPEN: "openpty() or a follow-up fcntl() on the new terminal failed",
+  E_SPAWN: "posix_spawn() failed for a reason other than the ones below",
+  E_SPAWN_NOT_FOUND: "The program was not found on the child's PATH",
+  E_SPAWN_NOT_EXECUTABLE: "The program exists but cannot be executed",
+  E_SPAWN_CWD: "The working directory is not absolute or does not exist",
+  E_SESSION_CLOSED: "The session has already ended",
+  E_PROTOCOL: "A driver message is not valid JSON, has an unknown type or invalid fields",
+  E_PROTOCOL_VERSION: "A driver message has a missing or unsupported protocol version `v`",
+  E_RECORD: "The recording file could not be written",
+  E_IO: "Writing frames or reading driver input failed",
+} as const;
+
+/** A stable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Structured, JSON-safe details attached to an error (never secrets such as env values). */
+export type ErrorDetails = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
+
+/** Options accepted by every Specter error constructor. */
+export interface SpecterErrorOptions {
+  /** The lower-level error this one wraps. */
+  cause?: unknown;
+  /** Structured fields, e.g. `{ errno: 2, path: "/nope" }`. */
+  details?: ErrorDetails;
+}
+
+/** Base class of every error Specter throws on purpose. */
+export class SpecterError extends Error {
+  /** The stable code, e.g. `E_SPAWN_NOT_FOUND`. */
+  readonly code: ErrorCode;
+  /** Structured fields for machines; empty when there are none. */
+  readonly details: ErrorDetails;
+
+  /** Creates an error with a stable `code` and a sentence-case message without a trailing period. */
+  constructor(code: ErrorCode, message: string, options: SpecterErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SpecterError";
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+
+  /** The JSON form used in `error` frames and `exec` results. */
+  toJSON(): { code: ErrorCode; message: string; details: ErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** The command line or an option object is invalid. */
+export class UsageError extends SpecterError {
+  /** Creates an `E_USAGE` (or `E_UNSAFE_ACK_REQUIRED`) error. */
+  constructor(
+    message: string,
+    options: SpecterErrorOptions & { code?: "E_USAGE" | "E_UNSAFE_ACK_REQUIRED" } = {},
+  ) {
+    super(options.code ?? "E_USAGE", message, options);
+    this.name = "UsageError";
+  }
+}
+
+/** Opening the terminal or starting the program failed. */
+export class SpawnError extends SpecterError {
+  /** Creates a spawn-related error (`E_PTY_OPEN`, `E_SPAWN*`, `E_FFI`, `E_PLATFORM_UNSUPPORTED`). */
+  constructor(
+    code:
+      | "E_PTY_OPEN"
+      | "E_SPAWN"
+      | "E_SPAWN_NOT_FOUND"
+      | "E_SPAWN_NOT_EXECUTABLE"
+      | "E_SPAWN_CWD"
+      | "E_FFI"
+      | "E_PLATFORM_UNSUPPORTED",
+    message: string,
+    options: SpecterErrorOptions = {},
+  ) {
+    super(code, message, options);
+    this.name = "SpawnError";
+  }
+}
+
+/** A driver message could not be accepted; the session goes on. */
+export class ProtocolError extends SpecterError {
+  /** Creates an `E_PROTOCOL` or `E_PROTOCOL_VERSION` error. */
+  constructor(code: "E_PROTOCOL" | "E_PROTOCOL_VERSION", message: string, options: SpecterErrorOptions = {}) {
+    super(code, message, options);
+    this.name = "ProtocolError";
+  }
+}
+
+/** An operation on a session failed (the session ended, a recording could not be written, I/O failed). */
+export class SessionError extends SpecterError {
+  /** Creates an `E_SESSION_CLOSED`, `E_RECORD` or `E_IO` error. */
+  constructor(
+    code: "E_SESSION_CLOSED" | "E_RECORD" | "E_IO",
+    message: string,
+    options: SpecterErrorOptions = {},
+  ) {
+    super(code, message, options);
+    this.name = "SessionError";
+  }
+}
+
+/** Returns `error` as a {@link SpecterError}, wrapping anything else as `E_IO` with the original as cause. */
+export function toSpecterError(error: unknown): SpecterError {
+  if (error instanceof SpecterError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new SessionError("E_IO", `Unexpected failure: ${message}`, { cause: error });
+}

@@ -1,0 +1,69 @@
+/**
+ * Wire framings for frames: NDJSON (one JSON object per line, the default) and length-prefixed
+ * (a 4-byte big-endian byte length, then that many bytes of UTF-8 JSON).
+ *
+ * @module
+ */
+import type { Frame } from "./schema.ts";
+
+/** The available framings. */
+export const FRAMINGS = ["ndjson", "length"] as const;
+/** A framing name. */
+export type Framing = typeof FRAMINGS[number];
+
+const encoder = new TextEncoder();
+
+/** Encodes a batch of frames into one buffer in the given framing. */
+export function encodeFrames(frames: readonly Frame[], framing: Framing): Uint8Array {
+  switch (framing) {
+    case "ndjson": {
+      let text = "";
+      for (const frame of frames) text += JSON.stringify(frame) + "\n";
+      return encoder.encode(text);
+    }
+    case "length": {
+      const parts = frames.map((frame) => encoder.encode(JSON.stringify(frame)));
+      const out = new Uint8Array(parts.reduce((sum, p) => sum + 4 + p.length, 0));
+      const view = new DataView(out.buffer);
+      let offset = 0;
+      for (const part of parts) {
+        view.setUint32(offset, part.length, false);
+        out.set(part, offset + 4);
+        offset += 4 + part.length;
+      }
+      return out;
+    }
+    default: {
+      const never: never = framing;
+      throw new Error(`Unknown framing "${String(never)}"`);
+    }
+  }
+}
+
+/** Splits a complete byte stream back into parsed JSON values (for tests and clients). */
+export function decodeStream(bytes: Uint8Array, framing: Framing): unknown[] {
+  switch (framing) {
+    case "ndjson":
+      return new TextDecoder().decode(bytes).split("\n").filter((line) => line !== "").map((l) =>
+        JSON.parse(l)
+      );
+    case "length": {
+      const out: unknown[] = [];
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const decoder = new TextDecoder();
+      for (let offset = 0; offset < bytes.length;) {
+        if (offset + 4 > bytes.length) throw new Error(`Truncated length prefix at byte ${offset}`);
+        const length = view.getUint32(offset, false);
+        const end = offset + 4 + length;
+        if (end > bytes.length) throw new Error(`Truncated frame at byte ${offset}`);
+        out.push(JSON.parse(decoder.decode(bytes.subarray(offset + 4, end))));
+        offset = end;
+      }
+      return out;
+    }
+    default: {
+      const never: never = framing;
+      throw new Error(`Unknown framing "${String(never)}"`);
+    }
+  }
+}

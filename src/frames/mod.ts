@@ -1,0 +1,9 @@
+/**
+ * Frames (what Specter emits), driver messages (what drivers send) and their wire encodings.
+ *
+ * @module
+ */
+export * from "./schema.ts";
+export * from "./driver.ts";
+export { decodeStream, encodeFrames, type Framing, FRAMINGS } from "./encode.ts";
+export { fromBase64, incompleteTail, type Payload, toBase64, Utf8Chunker } from "./utf8.ts";

@@ -1,0 +1,183 @@
+/**
+ * The frame protocol: every event Specter emits about a session, as a zod discriminated union. This file
+ * is the single source of truth; `spec/schema/frame.schema.json` is generated from it
+ * (`deno task schema`). Frames only gain optional fields from version 1 on.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { SIGNAL_NAMES } from "../pty/platform.ts";
+
+/** Version of the frame and driver protocol. */
+export const PROTOCOL_VERSION = 1;
+
+/** A signal name without the `SIG` prefix. */
+export const SignalNameSchema: z.ZodEnum<{ [K in typeof SIGNAL_NAMES[number]]: K }> = z.enum(SIGNAL_NAMES);
+
+const base = {
+  /** Per-session sequence number, strictly increasing from 0: the offset clients seek by. */
+  seq: z.int().nonnegative(),
+  /** Wall-clock time of the event, seconds since the Unix epoch with microsecond precision. */
+  ts: z.number().nonnegative(),
+};
+
+/** Who a session is for; absent values are `null`. */
+export const SessionInfoSchema = z.object({
+  id: z.string().min(1).describe("Session id, unique per process run"),
+  title: z.string().nullable().describe("--title, or null"),
+  description: z.string().nullable().describe("--description, or null"),
+  parent_agent: z.string().nullable().describe("--parent-agent, or null"),
+});
+/** Session metadata carried by `start` and `exit`. */
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+/** Terminal output bytes: UTF-8 text, or base64 with `binary: true` when the chunk is not valid UTF-8. */
+const dataFields = {
+  data: z.string().describe("UTF-8 text, or base64 when binary is true"),
+  binary: z.literal(true).optional().describe("Present (true) only when data is base64"),
+};
+
+/** The session has started. */
+export const StartFrameSchema = z.object({
+  ...base,
+  type: z.literal("start"),
+  protocol: z.literal(PROTOCOL_VERSION),
+  version: z.string().describe("Specter version"),
+  session: SessionInfoSchema,
+  argv: z.array(z.string()).min(1).describe("The program (absolute path) and its arguments"),
+  cwd: z.string(),
+  cols: z.int().positive(),
+  rows: z.int().positive(),
+  pid: z.int().positive(),
+  sandbox: z.string().optional().describe('Sandbox backend in force, e.g. "none"'),
+});
+
+/** Output of the program. A multi-byte character is never split across frames. */
+export const StdoutFrameSchema = z.object({ ...base, type: z.literal("stdout"), ...dataFields });
+
+/** Echo of input the driver sent (after key names were encoded). */
+export const StdinFrameSchema = z.object({
+  ...base,
+  type: z.literal("stdin"),
+  ...dataFields,
+  key: z.string().optional().describe("The key name, when the input came from a key message"),
+});
+
+/** A resize was requested. */
+export const ResizeFrameSchema = z.object({
+  ...base,
+  type: z.literal("resize"),
+  cols: z.int().positive(),
+  rows: z.int().positive(),
+});
+
+/** The terminal now has this size (the child received SIGWINCH). */
+export const ResizeAckFrameSchema = z.object({
+  ...base,
+  type: z.literal("resize_ack"),
+  cols: z.int().positive(),
+  rows: z.int().positive(),
+});
+
+/** A `--prompt-regex` matched the current line after output settled. */
+export const PromptFrameSchema = z.object({
+  ...base,
+  type: z.literal("prompt"),
+  regex: z.string(),
+  line: z.string().describe("The current line, ANSI-stripped"),
+});
+
+/** No output for `dur_ms` milliseconds (emitted once per quiet period). */
+export const IdleFrameSchema = z.object({ ...base, type: z.literal("idle"), dur_ms: z.int().nonnegative() });
+
+/** A budget on output was exceeded; the session is being killed. */
+export const OverflowFrameSchema = z.object({
+  ...base,
+  type: z.literal("overflow"),
+  reason: z.enum(["buffer", "max_output"]).describe(
+    "buffer: the frame consumer stayed behind for --overflow-timeout; max_output: --max-output was reached",
+  ),
+  limit: z.int().nonnegative().optional(),
+});
+
+/** A signal was sent to the program on the driver's request. */
+export const SignalFrameSchema = z.object({
+  ...base,
+  type: z.literal("signal"),
+  signal: SignalNameSchema,
+  pid: z.int(),
+});
+
+/** The program (the direct child) was stopped. */
+export const StoppedFrameSchema = z.object({
+  ...base,
+  type: z.literal("stopped"),
+  signal: SignalNameSchema.nullable(),
+});
+
+/** The program (the direct child) was continued. */
+export const ContinuedFrameSchema = z.object({ ...base, type: z.literal("continued") });
+
+/** The session is over: output drained to EOF, the child reaped, no process of the session left. */
+export const ExitFrameSchema = z.object({
+  ...base,
+  type: z.literal("exit"),
+  code: z.int().nullable().describe("Exit code, or null when the program died of a signal"),
+  signal: SignalNameSchema.or(z.string()).nullable().describe("Terminating signal, or null"),
+  timed_out: z.boolean(),
+  duration_ms: z.number().nonnegative(),
+  last_lines: z.array(z.string()).describe("Last lines of output, ANSI-stripped; empty when there was none"),
+  session: SessionInfoSchema,
+  output_bytes: z.int().nonnegative().optional().describe("Bytes of output read from the terminal"),
+});
+
+/** Something went wrong; the session goes on unless an `exit` follows. */
+export const ErrorFrameSchema = z.object({
+  ...base,
+  type: z.literal("error"),
+  code: z.string().regex(/^E_[A-Z_]+$/),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Heartbeat (`--heartbeat`). */
+export const PingFrameSchema = z.object({ ...base, type: z.literal("ping") });
+
+/** Answer to a driver `ping`, echoing its `id`. */
+export const PongFrameSchema = z.object({
+  ...base,
+  type: z.literal("pong"),
+  id: z.union([z.string(), z.number()]).optional(),
+});
+
+/** Any frame. */
+export const FrameSchema = z.discriminatedUnion("type", [
+  StartFrameSchema,
+  StdoutFrameSchema,
+  StdinFrameSchema,
+  ResizeFrameSchema,
+  ResizeAckFrameSchema,
+  PromptFrameSchema,
+  IdleFrameSchema,
+  OverflowFrameSchema,
+  SignalFrameSchema,
+  StoppedFrameSchema,
+  ContinuedFrameSchema,
+  ExitFrameSchema,
+  ErrorFrameSchema,
+  PingFrameSchema,
+  PongFrameSchema,
+]);
+
+/** Any frame. */
+export type Frame = z.infer<typeof FrameSchema>;
+/** The `type` of a frame. */
+export type FrameType = Frame["type"];
+/** The frame of a given `type`. */
+export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
+/** A frame before `seq` and `ts` are assigned. */
+export type FrameBody = Frame extends infer F ? F extends Frame ? Omit<F, "seq" | "ts"> : never : never;
+/** `start` frame. */
+export type StartFrame = FrameOf<"start">;
+/** `exit` frame. */
+export type ExitFrame = FrameOf<"exit">;

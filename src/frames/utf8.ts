@@ -1,0 +1,92 @@
+/**
+ * Turning terminal output bytes into frame payloads: UTF-8 text when valid, base64 otherwise, and a
+ * multi-byte character split across reads is carried to the next chunk instead of being split.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+
+/**
+ * Returns how many bytes at the end of `bytes` form the start of a UTF-8 sequence that is not complete
+ * yet (0–3). Bytes that can never become valid are not held back: the decoder reports them.
+ */
+export function incompleteTail(bytes: Uint8Array): number {
+  const end = bytes.length;
+  // Look back at most 3 bytes for the lead byte of the last sequence.
+  for (let back = 1; back <= 3 && back <= end; back++) {
+    const byte = bytes[end - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // Continuation byte: keep looking for the lead.
+    const need = byte >= 0xf0 && byte <= 0xf4 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc2 && byte < 0xe0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+/** A decoded payload: `binary` is true when `data` is base64. */
+export interface Payload {
+  /** UTF-8 text or base64. */
+  readonly data: string;
+  /** True when the bytes were not valid UTF-8 and `data` is base64. */
+  readonly binary: boolean;
+}
+
+/** Encodes bytes as base64. */
+export function toBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** Decodes base64 into bytes. */
+export function fromBase64(data: string): Uint8Array {
+  return new Uint8Array(Buffer.from(data, "base64"));
+}
+
+/** Turns a byte stream into payloads without splitting characters. One instance per stream. */
+export class Utf8Chunker {
+  // fatal: invalid input must throw so the chunk goes as base64; ignoreBOM: deliver a BOM as sent.
+  #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  #carry = new Uint8Array(4);
+  #carried = 0;
+
+  /** Bytes held back from the previous chunk (an incomplete character). */
+  get pending(): number {
+    return this.#carried;
+  }
+
+  /**
+   * Converts the next chunk. Returns `null` when everything was held back. `chunk` is only read during
+   * the call (it may be a reused read buffer).
+   */
+  push(chunk: Uint8Array): Payload | null {
+    let bytes = chunk;
+    if (this.#carried > 0) {
+      bytes = new Uint8Array(this.#carried + chunk.length);
+      bytes.set(this.#carry.subarray(0, this.#carried));
+      bytes.set(chunk, this.#carried);
+      this.#carried = 0;
+    }
+    const hold = incompleteTail(bytes);
+    if (hold > 0) {
+      this.#carry.set(bytes.subarray(bytes.length - hold));
+      this.#carried = hold;
+      bytes = bytes.subarray(0, bytes.length - hold);
+    }
+    return bytes.length === 0 ? null : this.#payload(bytes);
+  }
+
+  /** Flushes held-back bytes at end of stream (they are an incomplete character, so base64). */
+  end(): Payload | null {
+    if (this.#carried === 0) return null;
+    const rest = this.#carry.slice(0, this.#carried);
+    this.#carried = 0;
+    return { data: toBase64(rest), binary: true };
+  }
+
+  #payload(bytes: Uint8Array): Payload {
+    try {
+      return { data: this.#decoder.decode(bytes), binary: false };
+    } catch {
+      // Not valid UTF-8: deliver the exact bytes instead of replacement characters.
+      return { data: toBase64(bytes), binary: true };
+    }
+  }
+}

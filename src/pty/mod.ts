@@ -1,0 +1,34 @@
+/**
+ * The PTY layer over libc (Deno FFI): terminals, spawning, the poll reactor, signals and reaping.
+ *
+ * @module
+ */
+export {
+  decodeWaitStatus,
+  type PlatformId,
+  PLATFORMS,
+  type PlatformTable,
+  platformTable,
+  SIGNAL_NAMES,
+  type SignalName,
+  signalName,
+  type WaitStatus,
+} from "./platform.ts";
+export { getWindowSize, openPty, type PtyPair, setWindowSize } from "./pty.ts";
+export {
+  type InheritedFd,
+  resolveProgram,
+  type SpawnedChild,
+  spawnOnPty,
+  type SpawnRequest,
+} from "./spawn.ts";
+export { type PollClient, Reactor, reactor } from "./reactor.ts";
+export {
+  ChildWatcher,
+  childWatcher,
+  raiseOpenFileLimit,
+  sendSignal,
+  sessionMembers,
+  signalSession,
+  type StatusListener,
+} from "./process.ts";

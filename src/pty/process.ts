@@ -1,0 +1,125 @@
+/**
+ * Signals, reaping and whole-session cleanup for the programs Specter starts.
+ *
+ * Reaping uses `waitpid(pid, WNOHANG|WUNTRACED|WCONTINUED)` on our own pids only, triggered by SIGCHLD
+ * (plus a slow safety tick): `waitpid(-1)` would steal the children of `Deno.Command`.
+ *
+ * @module
+ */
+import { libc } from "./_libc.ts";
+import { decodeWaitStatus, type SignalName, type WaitStatus } from "./platform.ts";
+
+/** Sends `signal` to `pid` (negative: a process group). Returns false when no such process exists. */
+export function sendSignal(pid: number, signal: SignalName): boolean {
+  const lib = libc();
+  return lib.sym.kill(pid, lib.table.signals[signal]) === 0;
+}
+
+/**
+ * Lists the pids whose session id is `sid`, by reading `/proc` (Linux). Elsewhere only the process
+ * group can be reached, so this returns an empty list and callers signal `-sid` as well.
+ */
+export function sessionMembers(sid: number): number[] {
+  if (Deno.build.os !== "linux") return [];
+  const members: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid) || pid === Deno.pid) continue;
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    } catch {
+      continue; // The process exited while we were scanning.
+    }
+    // "pid (comm) state ppid pgrp session …"; comm may itself contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[3]) === sid) members.push(pid);
+  }
+  return members;
+}
+
+/** Signals every process of session `sid`: its process group, then each member found in `/proc`. */
+export function signalSession(sid: number, signal: SignalName): void {
+  sendSignal(-sid, signal);
+  for (const pid of sessionMembers(sid)) sendSignal(pid, signal);
+}
+
+/** Raises this process's soft open-file limit to the hard limit, so 1000+ sessions fit. */
+export function raiseOpenFileLimit(): number {
+  const { sym, table } = libc();
+  const buf = new BigUint64Array(2);
+  const bytes = new Uint8Array(buf.buffer);
+  if (sym.getrlimit(table.rlimit.RLIMIT_NOFILE, bytes) !== 0) return -1;
+  let want = buf[1]!;
+  if (table.maxNoFile !== null && want > BigInt(table.maxNoFile)) want = BigInt(table.maxNoFile);
+  if (want > buf[0]!) {
+    buf[0] = want;
+    if (sym.setrlimit(table.rlimit.RLIMIT_NOFILE, bytes) !== 0) return Number(buf[0]);
+  }
+  return Number(buf[0]);
+}
+
+/** Called with each status change of a watched child; after `exited`/`signaled` the pid is unwatched. */
+export type StatusListener = (status: WaitStatus) => void;
+
+const SAFETY_TICK_MS = 1000;
+
+/** Watches our own children for exit, stop and continue. One instance per process: {@link childWatcher}. */
+export class ChildWatcher {
+  #listeners = new Map<number, StatusListener>();
+  #status = new Int32Array(1);
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #onSignal = (): void => this.check();
+
+  /** Starts watching `pid`; `listener` runs on the JS thread for each status change. */
+  watch(pid: number, listener: StatusListener): void {
+    if (this.#listeners.size === 0) {
+      Deno.addSignalListener("SIGCHLD", this.#onSignal);
+      // SIGCHLD can coalesce or race the listener's installation: a slow tick catches anything missed.
+      const timer = setInterval(this.#onSignal, SAFETY_TICK_MS);
+      Deno.unrefTimer(timer);
+      this.#timer = timer;
+    }
+    this.#listeners.set(pid, listener);
+    queueMicrotask(this.#onSignal); // The child may have changed state before we listened.
+  }
+
+  /** Stops watching `pid` (does not reap it). */
+  unwatch(pid: number): void {
+    if (!this.#listeners.delete(pid) || this.#listeners.size > 0) return;
+    Deno.removeSignalListener("SIGCHLD", this.#onSignal);
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Collects pending status changes of every watched child. */
+  check(): void {
+    const lib = libc();
+    const { WNOHANG, WUNTRACED, WCONTINUED } = lib.table.wait;
+    for (const [pid, listener] of [...this.#listeners]) {
+      for (;;) {
+        const result = lib.sym.waitpid(pid, this.#status, WNOHANG | WUNTRACED | WCONTINUED);
+        if (result === 0) break; // No change.
+        if (result < 0) {
+          if (lib.errno() === lib.table.errno.EINTR) continue;
+          // ECHILD: not our child any more (should not happen); report it gone rather than hang.
+          this.unwatch(pid);
+          listener({ kind: "signaled", signal: 0 });
+          break;
+        }
+        const status = decodeWaitStatus(this.#status[0]!, lib.table);
+        const final = status.kind === "exited" || status.kind === "signaled";
+        if (final) this.unwatch(pid);
+        listener(status);
+        if (final) break;
+      }
+    }
+  }
+}
+
+let watcher: ChildWatcher | undefined;
+
+/** The process-wide child watcher. */
+export function childWatcher(): ChildWatcher {
+  return watcher ??= new ChildWatcher();
+}

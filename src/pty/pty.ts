@@ -1,0 +1,84 @@
+/**
+ * Opening a pseudo-terminal pair and setting its window size.
+ *
+ * @module
+ */
+import { SpawnError } from "../errors.ts";
+import { closeQuietly, libc } from "./_libc.ts";
+
+/** A freshly opened terminal pair. The master is non-blocking and close-on-exec. */
+export interface PtyPair {
+  /** The master fd: Specter reads the program's output here and writes its input. */
+  readonly master: number;
+  /** The slave fd, close-on-exec; close it in the parent once the child has opened the slave path. */
+  readonly slave: number;
+  /** The slave's path (e.g. `/dev/pts/3`), opened by the child so it becomes its controlling terminal. */
+  readonly path: string;
+}
+
+/** Encodes a `struct winsize` (rows, cols, xpixel, ypixel as unsigned shorts, native endian). */
+export function winsize(cols: number, rows: number): Uint8Array<ArrayBuffer> {
+  const buf = new Uint8Array(8);
+  const view = new Uint16Array(buf.buffer);
+  view[0] = rows;
+  view[1] = cols;
+  return buf;
+}
+
+function addFdFlags(fd: number, getCmd: number, setCmd: number, flags: number): boolean {
+  const { fcntl } = libc();
+  const current = fcntl(fd, getCmd, 0);
+  return current >= 0 && fcntl(fd, setCmd, current | flags) >= 0;
+}
+
+/** Marks `fd` close-on-exec so that no other child (ours or Deno's) inherits it. */
+export function setCloseOnExec(fd: number): boolean {
+  const { F_GETFD, F_SETFD, FD_CLOEXEC } = libc().table.fcntl;
+  return addFdFlags(fd, F_GETFD, F_SETFD, FD_CLOEXEC);
+}
+
+/** Puts `fd` in non-blocking mode. */
+export function setNonBlocking(fd: number): boolean {
+  const { table } = libc();
+  return addFdFlags(fd, table.fcntl.F_GETFL, table.fcntl.F_SETFL, table.o.NONBLOCK);
+}
+
+/** Opens a terminal pair of `cols`×`rows` (throws `E_PTY_OPEN`). */
+export function openPty(cols: number, rows: number): PtyPair {
+  const lib = libc();
+  const master = new Int32Array(1);
+  const slave = new Int32Array(1);
+  // openpty() writes the name with strcpy and no length: give it far more than any tty path needs.
+  const name = new Uint8Array(4096);
+  if (lib.openpty(master, slave, name, null, winsize(cols, rows)) !== 0) {
+    const errno = lib.errno();
+    throw new SpawnError("E_PTY_OPEN", `openpty() failed with errno ${errno}`, { details: { errno } });
+  }
+  const [m, s] = [master[0]!, slave[0]!];
+  // The pair is briefly inheritable between openpty() and here; Specter spawns only from the JS thread.
+  if (!setCloseOnExec(m) || !setCloseOnExec(s) || !setNonBlocking(m)) {
+    const errno = lib.errno();
+    closeQuietly(m);
+    closeQuietly(s);
+    throw new SpawnError("E_PTY_OPEN", `fcntl() on the new terminal failed with errno ${errno}`, {
+      details: { errno },
+    });
+  }
+  const path = new TextDecoder().decode(name.subarray(0, name.indexOf(0)));
+  return { master: m, slave: s, path };
+}
+
+/** Sets the terminal size; the kernel sends SIGWINCH to the foreground process group. */
+export function setWindowSize(master: number, cols: number, rows: number): boolean {
+  const lib = libc();
+  return lib.ioctl(master, lib.table.ioctl.TIOCSWINSZ, winsize(cols, rows)) === 0;
+}
+
+/** Reads the terminal size as `{ cols, rows }`, or `null` when the ioctl fails. */
+export function getWindowSize(fd: number): { cols: number; rows: number } | null {
+  const lib = libc();
+  const buf = new Uint8Array(8);
+  if (lib.ioctl(fd, lib.table.ioctl.TIOCGWINSZ, buf) !== 0) return null;
+  const view = new Uint16Array(buf.buffer);
+  return { rows: view[0]!, cols: view[1]! };
+}

@@ -1,0 +1,192 @@
+/**
+ * Starting a program on a terminal with `posix_spawnp`: new session, the slave as controlling terminal
+ * on fds 0–2, signal dispositions and mask reset, optional extra fds.
+ *
+ * @module
+ */
+import { isAbsolute, join } from "node:path";
+import { SpawnError } from "../errors.ts";
+import { closeQuietly, cString, libc, pointerArray } from "./_libc.ts";
+import { openPty, type PtyPair } from "./pty.ts";
+
+/** An fd of this process to hand to the child at a fixed number (e.g. a seccomp filter as fd 3). */
+export interface InheritedFd {
+  /** The fd in this process (ideally close-on-exec, so no other child sees it). */
+  readonly fd: number;
+  /** The number it gets in the child (≥ 3). */
+  readonly target: number;
+}
+
+/** What to start. */
+export interface SpawnRequest {
+  /** Absolute program path followed by its arguments; `argv[0]` of the child is `argv0 ?? argv[0]`. */
+  readonly argv: readonly string[];
+  /** Overrides the child's `argv[0]` (defaults to the program path). */
+  readonly argv0?: string;
+  /** The complete environment of the child (nothing else is inherited). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Absolute working directory; the child's cwd is this process's cwd when absent. */
+  readonly cwd?: string;
+  /** Terminal columns. */
+  readonly cols: number;
+  /** Terminal rows. */
+  readonly rows: number;
+  /** Extra fds to pass; none when absent or empty. */
+  readonly inheritFds?: readonly InheritedFd[];
+}
+
+/** A started child: its pid and the master side of its terminal. */
+export interface SpawnedChild {
+  /** Child pid; also its session id and process-group id (it is a session leader). */
+  readonly pid: number;
+  /** Master fd (non-blocking, close-on-exec). The caller owns it. */
+  readonly master: number;
+  /** Slave path, for diagnostics. */
+  readonly ttyPath: string;
+}
+
+/**
+ * Finds `program` the way a shell would, but on the *child's* PATH (not this process's): a name with a
+ * slash is taken relative to `cwd`; a bare name is searched in each `PATH` entry.
+ * Throws `E_SPAWN_NOT_FOUND` or `E_SPAWN_NOT_EXECUTABLE`.
+ */
+export function resolveProgram(program: string, path: string | undefined, cwd: string): string {
+  if (program === "") throw new SpawnError("E_SPAWN_NOT_FOUND", "The program name is empty");
+  const candidates = program.includes("/")
+    ? [isAbsolute(program) ? program : join(cwd, program)]
+    : (path ?? "").split(":").filter((dir) => dir !== "").map((dir) =>
+      join(isAbsolute(dir) ? dir : join(cwd, dir), program)
+    );
+  let sawNonExecutable: string | undefined;
+  for (const candidate of candidates) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(candidate);
+    } catch {
+      continue; // Not here; keep searching like execvp does.
+    }
+    if (info.isFile && info.mode !== null && (info.mode & 0o111) !== 0) return candidate;
+    sawNonExecutable ??= candidate;
+  }
+  if (sawNonExecutable !== undefined) {
+    throw new SpawnError("E_SPAWN_NOT_EXECUTABLE", `Program "${sawNonExecutable}" is not executable`, {
+      details: { program, path: sawNonExecutable },
+    });
+  }
+  throw new SpawnError("E_SPAWN_NOT_FOUND", `Program "${program}" was not found on the child's PATH`, {
+    details: { program, PATH: path ?? "" },
+  });
+}
+
+function check(result: number, what: string): void {
+  if (result !== 0) {
+    throw new SpawnError("E_SPAWN", `${what} failed with error ${result}`, { details: { errno: result } });
+  }
+}
+
+/** Opens a terminal and starts `request.argv` on it (throws `E_PTY_OPEN`, `E_SPAWN*`). */
+export function spawnOnPty(request: SpawnRequest): SpawnedChild {
+  const lib = libc();
+  const { sym, table } = lib;
+  const program = request.argv[0];
+  if (program === undefined || !isAbsolute(program)) {
+    throw new SpawnError("E_SPAWN", `The program path must be absolute, got "${program ?? ""}"`);
+  }
+  if (request.cwd !== undefined && !isAbsolute(request.cwd)) {
+    throw new SpawnError("E_SPAWN_CWD", `The working directory must be absolute, got "${request.cwd}"`);
+  }
+  const pty: PtyPair = openPty(request.cols, request.rows);
+  const actions = new Uint8Array(table.sizes.posix_spawn_file_actions_t);
+  const attr = new Uint8Array(table.sizes.posix_spawnattr_t);
+  let actionsReady = false;
+  let attrReady = false;
+  try {
+    check(sym.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
+    actionsReady = true;
+    check(sym.posix_spawnattr_init(attr), "posix_spawnattr_init");
+    attrReady = true;
+
+    // Opening the slave by path (no O_NOCTTY) in a fresh session makes it the controlling terminal,
+    // which job control needs. glibc runs setsid() before the file actions.
+    const ttyPath = cString(pty.path);
+    check(sym.posix_spawn_file_actions_addopen(actions, 0, ttyPath, table.o.RDWR, 0), "addopen");
+    check(sym.posix_spawn_file_actions_adddup2(actions, 0, 1), "adddup2(1)");
+    check(sym.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2(2)");
+    for (const { fd, target } of request.inheritFds ?? []) {
+      if (target < 3 || fd === target) {
+        throw new SpawnError(
+          "E_SPAWN",
+          `Cannot pass fd ${fd} as ${target}: the target must be ≥ 3 and differ`,
+        );
+      }
+      check(sym.posix_spawn_file_actions_adddup2(actions, fd, target), `adddup2(${target})`);
+    }
+    let cwdBytes: Uint8Array<ArrayBuffer> | undefined;
+    if (request.cwd !== undefined) {
+      if (!sym.posix_spawn_file_actions_addchdir_np) {
+        throw new SpawnError("E_SPAWN_CWD", "This C library cannot set the child's working directory");
+      }
+      cwdBytes = cString(request.cwd);
+      check(sym.posix_spawn_file_actions_addchdir_np(actions, cwdBytes), "addchdir_np");
+    }
+
+    // Deno ignores SIGPIPE and may block signals; the child must start with defaults and an empty mask.
+    const all = new Uint8Array(table.sizes.sigset_t);
+    const none = new Uint8Array(table.sizes.sigset_t);
+    sym.sigfillset(all);
+    sym.sigemptyset(none);
+    check(sym.posix_spawnattr_setsigdefault(attr, all), "setsigdefault");
+    check(sym.posix_spawnattr_setsigmask(attr, none), "setsigmask");
+    const flags = table.spawn.SETSID | table.spawn.SETSIGDEF | table.spawn.SETSIGMASK;
+    check(sym.posix_spawnattr_setflags(attr, flags), "setflags");
+
+    const args = [request.argv0 ?? program, ...request.argv.slice(1)].map(cString);
+    const envs = Object.entries(request.env).map(([k, v]) => cString(`${k}=${v}`));
+    const pid = new Int32Array(1);
+    const result = sym.posix_spawnp(
+      pid,
+      cString(program),
+      actions,
+      attr,
+      pointerArray(args),
+      pointerArray(envs),
+    );
+    // Keep the encoded strings reachable until after the call returns.
+    void cwdBytes;
+    void ttyPath;
+    if (result !== 0) throw spawnFailure(result, program, request.cwd);
+    closeQuietly(pty.slave); // The child holds the slave now; ours would hide EOF/EIO on the master.
+    return { pid: pid[0]!, master: pty.master, ttyPath: pty.path };
+  } catch (error: unknown) {
+    closeQuietly(pty.master);
+    closeQuietly(pty.slave);
+    throw error;
+  } finally {
+    if (actionsReady) sym.posix_spawn_file_actions_destroy(actions);
+    if (attrReady) sym.posix_spawnattr_destroy(attr);
+  }
+}
+
+function spawnFailure(errno: number, program: string, cwd: string | undefined): SpawnError {
+  const e = libc().table.errno;
+  const details = { errno, program, cwd: cwd ?? null };
+  // The chdir file action runs before exec, so ENOENT/ENOTDIR may be about the cwd.
+  if (cwd !== undefined && (errno === e.ENOENT || errno === e.ENOTDIR)) {
+    let cwdOk = false;
+    try {
+      cwdOk = Deno.statSync(cwd).isDirectory;
+    } catch {
+      cwdOk = false; // Missing or unreadable: reported below.
+    }
+    if (!cwdOk) {
+      return new SpawnError("E_SPAWN_CWD", `Working directory "${cwd}" does not exist`, { details });
+    }
+  }
+  if (errno === e.ENOENT) {
+    return new SpawnError("E_SPAWN_NOT_FOUND", `Program "${program}" was not found`, { details });
+  }
+  if (errno === e.EACCES || errno === e.ENOEXEC) {
+    return new SpawnError("E_SPAWN_NOT_EXECUTABLE", `Program "${program}" cannot be executed`, { details });
+  }
+  return new SpawnError("E_SPAWN", `posix_spawnp("${program}") failed with errno ${errno}`, { details });
+}

@@ -1,0 +1,11 @@
+/**
+ * Sessions: a program on its own terminal, driven by input and observed as frames.
+ *
+ * @module
+ */
+export { spawn } from "./spawn_session.ts";
+export { nowSeconds, Session } from "./session.ts";
+export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";
+export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
+export { CursorKeyMode, OutputTail } from "./output_tail.ts";
+export { FrameQueue } from "./frame_queue.ts";

@@ -1,0 +1,187 @@
+/**
+ * Options of a session and their defaults.
+ *
+ * @module
+ */
+import { isAbsolute, normalize } from "node:path";
+import { UsageError } from "../errors.ts";
+import type { InheritedFd } from "../pty/spawn.ts";
+
+/** Options for {@link spawn}. Absent fields take the documented defaults. */
+export interface SpawnOptions {
+  /** Program and arguments. The program is looked up on the child's `PATH` unless it contains a slash. */
+  readonly argv: readonly string[];
+  /**
+   * Run through a shell: `true` uses `/bin/sh`, a string names the shell. `argv` is joined with spaces
+   * into the `-c` script. Absent or false: `argv` is executed directly, no shell involved.
+   */
+  readonly shell?: boolean | string;
+  /**
+   * Environment additions and overrides. The child gets only the minimal default
+   * (`TERM=xterm-256color`, `LANG=C.UTF-8`, and `PATH`, `HOME` from this process) plus these.
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Absolute working directory; default: this process's cwd. */
+  readonly cwd?: string;
+  /** Columns (default 80). */
+  readonly cols?: number;
+  /** Rows (default 24). */
+  readonly rows?: number;
+  /** Session id; default: a random UUID. */
+  readonly id?: string;
+  /** Human title carried in `start`/`exit`; `null` when absent. */
+  readonly title?: string;
+  /** Human description carried in `start`/`exit`; `null` when absent. */
+  readonly description?: string;
+  /** The agent that owns the session, carried in `start`/`exit`; `null` when absent. */
+  readonly parentAgent?: string;
+  /** Quiet time before one `idle` frame, in ms (default 200; 0 disables idle frames). */
+  readonly idleMs?: number;
+  /** Regexes matched against the current line once output settles; none when absent or empty. */
+  readonly promptRegex?: readonly (string | RegExp)[];
+  /** Quiet time after which prompt regexes are tried, in ms (default 50). */
+  readonly promptSettleMs?: number;
+  /** Wall-clock limit in ms; on expiry the session is terminated and `exit.timed_out` is true. None when absent. */
+  readonly timeoutMs?: number;
+  /** Output budget in bytes; reaching it emits `overflow` (`max_output`) and kills the session. None when absent. */
+  readonly maxOutputBytes?: number;
+  /** Unconsumed frame bytes before reading pauses (default 8 MiB). */
+  readonly bufferBytes?: number;
+  /** How long the buffer may stay full before `overflow` (`buffer`) and SIGKILL, in ms (default 5000). */
+  readonly overflowTimeoutMs?: number;
+  /** Grace between SIGHUP/SIGTERM and SIGKILL when terminating, in ms (default 2000). */
+  readonly terminateGraceMs?: number;
+  /** Lines kept for `exit.last_lines` (default 20). */
+  readonly lastLines?: number;
+  /** Heartbeat `ping` frame interval in ms; none when absent or 0. */
+  readonly heartbeatMs?: number;
+  /** Write an asciicast v2 recording; `input: true` also records what was typed. None when absent. */
+  readonly record?: { readonly path: string; readonly input?: boolean };
+  /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
+  readonly inheritFds?: readonly InheritedFd[];
+  /** Label of the sandbox in force, reported in `start` (e.g. `"none"`). */
+  readonly sandbox?: string;
+}
+
+/** Options with every default applied and values checked. */
+export interface ResolvedOptions {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  readonly cols: number;
+  readonly rows: number;
+  readonly id: string;
+  readonly title: string | null;
+  readonly description: string | null;
+  readonly parentAgent: string | null;
+  readonly idleMs: number;
+  readonly promptRegex: readonly RegExp[];
+  readonly promptSettleMs: number;
+  readonly timeoutMs: number | null;
+  readonly maxOutputBytes: number | null;
+  readonly bufferBytes: number;
+  readonly overflowTimeoutMs: number;
+  readonly terminateGraceMs: number;
+  readonly lastLines: number;
+  readonly heartbeatMs: number;
+  readonly record: { readonly path: string; readonly input: boolean } | null;
+  readonly inheritFds: readonly InheritedFd[];
+  readonly sandbox: string | undefined;
+}
+
+/** Default values, in one place. */
+export const DEFAULTS = {
+  cols: 80,
+  rows: 24,
+  idleMs: 200,
+  promptSettleMs: 50,
+  bufferBytes: 8 * 1024 * 1024,
+  overflowTimeoutMs: 5000,
+  terminateGraceMs: 2000,
+  lastLines: 20,
+  path: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+} as const;
+
+/** The minimal environment every child starts from. */
+export function defaultEnv(): Record<string, string> {
+  return {
+    TERM: "xterm-256color",
+    LANG: "C.UTF-8",
+    PATH: Deno.env.get("PATH") ?? DEFAULTS.path,
+    HOME: Deno.env.get("HOME") ?? "/",
+  };
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new UsageError(`Option "${name}" must be a non-negative number`);
+  }
+  return value;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1 || value > 10000) {
+    throw new UsageError(`Option "${name}" must be an integer from 1 to 10000, got "${value}"`);
+  }
+  return value;
+}
+
+function optional(name: string, value: number | undefined): number | null {
+  return value === undefined ? null : nonNegative(name, value, 0);
+}
+
+/** Applies defaults and checks values (throws `E_USAGE`). */
+export function resolveOptions(options: SpawnOptions): ResolvedOptions {
+  if (options.argv.length === 0) throw new UsageError("No command given");
+  const cwd = options.cwd ?? Deno.cwd();
+  if (!isAbsolute(cwd) || normalize(cwd) !== cwd.replace(/(.)\/+$/, "$1")) {
+    throw new UsageError(`Option "cwd" must be an absolute, normalized path, got "${cwd}"`);
+  }
+  for (const key of Object.keys(options.env ?? {})) {
+    if (key === "" || key.includes("=") || key.includes("\0")) {
+      throw new UsageError(`Invalid environment name "${key}"`);
+    }
+  }
+  let argv = options.argv;
+  if (options.shell !== undefined && options.shell !== false) {
+    argv = [options.shell === true ? "/bin/sh" : options.shell, "-c", options.argv.join(" ")];
+  }
+  const promptRegex = (options.promptRegex ?? []).map((r) => {
+    if (r instanceof RegExp) return r;
+    try {
+      return new RegExp(r);
+    } catch (error: unknown) {
+      throw new UsageError(`Invalid prompt regex "${r}": ${(error as Error).message}`, { cause: error });
+    }
+  });
+  return {
+    argv,
+    env: { ...defaultEnv(), ...options.env },
+    cwd,
+    cols: positiveInt("cols", options.cols, DEFAULTS.cols),
+    rows: positiveInt("rows", options.rows, DEFAULTS.rows),
+    id: options.id ?? crypto.randomUUID(),
+    title: options.title ?? null,
+    description: options.description ?? null,
+    parentAgent: options.parentAgent ?? null,
+    idleMs: nonNegative("idleMs", options.idleMs, DEFAULTS.idleMs),
+    promptRegex,
+    promptSettleMs: nonNegative("promptSettleMs", options.promptSettleMs, DEFAULTS.promptSettleMs),
+    timeoutMs: optional("timeoutMs", options.timeoutMs),
+    maxOutputBytes: optional("maxOutputBytes", options.maxOutputBytes),
+    bufferBytes: Math.max(1, nonNegative("bufferBytes", options.bufferBytes, DEFAULTS.bufferBytes)),
+    overflowTimeoutMs: nonNegative(
+      "overflowTimeoutMs",
+      options.overflowTimeoutMs,
+      DEFAULTS.overflowTimeoutMs,
+    ),
+    terminateGraceMs: nonNegative("terminateGraceMs", options.terminateGraceMs, DEFAULTS.terminateGraceMs),
+    lastLines: positiveInt("lastLines", options.lastLines, DEFAULTS.lastLines),
+    heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
+    record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
+    inheritFds: options.inheritFds ?? [],
+    sandbox: options.sandbox,
+  };
+}

@@ -1,0 +1,539 @@
+/**
+ * A program running on its own terminal, observed as a stream of frames.
+ *
+ * Lifecycle: `start` → output/events → `exit`. `exit` is emitted only once the terminal is drained to
+ * EOF/EIO **and** the child is reaped, after every remaining process of its session was killed.
+ *
+ * @module
+ */
+import { SessionError } from "../errors.ts";
+import type { ExitFrame, Frame, FrameBody, SessionInfo } from "../frames/schema.ts";
+import type { DriverMessage } from "../frames/driver.ts";
+import { fromBase64, toBase64, Utf8Chunker } from "../frames/utf8.ts";
+import { libc } from "../pty/_libc.ts";
+import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
+import { setWindowSize } from "../pty/pty.ts";
+import { reactor } from "../pty/reactor.ts";
+import { childWatcher, sendSignal, signalSession } from "../pty/process.ts";
+import type { SpawnedChild } from "../pty/spawn.ts";
+import type { CastWriter } from "../recording/asciicast.ts";
+import { FrameQueue } from "./frame_queue.ts";
+import { encodeKey } from "./keys.ts";
+import type { ResolvedOptions } from "./options.ts";
+import { CursorKeyMode, OutputTail } from "./output_tail.ts";
+import { VERSION } from "../version.ts";
+
+/** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
+const DRAIN_DEADLINE_MS = 2000;
+/** Bytes read for one session before others get a turn. */
+const READ_TURN_BYTES = 1 << 20;
+const READ_BUFFER = new Uint8Array(64 * 1024);
+
+const encoder = new TextEncoder();
+const lossy = new TextDecoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** Seconds since the epoch with microsecond precision. */
+export function nowSeconds(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
+}
+
+/** A running (or finished) session. Create with {@link spawn}. */
+export class Session {
+  /** Session metadata as carried in `start` and `exit`. */
+  readonly info: SessionInfo;
+  /** The child's pid (also its session and process-group id). */
+  readonly pid: number;
+  /** The executed argv (program resolved to an absolute path). */
+  readonly argv: readonly string[];
+  /** Resolves with the `exit` frame once the session is over. Never rejects. */
+  readonly exited: Promise<ExitFrame>;
+
+  readonly #options: ResolvedOptions;
+  readonly #master: number;
+  readonly #queue: FrameQueue;
+  readonly #chunker = new Utf8Chunker();
+  readonly #tail: OutputTail;
+  readonly #cursorMode = new CursorKeyMode();
+  readonly #recorder: CastWriter | null;
+  readonly #startedAt = performance.now();
+  #resolveExited!: (frame: ExitFrame) => void;
+  #seq = 0;
+  #pendingInput: Uint8Array[] = [];
+  #outputBytes = 0;
+  #eof = false;
+  #reaped: WaitStatus | null = null;
+  #finished = false;
+  #paused = false;
+  #discard = false;
+  #timedOut = false;
+  #truncated = false;
+  #terminating = false;
+  #lastOutputAt = performance.now();
+  #idleArmed: boolean;
+  #promptArmed = false;
+  #quietTimer: Timer | undefined;
+  #timers = new Set<Timer>();
+  #overflowTimer: Timer | undefined;
+  #client = {
+    fd: -1,
+    interest: (): number => this.#interest(),
+    ready: (revents: number): void => this.#ready(revents),
+  };
+
+  /** @internal Use {@link spawn}. */
+  constructor(child: SpawnedChild, options: ResolvedOptions, recorder: CastWriter | null) {
+    this.#options = options;
+    this.#master = child.master;
+    this.#client.fd = child.master;
+    this.pid = child.pid;
+    this.argv = options.argv;
+    this.#recorder = recorder;
+    this.info = {
+      id: options.id,
+      title: options.title,
+      description: options.description,
+      parent_agent: options.parentAgent,
+    };
+    this.#tail = new OutputTail(options.lastLines);
+    this.#idleArmed = options.idleMs > 0;
+    this.#queue = new FrameQueue(() => this.#onDrain());
+    this.exited = new Promise((resolve) => this.#resolveExited = resolve);
+
+    this.#emit({
+      type: "start",
+      protocol: 1,
+      version: VERSION,
+      session: this.info,
+      argv: [...options.argv],
+      cwd: options.cwd,
+      cols: options.cols,
+      rows: options.rows,
+      pid: child.pid,
+      ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+    });
+    childWatcher().watch(child.pid, (status) => this.#onStatus(status));
+    reactor().add(this.#client);
+    if (options.timeoutMs !== null) {
+      this.#later(options.timeoutMs, () => {
+        this.#timedOut = true;
+        void this.terminate();
+      });
+    }
+    if (options.heartbeatMs > 0) {
+      const beat = setInterval(() => this.#emit({ type: "ping" }), options.heartbeatMs);
+      this.#timers.add(beat);
+    }
+    this.#scheduleQuiet();
+  }
+
+  /** True once the `exit` frame was emitted. */
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** True when the program switched on application cursor keys (arrows then send `ESC O x`). */
+  get applicationCursor(): boolean {
+    return this.#cursorMode.application;
+  }
+
+  /** Bytes of output read so far. */
+  get outputBytes(): number {
+    return this.#outputBytes;
+  }
+
+  /** True when output was cut because `maxOutputBytes` was reached. */
+  get truncated(): boolean {
+    return this.#truncated;
+  }
+
+  /** Takes every frame queued so far, waiting for at least one; `[]` once the session is over and drained. */
+  nextFrames(): Promise<Frame[]> {
+    return this.#queue.take();
+  }
+
+  /** All frames, from `start` to `exit`. Single consumer: frames are handed out once. */
+  async *frames(): AsyncIterableIterator<Frame> {
+    for (;;) {
+      const batch = await this.#queue.take();
+      if (batch.length === 0) return;
+      yield* batch;
+    }
+  }
+
+  /** Types text (UTF-8) or raw bytes into the terminal (throws `E_SESSION_CLOSED` after exit). */
+  write(data: string | Uint8Array): void {
+    const bytes = typeof data === "string" ? encoder.encode(data) : data;
+    const text = typeof data === "string" ? data : undefined;
+    this.#input(bytes, text);
+  }
+
+  /** Presses a named key (see `keys.ts`), honouring application cursor mode. */
+  press(key: string): void {
+    const sequence = encodeKey(key, { applicationCursor: this.#cursorMode.application });
+    this.#input(encoder.encode(sequence), sequence, key);
+  }
+
+  /** Resizes the terminal; the child gets SIGWINCH. */
+  resize(cols: number, rows: number): void {
+    this.#assertOpen();
+    this.#emit({ type: "resize", cols, rows });
+    if (!setWindowSize(this.#master, cols, rows)) {
+      this.#emitError("E_IO", `Resizing the terminal to ${cols}x${rows} failed`);
+      return;
+    }
+    this.#recorder?.event(this.#elapsed(), "r", `${cols}x${rows}`);
+    this.#emit({ type: "resize_ack", cols, rows });
+  }
+
+  /** Sends a signal to the program (the direct child). */
+  signal(signal: SignalName): void {
+    this.#assertOpen();
+    sendSignal(this.pid, signal);
+    this.#emit({ type: "signal", signal, pid: this.pid });
+  }
+
+  /**
+   * Ends the session: SIGHUP and SIGTERM (and SIGCONT, so stopped processes see them) to every process of
+   * the session, SIGKILL after `graceMs` (default: the session's `terminateGraceMs`).
+   */
+  terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
+    if (this.#finished || this.#terminating) return this.exited;
+    this.#terminating = true;
+    for (const signal of ["HUP", "TERM", "CONT"] as const) signalSession(this.pid, signal);
+    this.#later(graceMs, () => signalSession(this.pid, "KILL"));
+    return this.exited;
+  }
+
+  /** Applies one driver message (throws `E_PROTOCOL` for an unknown key, `E_SESSION_CLOSED` after exit). */
+  send(message: DriverMessage): void {
+    switch (message.type) {
+      case "input":
+        this.write(message.binary ? fromBase64(message.data) : message.data);
+        return;
+      case "key":
+        this.press(message.key);
+        return;
+      case "resize":
+        this.resize(message.cols, message.rows);
+        return;
+      case "signal":
+        this.signal(message.signal);
+        return;
+      case "terminate":
+        void this.terminate(message.grace_ms);
+        return;
+      case "ping":
+        this.#emit({ type: "pong", ...(message.id === undefined ? {} : { id: message.id }) });
+        return;
+      default: {
+        const never: never = message;
+        throw new Error(`Unhandled driver message ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
+  reportError(code: string, message: string, details?: Record<string, unknown>): void {
+    this.#emitError(code, message, details);
+  }
+
+  // ── frames ──────────────────────────────────────────────────────────────────────────────────────
+
+  #emit(body: FrameBody): void {
+    if (this.#queue.closed) return;
+    const frame = { seq: this.#seq++, ts: nowSeconds(), ...body } as Frame;
+    this.#queue.push(frame);
+    if (!this.#paused && this.#queue.bytes > this.#options.bufferBytes) this.#pause();
+  }
+
+  #emitError(code: string, message: string, details?: Record<string, unknown>): void {
+    this.#emit({ type: "error", code, message, ...(details === undefined ? {} : { details }) });
+  }
+
+  #elapsed(): number {
+    return (performance.now() - this.#startedAt) / 1000;
+  }
+
+  #record(code: "o" | "i", text: string): void {
+    if (!this.#recorder) return;
+    try {
+      this.#recorder.event(this.#elapsed(), code, text);
+    } catch (error: unknown) {
+      this.#emitError("E_RECORD", (error as Error).message);
+    }
+  }
+
+  // ── input ───────────────────────────────────────────────────────────────────────────────────────
+
+  #assertOpen(): void {
+    if (this.#finished || this.#eof) {
+      throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
+    }
+  }
+
+  #input(bytes: Uint8Array, text: string | undefined, key?: string): void {
+    this.#assertOpen();
+    const payload = text !== undefined ? { data: text } : this.#textOrBase64(bytes);
+    this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
+    if (this.#options.record?.input) this.#record("i", text ?? lossy.decode(bytes));
+    this.#pendingInput.push(bytes);
+    this.#flushInput();
+  }
+
+  #textOrBase64(bytes: Uint8Array): { data: string; binary?: true } {
+    try {
+      return { data: strictUtf8.decode(bytes) };
+    } catch {
+      return { data: toBase64(bytes), binary: true }; // Not UTF-8: echo the exact bytes.
+    }
+  }
+
+  #flushInput(): void {
+    const lib = libc();
+    while (this.#pendingInput.length > 0) {
+      const chunk = this.#pendingInput[0]!;
+      const written = Number(lib.sym.write(this.#master, chunk, BigInt(chunk.length)));
+      if (written === chunk.length) {
+        this.#pendingInput.shift();
+        continue;
+      }
+      if (written > 0) {
+        this.#pendingInput[0] = chunk.subarray(written);
+        continue;
+      }
+      const errno = lib.errno();
+      if (errno === lib.table.errno.EINTR) continue;
+      if (errno !== lib.table.errno.EAGAIN) {
+        this.#pendingInput = []; // The terminal is gone (EIO): nobody can read this input any more.
+        return;
+      }
+      break; // The program is not reading: wait for POLLOUT.
+    }
+    if (this.#pendingInput.length > 0) reactor().wake();
+  }
+
+  // ── output ──────────────────────────────────────────────────────────────────────────────────────
+
+  #interest(): number {
+    const { POLLIN, POLLOUT } = libc().table.poll;
+    if (this.#eof) return 0;
+    return (this.#paused ? 0 : POLLIN) | (this.#pendingInput.length > 0 ? POLLOUT : 0);
+  }
+
+  #ready(revents: number): void {
+    const { POLLOUT } = libc().table.poll;
+    if (revents & POLLOUT) this.#flushInput();
+    if (!this.#paused && (revents & ~POLLOUT) !== 0) this.#readAvailable();
+  }
+
+  /** Reads until EAGAIN, EOF/EIO, a pause, or the end of this session's turn. */
+  #readAvailable(): void {
+    const lib = libc();
+    const { EAGAIN, EINTR } = lib.table.errno;
+    let turn = 0;
+    while (!this.#eof && !this.#paused) {
+      let filled = 0;
+      let drained = false;
+      while (filled < READ_BUFFER.length) {
+        const n = Number(
+          lib.sym.read(this.#master, READ_BUFFER.subarray(filled), BigInt(READ_BUFFER.length - filled)),
+        );
+        if (n > 0) {
+          filled += n;
+          continue;
+        }
+        const errno = n === 0 ? 0 : lib.errno();
+        if (errno === EINTR) continue;
+        if (errno === EAGAIN) drained = true;
+        else this.#eof = true; // 0 (EOF) or EIO: every holder of the slave side has closed it.
+        break;
+      }
+      if (filled > 0) this.#onOutput(READ_BUFFER.subarray(0, filled));
+      turn += filled;
+      if (drained || turn >= READ_TURN_BYTES) break;
+    }
+    if (this.#eof) this.#onEof();
+  }
+
+  #onOutput(bytes: Uint8Array): void {
+    this.#lastOutputAt = performance.now();
+    this.#idleArmed = this.#options.idleMs > 0;
+    this.#promptArmed = this.#options.promptRegex.length > 0;
+    if (this.#quietTimer === undefined) this.#scheduleQuiet();
+    if (this.#discard) return;
+    const limit = this.#options.maxOutputBytes;
+    let chunk = bytes;
+    if (limit !== null && this.#outputBytes + bytes.length > limit) {
+      chunk = bytes.subarray(0, Math.max(0, limit - this.#outputBytes));
+    }
+    this.#outputBytes += chunk.length;
+    if (chunk.length > 0) this.#deliver(this.#chunker.push(chunk));
+    if (chunk.length < bytes.length) this.#breachOutput(limit!);
+  }
+
+  #deliver(payload: { data: string; binary: boolean } | null): void {
+    if (payload === null) return;
+    const text = payload.binary ? lossy.decode(fromBase64(payload.data)) : payload.data;
+    this.#emit(
+      payload.binary ? { type: "stdout", data: payload.data, binary: true } : { type: "stdout", data: text },
+    );
+    this.#tail.push(text);
+    this.#cursorMode.push(text);
+    this.#record("o", text);
+  }
+
+  #breachOutput(limit: number): void {
+    this.#truncated = true;
+    this.#discard = true;
+    this.#emit({ type: "overflow", reason: "max_output", limit });
+    signalSession(this.pid, "KILL");
+  }
+
+  #pause(): void {
+    this.#paused = true;
+    this.#overflowTimer = this.#later(this.#options.overflowTimeoutMs, () => {
+      if (!this.#paused) return;
+      this.#emit({ type: "overflow", reason: "buffer", limit: this.#options.bufferBytes });
+      // Output read from now on is dropped (the overflow frame says so) so the terminal can drain.
+      this.#discard = true;
+      this.#resume();
+      signalSession(this.pid, "KILL");
+    });
+  }
+
+  #resume(): void {
+    this.#paused = false;
+    this.#clear(this.#overflowTimer);
+    this.#overflowTimer = undefined;
+    reactor().wake();
+  }
+
+  #onDrain(): void {
+    if (this.#paused && this.#queue.bytes <= this.#options.bufferBytes / 2) this.#resume();
+  }
+
+  // ── idle and prompt ─────────────────────────────────────────────────────────────────────────────
+
+  #scheduleQuiet(): void {
+    const deadlines: number[] = [];
+    if (this.#promptArmed) deadlines.push(this.#options.promptSettleMs);
+    if (this.#idleArmed) deadlines.push(this.#options.idleMs);
+    if (deadlines.length === 0 || this.#finished) return;
+    const quiet = performance.now() - this.#lastOutputAt;
+    const wait = Math.max(0, Math.min(...deadlines) - quiet);
+    this.#quietTimer = this.#later(wait, () => {
+      this.#quietTimer = undefined;
+      this.#onQuiet();
+    });
+  }
+
+  #onQuiet(): void {
+    const quiet = performance.now() - this.#lastOutputAt;
+    if (this.#promptArmed && quiet >= this.#options.promptSettleMs) {
+      this.#promptArmed = false;
+      const line = this.#tail.currentLine;
+      const regex = this.#options.promptRegex.find((r) => r.test(line));
+      if (regex) this.#emit({ type: "prompt", regex: regex.source, line });
+    }
+    if (this.#idleArmed && quiet >= this.#options.idleMs) {
+      this.#idleArmed = false;
+      this.#emit({ type: "idle", dur_ms: Math.round(quiet) });
+    }
+    this.#scheduleQuiet();
+  }
+
+  // ── exit ────────────────────────────────────────────────────────────────────────────────────────
+
+  #onStatus(status: WaitStatus): void {
+    const table = libc().table;
+    switch (status.kind) {
+      case "stopped":
+        this.#emit({ type: "stopped", signal: signalName(status.signal, table) });
+        return;
+      case "continued":
+        this.#emit({ type: "continued" });
+        return;
+      case "exited":
+      case "signaled":
+        this.#reaped = status;
+        // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
+        signalSession(this.pid, "KILL");
+        if (!this.#eof) {
+          this.#readAvailable();
+          this.#later(DRAIN_DEADLINE_MS, () => {
+            // Someone outside the session still holds the terminal open: stop waiting for EOF.
+            if (!this.#eof) this.#readAvailable();
+            if (!this.#eof) {
+              this.#eof = true;
+              this.#onEof();
+            }
+          });
+        }
+        this.#maybeFinish();
+        return;
+      default: {
+        const never: never = status;
+        throw new Error(`Unknown wait status ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  #onEof(): void {
+    reactor().remove(this.#client);
+    this.#deliver(this.#discard ? null : this.#chunker.end());
+    this.#maybeFinish();
+  }
+
+  #maybeFinish(): void {
+    if (this.#finished || !this.#eof || this.#reaped === null) return;
+    this.#finished = true;
+    for (const timer of this.#timers) {
+      clearTimeout(timer);
+      clearInterval(timer);
+    }
+    this.#timers.clear();
+    this.#quietTimer = undefined;
+    libc().sym.close(this.#master);
+    const status = this.#reaped;
+    const table = libc().table;
+    const signal = status.kind === "signaled"
+      ? signalName(status.signal, table) ?? `SIG${status.signal}`
+      : null;
+    const frame = {
+      seq: this.#seq++,
+      ts: nowSeconds(),
+      type: "exit",
+      code: status.kind === "exited" ? status.code : null,
+      signal,
+      timed_out: this.#timedOut,
+      duration_ms: Math.round((performance.now() - this.#startedAt) * 1000) / 1000,
+      last_lines: this.#tail.lastLines(),
+      session: this.info,
+      output_bytes: this.#outputBytes,
+    } satisfies ExitFrame;
+    this.#queue.push(frame);
+    this.#queue.close();
+    this.#recorder?.close();
+    this.#resolveExited(frame);
+  }
+
+  // ── timers ──────────────────────────────────────────────────────────────────────────────────────
+
+  #later(ms: number, fn: () => void): Timer {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, ms);
+    this.#timers.add(timer);
+    return timer;
+  }
+
+  #clear(timer: Timer | undefined): void {
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#timers.delete(timer);
+  }
+}
