@@ -9,3 +9,4 @@ export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnO
 export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
 export { CursorKeyMode, OutputTail } from "./output_tail.ts";
 export { FrameQueue } from "./frame_queue.ts";
+export { plainText, stripAnsi } from "./plain_text.ts";

@@ -1,0 +1,62 @@
+/**
+ * The `specter` command line: dispatches to a command and maps errors to exit codes.
+ *
+ * @module
+ */
+import { toSpecterError, UsageError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import { execCommand } from "./exec.ts";
+import { exitCodeForError } from "./exit_codes.ts";
+import { HELP } from "./help.ts";
+import { runCommand } from "./run.ts";
+
+const encoder = new TextEncoder();
+
+function out(text: string): void {
+  Deno.stdout.writeSync(encoder.encode(text + "\n"));
+}
+
+function err(text: string): void {
+  Deno.stderr.writeSync(encoder.encode(text + "\n"));
+}
+
+/** Runs the CLI with `args`; resolves with the exit code. Errors go to stderr as `specter: CODE: message`. */
+export async function runCli(args: readonly string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    if (rest.includes("--help") || rest.includes("-h")) {
+      const dash = rest.indexOf("--");
+      const before = dash < 0 ? rest : rest.slice(0, dash);
+      if (before.includes("--help") || before.includes("-h")) return help(command);
+    }
+    switch (command) {
+      case undefined:
+      case "--help":
+      case "-h":
+        return help(undefined);
+      case "--version":
+      case "-V":
+        out(`specter ${VERSION}`);
+        return 0;
+      case "help":
+        return help(rest[0]);
+      case "run":
+        return await runCommand(rest);
+      case "exec":
+        return await execCommand(rest, out, err);
+      default:
+        throw new UsageError(`Unknown command "${command}" (try: specter help)`);
+    }
+  } catch (error: unknown) {
+    const failure = toSpecterError(error);
+    err(`specter: ${failure.code}: ${failure.message}`);
+    return exitCodeForError(failure.code);
+  }
+}
+
+function help(command: string | undefined): number {
+  const text = HELP[command ?? "specter"];
+  if (text === undefined) throw new UsageError(`No help for "${command}" (commands: run, exec)`);
+  out(text);
+  return 0;
+}

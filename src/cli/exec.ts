@@ -1,0 +1,98 @@
+/**
+ * `specter exec`: run a program to completion and print one JSON result.
+ *
+ * @module
+ */
+import { toSpecterError } from "../errors.ts";
+import { fromBase64 } from "../frames/utf8.ts";
+import { plainText } from "../session/plain_text.ts";
+import { spawn } from "../session/spawn_session.ts";
+import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
+import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
+
+const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
+
+/** The JSON document `specter exec` prints. */
+export interface ExecResult {
+  /** True when the program exited with code 0 and did not time out. */
+  success: boolean;
+  /** The session id (`null` when the program could not start). */
+  session_id: string | null;
+  /** Output: plain text (ANSI stripped, CRLF → LF) unless `--raw`. */
+  output: string;
+  /** Exit code, or `null` when a signal ended the program or it never started. */
+  exit_code: number | null;
+  /** Terminating signal name, or `null`. */
+  signal: string | null;
+  /** True when `--timeout` ended the program. */
+  timed_out: boolean;
+  /** True when `--max-output` cut the output. */
+  truncated: boolean;
+  /** Wall time in ms. */
+  duration_ms: number;
+  /** Present when Specter itself failed (e.g. `E_SPAWN_NOT_FOUND`). */
+  error?: { code: string; message: string };
+}
+
+/** Runs `specter exec ARGS`, printing the result with `print`; resolves with the process exit code. */
+export async function execCommand(
+  args: readonly string[],
+  print: (json: string) => void,
+  warn: (text: string) => void,
+): Promise<number> {
+  const { values, command } = parseCommandLine(args, EXEC_FLAGS);
+  const options = sessionOptions(values, command);
+  warn(UNSAFE_BANNER);
+  const started = performance.now();
+  let session;
+  try {
+    session = spawn(options);
+  } catch (error: unknown) {
+    const failure = toSpecterError(error);
+    const result: ExecResult = {
+      success: false,
+      session_id: null,
+      output: "",
+      exit_code: null,
+      signal: null,
+      timed_out: false,
+      truncated: false,
+      duration_ms: Math.round(performance.now() - started),
+      error: { code: failure.code, message: failure.message },
+    };
+    print(JSON.stringify(result));
+    return exitCodeForError(failure.code);
+  }
+  if (typeof values.input === "string") session.write(values.input);
+  const chunks: Uint8Array[] = [];
+  const encoder = new TextEncoder();
+  for await (const frame of session.frames()) {
+    if (frame.type === "stdout") {
+      chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
+    }
+  }
+  const exit = await session.exited;
+  const raw = new TextDecoder().decode(concat(chunks));
+  const result: ExecResult = {
+    success: exit.code === 0 && !exit.timed_out,
+    session_id: exit.session.id,
+    output: values.raw === true ? raw : plainText(raw),
+    exit_code: exit.code,
+    signal: exit.signal,
+    timed_out: exit.timed_out,
+    truncated: session.truncated,
+    duration_ms: exit.duration_ms,
+  };
+  print(JSON.stringify(result));
+  return result.success ? 0 : Math.max(1, exitCodeForExit(exit));
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}

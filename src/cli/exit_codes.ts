@@ -1,0 +1,39 @@
+/**
+ * Process exit codes of the `specter` command.
+ *
+ * @module
+ */
+import type { ErrorCode } from "../errors.ts";
+import type { ExitFrame } from "../frames/schema.ts";
+import { libc } from "../pty/_libc.ts";
+
+/** Exit code for an error Specter itself reports (usage 2; not found 127; not executable 126; else 125). */
+export function exitCodeForError(code: ErrorCode): number {
+  switch (code) {
+    case "E_USAGE":
+    case "E_UNSAFE_ACK_REQUIRED":
+    case "E_PROTOCOL":
+    case "E_PROTOCOL_VERSION":
+      return 2;
+    case "E_SPAWN_NOT_FOUND":
+      return 127;
+    case "E_SPAWN_NOT_EXECUTABLE":
+      return 126;
+    default:
+      return 125;
+  }
+}
+
+/**
+ * Exit code mirroring the program: its own code; 124 when it timed out (like timeout(1)); 128 + signal
+ * number when a signal ended it.
+ */
+export function exitCodeForExit(frame: ExitFrame): number {
+  if (frame.timed_out) return 124;
+  if (frame.code !== null) return frame.code;
+  const signal = frame.signal;
+  const number = signal === null
+    ? 0
+    : libc().table.signals[signal as keyof ReturnType<typeof libc>["table"]["signals"]];
+  return 128 + (number ?? 0);
+}

@@ -1,0 +1,136 @@
+/**
+ * Flags shared by `specter run` and `specter exec`, and their conversion into {@link SpawnOptions}.
+ *
+ * @module
+ */
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { isAbsolute } from "node:path";
+import { UsageError } from "../errors.ts";
+import type { SpawnOptions } from "../session/options.ts";
+import { parseCount, parseDuration, parseSize } from "./units.ts";
+
+/** Flags every session command accepts. */
+export const SESSION_FLAGS = {
+  "unsafe-no-sandbox": { type: "boolean" },
+  shell: { type: "boolean" },
+  env: { type: "string", multiple: true },
+  cwd: { type: "string" },
+  cols: { type: "string" },
+  rows: { type: "string" },
+  id: { type: "string" },
+  title: { type: "string" },
+  description: { type: "string" },
+  "parent-agent": { type: "string" },
+  idle: { type: "string" },
+  "prompt-regex": { type: "string", multiple: true },
+  timeout: { type: "string" },
+  "max-output": { type: "string" },
+  buffer: { type: "string" },
+  "overflow-timeout": { type: "string" },
+  grace: { type: "string" },
+  "last-lines": { type: "string" },
+  record: { type: "string" },
+  "record-input": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** Parsed flag values (strings, booleans and string lists, as `parseArgs` returns them). */
+export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/** Parses `args` with the session flags plus `extra`; everything after `--` is the command. */
+export function parseCommandLine(
+  args: readonly string[],
+  extra: ParseArgsOptionsConfig,
+): { values: FlagValues; command: string[] } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: { ...SESSION_FLAGS, ...extra },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as FlagValues, command: positionals };
+  } catch (error: unknown) {
+    throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
+  }
+}
+
+function text(values: FlagValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+function list(values: FlagValues, name: string): string[] {
+  const value = values[name];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** Builds spawn options from parsed flags (throws `E_USAGE` / `E_UNSAFE_ACK_REQUIRED`). */
+export function sessionOptions(values: FlagValues, command: string[]): SpawnOptions {
+  if (command.length === 0) {
+    throw new UsageError('No command given: put it after "--", e.g. specter run -- bash');
+  }
+  if (values["unsafe-no-sandbox"] !== true) {
+    throw new UsageError(
+      "No sandbox backend is available yet: running a program requires the explicit --unsafe-no-sandbox flag",
+      { code: "E_UNSAFE_ACK_REQUIRED", details: { flag: "--unsafe-no-sandbox" } },
+    );
+  }
+  const env: Record<string, string> = {};
+  for (const pair of list(values, "env")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`Flag "--env" needs NAME=VALUE, got "${pair.split("=")[0]}"`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  const cwd = text(values, "cwd");
+  if (cwd !== undefined && !isAbsolute(cwd)) {
+    throw new UsageError(`Flag "--cwd" must be an absolute path, got "${cwd}"`);
+  }
+  const duration = (name: string) => {
+    const value = text(values, name);
+    return value === undefined ? undefined : parseDuration(value, name);
+  };
+  const size = (name: string) => {
+    const value = text(values, name);
+    return value === undefined ? undefined : parseSize(value, name);
+  };
+  const count = (name: string) => {
+    const value = text(values, name);
+    return value === undefined ? undefined : parseCount(value, name);
+  };
+  const record = text(values, "record");
+  const options: { -readonly [K in keyof SpawnOptions]: SpawnOptions[K] } = {
+    argv: command,
+    shell: values.shell === true,
+    env,
+    sandbox: "none",
+    promptRegex: list(values, "prompt-regex"),
+  };
+  const set = <K extends keyof SpawnOptions>(key: K, value: SpawnOptions[K] | undefined) => {
+    if (value !== undefined) options[key] = value;
+  };
+  set("cwd", cwd);
+  set("cols", count("cols"));
+  set("rows", count("rows"));
+  set("id", text(values, "id"));
+  set("title", text(values, "title"));
+  set("description", text(values, "description"));
+  set("parentAgent", text(values, "parent-agent"));
+  set("idleMs", duration("idle"));
+  set("timeoutMs", duration("timeout"));
+  set("maxOutputBytes", size("max-output"));
+  set("bufferBytes", size("buffer"));
+  set("overflowTimeoutMs", duration("overflow-timeout"));
+  set("terminateGraceMs", duration("grace"));
+  set("lastLines", count("last-lines"));
+  if (record !== undefined) options.record = { path: record, input: values["record-input"] === true };
+  return options;
+}
+
+/** The loud banner printed to stderr whenever a program runs without a sandbox. */
+export const UNSAFE_BANNER = [
+  "┌──────────────────────────────────────────────────────────────────────────────┐",
+  "│ specter: WARNING: running WITHOUT A SANDBOX (--unsafe-no-sandbox).           │",
+  "│ The program has your user's full access to files, network and processes.     │",
+  "└──────────────────────────────────────────────────────────────────────────────┘",
+].join("\n");

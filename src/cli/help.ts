@@ -1,0 +1,65 @@
+/**
+ * Help texts of the `specter` command.
+ *
+ * @module
+ */
+import { VERSION } from "../version.ts";
+
+const SESSION_FLAGS_HELP = `Session flags:
+  --unsafe-no-sandbox      Required for now: no sandbox backend exists yet (prints a warning)
+  --shell                  Run the command through /bin/sh -c (default: exec argv directly)
+  --env NAME=VALUE         Add/override a variable (repeatable). The child gets only TERM, LANG,
+                           PATH, HOME plus these
+  --cwd DIR                Absolute working directory (default: current directory)
+  --cols N, --rows N       Terminal size (default 80x24)
+  --id ID                  Session id (default: random UUID)
+  --title T, --description D, --parent-agent A
+                           Metadata carried in the start and exit frames
+  --idle DUR               Quiet time before an idle frame (default 200ms; 0 disables)
+  --prompt-regex RE        Emit a prompt frame when RE matches the current line (repeatable)
+  --timeout DUR            Wall-clock limit: terminate, exit.timed_out = true
+  --max-output SIZE        Output budget: overflow frame (max_output), then SIGKILL
+  --buffer SIZE            Unconsumed frame bytes before reading pauses (default 8M)
+  --overflow-timeout DUR   Buffer full this long: overflow frame (buffer), then SIGKILL (default 5s)
+  --grace DUR              SIGHUP/SIGTERM → SIGKILL grace when terminating (default 2s)
+  --last-lines N           Lines kept for exit.last_lines (default 20)
+  --record FILE.cast       Write an asciicast v2 recording; --record-input also records input
+Durations: 200ms, 5s, 2m, 1h. Sizes: 1000, 512K, 8M, 1G.`;
+
+/** Help per command. */
+export const HELP: Readonly<Record<string, string>> = {
+  specter: `specter ${VERSION}: drive terminal programs through a real PTY as JSON frames
+
+Usage:
+  specter run  [flags] -- CMD ARGS…   Stream frames on stdout, read driver messages on stdin
+  specter exec [flags] -- CMD ARGS…   Run to completion, print one JSON result
+  specter help <command>              Show help for a command
+  specter --version
+
+Exit codes: the program's own code; 124 timed out; 128+N killed by signal N;
+2 usage error; 125 Specter failed; 126 not executable; 127 not found.`,
+  run: `Usage: specter run [flags] -- CMD ARGS…
+
+Streams frames (spec/frames.md) on stdout and reads NDJSON driver messages on stdin, e.g.
+  {"v":1,"type":"input","data":"ls\\r"}   {"v":1,"type":"key","key":"ctrl-c"}
+  {"v":1,"type":"resize","cols":120,"rows":40}   {"v":1,"type":"signal","signal":"INT"}
+  {"v":1,"type":"terminate","grace_ms":500}   {"v":1,"type":"ping","id":1}
+
+Run flags:
+  --framing ndjson|length  Frame encoding (default ndjson; length = 4-byte big-endian size + JSON)
+  --close-on-eof           Terminate the session when stdin ends (default: keep running)
+  --heartbeat DUR          Emit a ping frame every DUR
+
+${SESSION_FLAGS_HELP}`,
+  exec: `Usage: specter exec [flags] -- CMD ARGS…
+
+Runs the command to completion and prints one JSON object:
+  {success, session_id, output, exit_code, signal, timed_out, truncated, duration_ms}
+Exits non-zero when the program failed.
+
+Exec flags:
+  --input TEXT             Type TEXT into the terminal at start (use \\r for Enter)
+  --raw                    Keep output raw (default: ANSI stripped, CRLF → LF, CR redraws collapsed)
+
+${SESSION_FLAGS_HELP}`,
+};

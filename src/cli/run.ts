@@ -1,0 +1,135 @@
+/**
+ * `specter run`: stream frames on stdout, read NDJSON driver messages on stdin.
+ *
+ * @module
+ */
+import { type SpecterError, toSpecterError } from "../errors.ts";
+import { parseDriverLine } from "../frames/driver.ts";
+import { encodeFrames, type Framing, FRAMINGS } from "../frames/encode.ts";
+import type { Frame } from "../frames/schema.ts";
+import type { Session } from "../session/session.ts";
+import { nowSeconds } from "../session/session.ts";
+import { spawn } from "../session/spawn_session.ts";
+import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
+import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
+import { parseDuration } from "./units.ts";
+import { UsageError } from "../errors.ts";
+
+/** Where `run` writes and reads; real stdio by default, replaceable in tests. */
+export interface RunIo {
+  /** Frames go here. */
+  readonly stdout: WritableStream<Uint8Array>;
+  /** Driver messages come from here. */
+  readonly stdin: ReadableStream<Uint8Array>;
+  /** Warnings go here. */
+  readonly stderr: (text: string) => void;
+}
+
+/** Real stdio. */
+export function stdio(): RunIo {
+  return {
+    stdout: Deno.stdout.writable,
+    stdin: Deno.stdin.readable,
+    stderr: (text) => void Deno.stderr.writeSync(new TextEncoder().encode(text + "\n")),
+  };
+}
+
+const RUN_FLAGS = {
+  framing: { type: "string" },
+  "close-on-eof": { type: "boolean" },
+  heartbeat: { type: "string" },
+} as const;
+
+function framingOf(values: FlagValues): Framing {
+  const value = values.framing ?? "ndjson";
+  if (typeof value !== "string" || !(FRAMINGS as readonly string[]).includes(value)) {
+    throw new UsageError(`Flag "--framing" must be one of ${FRAMINGS.join(", ")}, got "${String(value)}"`);
+  }
+  return value as Framing;
+}
+
+/** Runs `specter run ARGS`; resolves with the process exit code. */
+export async function runCommand(args: readonly string[], io: RunIo = stdio()): Promise<number> {
+  const { values, command } = parseCommandLine(args, RUN_FLAGS);
+  const framing = framingOf(values);
+  const writer = io.stdout.getWriter();
+  let session: Session;
+  try {
+    const options = sessionOptions(values, command);
+    const heartbeat = typeof values.heartbeat === "string" ? parseDuration(values.heartbeat, "heartbeat") : 0;
+    io.stderr(UNSAFE_BANNER);
+    session = spawn({ ...options, heartbeatMs: heartbeat });
+  } catch (error: unknown) {
+    const failure = toSpecterError(error);
+    // Drivers get the failure as a frame too: the stream is the contract.
+    await writer.write(encodeFrames([errorFrame(failure)], framing)).catch(() => {});
+    writer.releaseLock();
+    throw failure;
+  }
+
+  const reading = readDriver(session, io.stdin, values["close-on-eof"] === true);
+  try {
+    for (;;) {
+      const batch = await session.nextFrames();
+      if (batch.length === 0) break;
+      await writer.write(encodeFrames(batch, framing));
+    }
+  } catch (error: unknown) {
+    // Nobody is reading the frames any more: end the program rather than let it run unobserved.
+    io.stderr(`specter: E_IO: Writing frames failed: ${(error as Error).message}`);
+    await session.terminate(0);
+    return exitCodeForError("E_IO");
+  } finally {
+    reading.cancel();
+    writer.releaseLock();
+  }
+  return exitCodeForExit(await session.exited);
+}
+
+function errorFrame(error: SpecterError): Frame {
+  return { seq: 0, ts: nowSeconds(), type: "error", ...error.toJSON() };
+}
+
+/** Feeds NDJSON driver lines into `session` until stdin ends (or the returned handle is cancelled). */
+function readDriver(
+  session: Session,
+  stdin: ReadableStream<Uint8Array>,
+  closeOnEof: boolean,
+): { cancel(): void } {
+  const reader = stdin.pipeThrough(new TextDecoderStream()).getReader();
+  let cancelled = false;
+  const handle = (line: string) => {
+    if (line.trim() === "" || session.finished) return;
+    try {
+      session.send(parseDriverLine(line));
+    } catch (error: unknown) {
+      const failure = toSpecterError(error);
+      session.reportError(failure.code, failure.message, { ...failure.details });
+    }
+  };
+  (async () => {
+    let buffered = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || cancelled) break;
+        buffered += value;
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          handle(buffered.slice(0, newline));
+          buffered = buffered.slice(newline + 1);
+        }
+      }
+      if (!cancelled) handle(buffered);
+    } catch (error: unknown) {
+      if (!cancelled) session.reportError("E_IO", `Reading driver input failed: ${(error as Error).message}`);
+    }
+    if (!cancelled && closeOnEof) void session.terminate();
+  })();
+  return {
+    cancel() {
+      cancelled = true;
+      reader.cancel().catch(() => {/* stdin may already be closed: nothing left to release */});
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Parsing of duration and size arguments.
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+
+const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/**
+ * Parses a duration such as `200ms`, `5s`, `1.5m`, `2h` (or `0`) into milliseconds. A bare non-zero
+ * number is rejected: `--timeout 30` is too easy to misread.
+ */
+export function parseDuration(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match || (match[2] === undefined && Number(match[1]) !== 0)) {
+    throw new UsageError(`Flag "--${flag}" needs a duration like "200ms", "5s" or "2m", got "${text}"`, {
+      details: { flag, value: text },
+    });
+  }
+  const unit = (match[2] ?? "ms") as keyof typeof DURATION_UNITS;
+  return Math.round(Number(match[1]) * DURATION_UNITS[unit]);
+}
+
+/** Parses a size such as `8M`, `512K`, `1G`, `100` (bytes), `4MiB` into bytes (binary multiples). */
+export function parseSize(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([kmg]?)(?:i?b)?$/i.exec(text.trim());
+  if (!match) {
+    throw new UsageError(`Flag "--${flag}" needs a size like "8M", "512K" or "1000", got "${text}"`, {
+      details: { flag, value: text },
+    });
+  }
+  return Math.floor(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
+}
+
+/** Parses a positive integer flag (e.g. `--cols`). */
+export function parseCount(text: string, flag: string, max = 10000): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > max) {
+    throw new UsageError(`Flag "--${flag}" needs a whole number from 1 to ${max}, got "${text}"`, {
+      details: { flag, value: text },
+    });
+  }
+  return value;
+}

@@ -1,0 +1,48 @@
+/**
+ * Specter's public API: start programs on real terminals and observe them as validated frames.
+ *
+ * @example
+ * ```ts
+ * import { spawn } from "./src/mod.ts";
+ *
+ * const session = spawn({ argv: ["bash", "--norc"], promptRegex: ["\\$ $"] });
+ * let asked = false;
+ * for await (const frame of session.frames()) {
+ *   if (frame.type === "prompt" && !asked) {
+ *     asked = true;
+ *     session.write("echo hello\r");
+ *     session.press("ctrl-d");
+ *   }
+ *   if (frame.type === "exit") console.log(frame.code, frame.last_lines);
+ * }
+ * ```
+ *
+ * @module
+ */
+export { spawn } from "./session/spawn_session.ts";
+export { Session } from "./session/session.ts";
+export type { SpawnOptions } from "./session/options.ts";
+export { encodeKey, KEY_NAMES } from "./session/keys.ts";
+export { plainText, stripAnsi } from "./session/plain_text.ts";
+export {
+  decodeStream,
+  DriverMessageSchema,
+  encodeFrames,
+  FrameSchema,
+  FRAMINGS,
+  parseDriverLine,
+  PROTOCOL_VERSION,
+} from "./frames/mod.ts";
+export type {
+  DriverMessage,
+  ExitFrame,
+  Frame,
+  FrameType,
+  Framing,
+  SessionInfo,
+  StartFrame,
+} from "./frames/mod.ts";
+export type { SignalName } from "./pty/platform.ts";
+export { ERROR_CODES, ProtocolError, SessionError, SpawnError, SpecterError, UsageError } from "./errors.ts";
+export type { ErrorCode } from "./errors.ts";
+export { VERSION } from "./version.ts";
