@@ -184,6 +184,7 @@ export class CursorKeyMode {
     const input = this.#tail + text;
     this.#tail = "";
     if (input.includes("\x1b[?")) {
+      // deno-lint-ignore no-control-regex -- ESC is what DECCKM sequences start with
       for (const match of input.matchAll(/\x1b\[\?([0-9;]*)([hl])/g)) {
         if (match[1]!.split(";").includes("1")) this.#application = match[2] === "h";
       }

@@ -7,6 +7,7 @@
 
 // CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC (ST terminated), and two/three-byte ESC sequences.
 const ANSI =
+  // deno-lint-ignore no-control-regex -- matching control characters is the point of this regex
   /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[ -\/]*[0-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
 
 /** Removes ANSI escape sequences and control characters other than `\n`, `\r` and `\t`. */
