@@ -106,6 +106,9 @@ export const SignalFrameSchema = z.object({
   type: z.literal("signal"),
   signal: SignalNameSchema,
   pid: z.int(),
+  delivered_as: SignalNameSchema.optional().describe(
+    "The signal actually sent when it differs (TSTP with default action goes as STOP: the orphaned group would drop it)",
+  ),
 });
 
 /** The program (the direct child) was stopped. */

@@ -26,9 +26,11 @@ export { type PollClient, Reactor, reactor } from "./reactor.ts";
 export {
   ChildWatcher,
   childWatcher,
+  type Disposition,
   raiseOpenFileLimit,
   sendSignal,
   sessionMembers,
+  signalDisposition,
   signalSession,
   type StatusListener,
 } from "./process.ts";

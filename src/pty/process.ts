@@ -44,6 +44,26 @@ export function signalSession(sid: number, signal: SignalName): void {
   for (const pid of sessionMembers(sid)) sendSignal(pid, signal);
 }
 
+/** What a process does on receiving a signal. */
+export type Disposition = "default" | "ignored" | "caught" | "unknown";
+
+/** Reads how `pid` handles `signal` from `/proc/PID/status` (Linux); `unknown` elsewhere or on failure. */
+export function signalDisposition(pid: number, signal: SignalName): Disposition {
+  if (Deno.build.os !== "linux") return "unknown";
+  let status: string;
+  try {
+    status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  } catch {
+    return "unknown"; // Gone already, or /proc is not mounted.
+  }
+  const bit = 1n << BigInt(libc().table.signals[signal] - 1);
+  const mask = (name: string) =>
+    BigInt("0x" + (new RegExp(`^${name}:\\s*([0-9a-f]+)$`, "m").exec(status)?.[1] ?? "0"));
+  if ((mask("SigCgt") & bit) !== 0n) return "caught";
+  if ((mask("SigIgn") & bit) !== 0n) return "ignored";
+  return "default";
+}
+
 /** Raises this process's soft open-file limit to the hard limit, so 1000+ sessions fit. */
 export function raiseOpenFileLimit(): number {
   const { sym, table } = libc();

@@ -14,7 +14,7 @@ import { libc } from "../pty/_libc.ts";
 import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
 import { setWindowSize } from "../pty/pty.ts";
 import { reactor } from "../pty/reactor.ts";
-import { childWatcher, sendSignal, signalSession } from "../pty/process.ts";
+import { childWatcher, sendSignal, signalDisposition, signalSession } from "../pty/process.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
 import type { CastWriter } from "../recording/asciicast.ts";
 import { FrameQueue } from "./frame_queue.ts";
@@ -188,11 +188,23 @@ export class Session {
     this.#emit({ type: "resize_ack", cols, rows });
   }
 
-  /** Sends a signal to the program (the direct child). */
+  /**
+   * Sends a signal to the program (the direct child).
+   *
+   * The child leads its own session and its parent (Specter) is outside it, so its process group is
+   * orphaned: the kernel discards TSTP whose action is the default. In that case SIGSTOP is sent, which is
+   * what the default action would do, and the `signal` frame says so in `delivered_as`.
+   */
   signal(signal: SignalName): void {
     this.#assertOpen();
-    sendSignal(this.pid, signal);
-    this.#emit({ type: "signal", signal, pid: this.pid });
+    const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
+    sendSignal(this.pid, deliver);
+    this.#emit({
+      type: "signal",
+      signal,
+      pid: this.pid,
+      ...(deliver === signal ? {} : { delivered_as: deliver }),
+    });
   }
 
   /**

@@ -1,0 +1,336 @@
+/**
+ * Sessions against real programs: REPLs, job control, signals, resize, output integrity, cleanup.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { alive, FrameReader, sessionTest, start } from "./_helpers.ts";
+import { spawn } from "../src/mod.ts";
+import { reactor } from "../src/pty/reactor.ts";
+
+const PY = "python3";
+
+sessionTest("python3 REPL driven line by line", async () => {
+  const r = start({ argv: [PY, "-q", "-i"], env: { PYTHON_BASIC_REPL: "1" }, promptRegex: [">>> $"] });
+  await r.until((f) => f.type === "prompt", 10_000, "first prompt");
+  let mark = r.text.length;
+  r.session.write("1 + 41\r");
+  await r.output(/\r\n42\r\n>>> $/, 10_000, mark);
+  mark = r.text.length;
+  r.session.write("def f(x):\r");
+  await r.output("... ", 10_000, mark);
+  r.session.write("    return x * 3\r");
+  r.session.write("\r");
+  await r.output(">>> ", 10_000, mark);
+  mark = r.text.length;
+  r.session.write("print(f('ab'))\r");
+  await r.output("ababab", 10_000, mark);
+  r.session.write("exit()\r");
+  const exit = await r.exit();
+  assert.deepEqual(exit.code, 0);
+  assert(exit.last_lines.some((l) => l.includes("ababab")), JSON.stringify(exit.last_lines));
+});
+
+sessionTest("bash job control: ctrl-z stops a job, fg resumes it, ctrl-c ends it", async () => {
+  const r = start({
+    argv: ["bash", "--norc", "--noprofile", "-i"],
+    env: { PS1: "PROMPT$ " },
+    promptRegex: ["PROMPT\\$ $"],
+  });
+  await r.until((f) => f.type === "prompt", 10_000, "prompt");
+  let mark = r.text.length;
+  r.session.write("sleep 100\r");
+  await r.output("sleep 100\r\n", 5_000, mark);
+  await new Promise((resolve) => setTimeout(resolve, 300)); // Let bash fork and exec sleep.
+  mark = r.text.length;
+  r.session.press("ctrl-z");
+  await r.output(/Stopped\s+sleep 100[\s\S]*PROMPT\$ $/, 5_000, mark);
+  mark = r.text.length;
+  r.session.write("jobs\r");
+  await r.output(/\[1\]\+\s+Stopped\s+sleep 100/, 5_000, mark);
+  mark = r.text.length;
+  r.session.write("fg\r");
+  await r.output("sleep 100\r\n", 5_000, mark);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  mark = r.text.length;
+  r.session.press("ctrl-c");
+  await r.output(/PROMPT\$ $/, 5_000, mark);
+  mark = r.text.length;
+  r.session.write("jobs; echo jobs-done\r");
+  await r.output(/jobs-done\r\n/, 5_000, mark);
+  assert(!r.textSince(mark).includes("sleep 100"), "the job is gone after ctrl-c");
+  r.session.write("exit 7\r");
+  assert.deepEqual((await r.exit()).code, 7);
+});
+
+sessionTest("stopped and continued frames when the direct child gets TSTP and CONT", async () => {
+  const r = start({ argv: ["sleep", "100"] });
+  await r.until((f) => f.type === "start");
+  r.session.signal("TSTP");
+  const stopped = await r.until((f) => f.type === "stopped", 5_000, "stopped");
+  // sleep keeps TSTP's default action, which the kernel drops for an orphaned group: sent as STOP.
+  assert.deepEqual(stopped.type === "stopped" && stopped.signal, "STOP");
+  const sent = r.frames.find((f) => f.type === "signal");
+  assert.deepEqual(sent?.type === "signal" && [sent.signal, sent.delivered_as], ["TSTP", "STOP"]);
+  r.session.signal("CONT");
+  await r.until((f) => f.type === "continued", 5_000, "continued");
+  r.session.signal("INT");
+  const exit = await r.exit();
+  assert.deepEqual(exit.signal, "INT");
+  assert.deepEqual(exit.code, null);
+  const types = r.frames.map((f) => f.type);
+  assert(types.indexOf("signal") < types.indexOf("stopped"), types.join(","));
+});
+
+sessionTest("TSTP reaches a child that catches it, as TSTP", async () => {
+  const script = "import signal,sys,time\n" +
+    "signal.signal(signal.SIGTSTP, lambda *_: (print('caught TSTP', flush=True), sys.exit(3)))\n" +
+    "print('ready', flush=True)\ntime.sleep(30)\n";
+  const r = start({ argv: [PY, "-c", script] });
+  await r.output("ready");
+  await new Promise((resolve) => setTimeout(resolve, 50)); // The handler is installed before "ready".
+  r.session.signal("TSTP");
+  await r.output("caught TSTP");
+  assert.deepEqual((await r.exit()).code, 3);
+  const sent = r.frames.find((f) => f.type === "signal");
+  assert.deepEqual(sent?.type === "signal" && [sent.signal, sent.delivered_as], ["TSTP", undefined]);
+});
+
+sessionTest("resize is seen by the child (stty size and SIGWINCH)", async () => {
+  const r = start({
+    argv: ["bash", "-c", "trap 'echo WINCH' WINCH; stty size; read -r _; stty size"],
+    cols: 80,
+    rows: 24,
+  });
+  await r.output("24 80\r\n");
+  r.session.resize(100, 30);
+  await r.until((f) => f.type === "resize_ack", 5_000, "resize_ack");
+  r.session.write("\r");
+  await r.output("30 100\r\n");
+  assert.deepEqual((await r.exit()).code, 0);
+  assert(r.text.includes("WINCH"), "bash saw SIGWINCH");
+});
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+for (const kind of ["text", "random bytes"] as const) {
+  sessionTest(`5 MB of ${kind} then immediate exit: every byte delivered`, async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const size = 5_000_000;
+      const content = new Uint8Array(size);
+      if (kind === "text") {
+        for (let i = 0; i < size; i++) content[i] = i % 100 === 99 ? 10 : 32 + ((i * 7) % 95);
+      } else {
+        for (let offset = 0; offset < size; offset += 65536) {
+          crypto.getRandomValues(content.subarray(offset, Math.min(size, offset + 65536)));
+        }
+      }
+      await Deno.writeFile(`${dir}/data`, content);
+      // -opost: the terminal passes bytes through unchanged (no \n → \r\n), so hashes can be compared.
+      const r = start({ argv: ["sh", "-c", 'stty -opost -echo; exec cat "$1"', "sh", `${dir}/data`] });
+      const exit = await r.exit(30_000);
+      assert.deepEqual(exit.code, 0);
+      assert.deepEqual(r.bytes.length, size);
+      assert.deepEqual(await sha256(r.bytes), await sha256(content));
+      if (kind === "text") assert(r.frames.every((f) => f.type !== "stdout" || !f.binary), "text stays text");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+sessionTest("a UTF-8 character split across reads is never split across frames", async () => {
+  const script =
+    "import os,time\nos.write(1,b'a\\xf0\\x9f')\ntime.sleep(0.3)\nos.write(1,b'\\x98\\x80b\\xc3')\n" +
+    "time.sleep(0.3)\nos.write(1,b'\\xa9!')\n";
+  const r = start({ argv: [PY, "-c", script] });
+  await r.exit();
+  const stdout = r.frames.filter((f) => f.type === "stdout");
+  assert(stdout.length >= 3, `expected separate reads, got ${stdout.length} frame(s)`);
+  assert(stdout.every((f) => f.type === "stdout" && !f.binary), "no frame fell back to base64");
+  assert.deepEqual(stdout.map((f) => f.type === "stdout" ? f.data : "").join(""), "a😀bé!");
+  assert(stdout.some((f) => f.type === "stdout" && f.data.includes("😀")), "the emoji arrives whole");
+});
+
+sessionTest("invalid UTF-8 is delivered as base64 with binary: true", async () => {
+  const r = start({ argv: ["printf", "ok\\377\\376"] });
+  await r.exit();
+  const frames = r.frames.filter((f) => f.type === "stdout");
+  assert(frames.some((f) => f.type === "stdout" && f.binary === true), JSON.stringify(frames));
+  assert.deepEqual([...r.bytes], [0x6f, 0x6b, 0xff, 0xfe]);
+});
+
+sessionTest("a child ignoring SIGTERM and SIGHUP is ended by SIGKILL after the grace period", async () => {
+  const r = start({ argv: ["bash", "-c", "trap '' TERM HUP; echo ready; while :; do read -t 0.05 _; done"] });
+  await r.output("ready");
+  const started = performance.now();
+  void r.session.terminate(400);
+  const exit = await r.exit();
+  assert.deepEqual(exit.signal, "KILL");
+  assert(performance.now() - started >= 350, "SIGKILL came only after the grace period");
+});
+
+sessionTest("a background grandchild does not outlive the session", async () => {
+  const r = start({ argv: ["bash", "-c", "sleep 1000 & echo bg=$!; exit 0"] });
+  const exit = await r.exit();
+  assert.deepEqual(exit.code, 0);
+  const pid = Number(/bg=(\d+)/.exec(r.text)?.[1]);
+  assert(pid > 0, r.text);
+  assert(!alive(pid), `background sleep ${pid} survived the session`);
+});
+
+sessionTest("a stopped job does not outlive the session", async () => {
+  const r = start({ argv: ["bash", "-c", "sleep 1000 & echo bg=$!; kill -STOP $!; exit 0"] });
+  await r.exit();
+  const pid = Number(/bg=(\d+)/.exec(r.text)?.[1]);
+  assert(pid > 0 && !alive(pid), `stopped sleep ${pid} survived`);
+});
+
+sessionTest("timeout terminates the program and sets timed_out", async () => {
+  const r = start({ argv: ["sleep", "30"], timeoutMs: 300 });
+  const exit = await r.exit();
+  assert.deepEqual(exit.timed_out, true);
+  assert(exit.duration_ms >= 290 && exit.duration_ms < 5000, String(exit.duration_ms));
+});
+
+sessionTest("200 concurrent sessions each echo their own id", async () => {
+  const readers = Array.from(
+    { length: 200 },
+    (_, i) => start({ argv: ["sh", "-c", 'read -r line; echo "got:$line"'], id: `session-${i}` }),
+  );
+  // Every session is alive at once before any gets its input.
+  await Promise.all(readers.map((r) => r.until((f) => f.type === "start")));
+  readers.forEach((r, i) => r.session.write(`id-${i}\r`));
+  const exits = await Promise.all(readers.map((r) => r.exit(30_000)));
+  readers.forEach((r, i) => {
+    assert.deepEqual(exits[i]!.code, 0);
+    assert.deepEqual(exits[i]!.session.id, `session-${i}`);
+    assert.match(r.text, new RegExp(`got:id-${i}\\r\\n`));
+    assert.deepEqual(r.text.match(/got:id-\d+/g), [`got:id-${i}`]);
+  });
+}, 60_000);
+
+sessionTest("idle fires once after quiet output, prompt matches the settled current line", async () => {
+  const r = new FrameReader(spawn({
+    argv: ["sh", "-c", "printf 'loading\\r\\nready> '; read -r _"],
+    idleMs: 150,
+    promptRegex: ["^nomatch$", "ready> $"],
+  }));
+  const prompt = await r.until((f) => f.type === "prompt");
+  assert.deepEqual(prompt.type === "prompt" && [prompt.regex, prompt.line], ["ready> $", "ready> "]);
+  const idle = await r.until((f) => f.type === "idle");
+  assert(idle.type === "idle" && idle.dur_ms >= 150);
+  r.session.write("\r");
+  await r.exit();
+  assert.deepEqual(r.frames.filter((f) => f.type === "idle").length, 1);
+});
+
+sessionTest("exit carries last_lines (ANSI stripped) and session metadata", async () => {
+  const r = start({
+    argv: ["sh", "-c", "for i in 1 2 3 4 5; do printf '\\033[1mline %s\\033[0m\\n' $i; done"],
+    lastLines: 3,
+    title: "build",
+    description: "run tests",
+    parentAgent: "claude",
+  });
+  const exit = await r.exit();
+  assert.deepEqual(exit.last_lines, ["line 3", "line 4", "line 5"]);
+  assert.deepEqual(exit.session.title, "build");
+  assert.deepEqual(exit.session.description, "run tests");
+  assert.deepEqual(exit.session.parent_agent, "claude");
+});
+
+sessionTest("a program without output exits with empty last_lines", async () => {
+  const r = start({ argv: ["true"] });
+  const exit = await r.exit();
+  assert.deepEqual(exit.last_lines, []);
+  assert.deepEqual(exit.code, 0);
+});
+
+sessionTest("frames have strictly increasing seq from 0 and increasing ts", async () => {
+  const r = start({ argv: ["sh", "-c", "echo a; sleep 0.05; echo b"] });
+  await r.exit();
+  r.frames.forEach((f, i) => assert.deepEqual(f.seq, i));
+  for (let i = 1; i < r.frames.length; i++) assert(r.frames[i]!.ts >= r.frames[i - 1]!.ts);
+});
+
+sessionTest("a slow consumer pauses reading instead of growing memory, then overflow kills", async () => {
+  const session = spawn({
+    argv: ["sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
+    idleMs: 0,
+    bufferBytes: 64 * 1024,
+    overflowTimeoutMs: 500,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const first = await session.nextFrames(); // One batch only: the queue was capped near the buffer.
+  const queued = first.reduce((n, f) => n + ("data" in f ? f.data.length : 0), 0);
+  assert(queued < 64 * 1024 + 64 * 1024 + 4096, `queued ${queued} bytes despite a 64 KiB buffer`);
+  const exit = await session.exited;
+  const rest: string[] = [];
+  for (;;) {
+    const batch = await session.nextFrames();
+    if (batch.length === 0) break;
+    rest.push(...batch.map((f) => f.type));
+  }
+  assert.deepEqual(exit.signal, "KILL");
+  assert(rest.includes("overflow"), rest.join(","));
+});
+
+sessionTest("max output budget: overflow frame, truncated output, session killed", async () => {
+  const r = start({ argv: ["sh", "-c", "yes abcdefghij"], maxOutputBytes: 10_000 });
+  const overflow = await r.until((f) => f.type === "overflow");
+  assert.deepEqual(overflow.type === "overflow" && overflow.reason, "max_output");
+  const exit = await r.exit();
+  assert.deepEqual(r.bytes.length, 10_000);
+  assert.deepEqual(r.session.truncated, true);
+  assert.deepEqual(exit.signal, "KILL");
+});
+
+sessionTest("keys honour application cursor mode switched on by the program", async () => {
+  const script = "import os,sys,tty\ntty.setraw(0)\nos.write(1,b'\\x1b[?1h')\n" +
+    "os.write(1,b'[' + os.read(0,3).hex().encode() + b']')\nos.write(1,b'\\x1b[?1l')\n" +
+    "os.write(1,b'[' + os.read(0,3).hex().encode() + b']')\n";
+  const r = start({ argv: [PY, "-c", script] });
+  await r.until((f) => f.type === "stdout" && f.data.includes("\x1b[?1h"));
+  r.session.press("up");
+  await r.output("[1b4f41]");
+  await r.output("\x1b[?1l");
+  r.session.press("up");
+  await r.output("[1b5b41]");
+  await r.exit();
+});
+
+sessionTest("input is echoed as stdin frames; key frames name the key", async () => {
+  const r = start({ argv: ["cat"] });
+  r.session.write("hi\r");
+  await r.output("hi\r\n");
+  r.session.press("ctrl-d");
+  await r.exit();
+  const stdin = r.frames.filter((f) => f.type === "stdin");
+  assert.deepEqual(stdin.map((f) => f.type === "stdin" && [f.data, f.key]), [["hi\r", undefined], [
+    "\x04",
+    "ctrl-d",
+  ]]);
+});
+
+sessionTest("writes after exit fail with E_SESSION_CLOSED", async () => {
+  const r = start({ argv: ["true"] });
+  await r.exit();
+  try {
+    r.session.write("x");
+    throw new Error("write succeeded");
+  } catch (error: unknown) {
+    assert.deepEqual((error as { code?: string }).code, "E_SESSION_CLOSED");
+  }
+});
+
+sessionTest("the reactor unregisters a session once it has ended", async () => {
+  const before = reactor().size;
+  const r = start({ argv: ["sleep", "0.2"] });
+  await r.until((f) => f.type === "start");
+  assert.deepEqual(reactor().size, before + 1);
+  await r.exit();
+  assert.deepEqual(reactor().size, before);
+});
