@@ -9,6 +9,7 @@ import { plainText } from "../session/plain_text.ts";
 import { spawn } from "../session/spawn_session.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
+import { parseEscapes } from "./units.ts";
 
 const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
 
@@ -42,6 +43,7 @@ export async function execCommand(
 ): Promise<number> {
   const { values, command } = parseCommandLine(args, EXEC_FLAGS);
   const options = sessionOptions(values, command);
+  const input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
   warn(UNSAFE_BANNER);
   const started = performance.now();
   let session;
@@ -63,7 +65,7 @@ export async function execCommand(
     print(JSON.stringify(result));
     return exitCodeForError(failure.code);
   }
-  if (typeof values.input === "string") session.write(values.input);
+  if (input !== undefined) session.write(input);
   const chunks: Uint8Array[] = [];
   const encoder = new TextEncoder();
   for await (const frame of session.frames()) {

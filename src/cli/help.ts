@@ -58,7 +58,8 @@ Runs the command to completion and prints one JSON object:
 Exits non-zero when the program failed.
 
 Exec flags:
-  --input TEXT             Type TEXT into the terminal at start (use \\r for Enter)
+  --input TEXT             Type TEXT into the terminal at start; escapes \\r \\n \\t \\e \\xHH \\\\
+                           are interpreted (\\r is Enter)
   --raw                    Keep output raw (default: ANSI stripped, CRLF → LF, CR redraws collapsed)
 
 ${SESSION_FLAGS_HELP}`,

@@ -44,3 +44,32 @@ export function parseCount(text: string, flag: string, max = 10000): number {
   }
   return value;
 }
+
+const ESCAPES: Readonly<Record<string, string>> = {
+  r: "\r",
+  n: "\n",
+  t: "\t",
+  e: "\x1b",
+  "\\": "\\",
+  "0": "\0",
+};
+
+/**
+ * Interprets printf-style escapes in a flag value: `\r \n \t \e \0 \\` and `\xHH`. Needed because a raw
+ * carriage return is hard to type in a shell and does not survive Deno's argument handling at the end of
+ * an argument. Throws `E_USAGE` for an unknown escape.
+ */
+export function parseEscapes(text: string, flag: string): string {
+  return text.replace(/\\(x[0-9a-fA-F]{2}|.|$)/g, (_, code: string) => {
+    if (code.startsWith("x") && code.length === 3) {
+      return String.fromCharCode(Number.parseInt(code.slice(1), 16));
+    }
+    const value = ESCAPES[code];
+    if (value === undefined) {
+      throw new UsageError(
+        `Flag "--${flag}" has an unknown escape "\\${code}" (use \\r \\n \\t \\e \\0 \\\\ \\xHH)`,
+      );
+    }
+    return value;
+  });
+}

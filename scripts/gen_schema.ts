@@ -1,0 +1,43 @@
+/**
+ * Generates the JSON Schemas in `spec/schema/` from the zod schemas (the single source of truth).
+ * `deno task schema` writes them; `--check` fails when a committed file is stale.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { DriverMessageSchema } from "../src/frames/driver.ts";
+import { FrameSchema } from "../src/frames/schema.ts";
+
+/** Every generated schema: file name → zod schema and title. */
+export const SCHEMAS = {
+  "frame.schema.json": { schema: FrameSchema, title: "Specter frame (protocol v1)" },
+  "driver.schema.json": { schema: DriverMessageSchema, title: "Specter driver message (protocol v1)" },
+} as const;
+
+/** Renders one schema as formatted JSON text. */
+export function render(name: keyof typeof SCHEMAS): string {
+  const { schema, title } = SCHEMAS[name];
+  const json = z.toJSONSchema(schema, { target: "draft-2020-12", io: "output" });
+  return JSON.stringify({ $id: `https://specter.invalid/schema/${name}`, title, ...json }, null, 2) + "\n";
+}
+
+if (import.meta.main) {
+  const check = Deno.args.includes("--check");
+  const dir = new URL("../spec/schema/", import.meta.url);
+  let stale = 0;
+  for (const name of Object.keys(SCHEMAS) as (keyof typeof SCHEMAS)[]) {
+    const path = new URL(name, dir);
+    const text = render(name);
+    if (check) {
+      const current = await Deno.readTextFile(path).catch(() => "");
+      if (current !== text) {
+        console.error(`spec/schema/${name} is stale: run deno task schema`);
+        stale++;
+      }
+    } else {
+      await Deno.writeTextFile(path, text);
+      console.log(`wrote spec/schema/${name}`);
+    }
+  }
+  if (stale > 0) Deno.exit(1);
+}

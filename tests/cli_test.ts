@@ -1,0 +1,322 @@
+/**
+ * The `specter` CLI as a real process: frames on stdout, driver input on stdin, recordings, exec.
+ */
+import assert from "node:assert/strict";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { decodeStream } from "../src/frames/encode.ts";
+import { CliProcess, ROOT, runCli, sessionTest, start } from "./_helpers.ts";
+
+const UNSAFE = "--unsafe-no-sandbox";
+type Json = Record<string, unknown>;
+
+function framesOf(stdout: Uint8Array): Json[] {
+  return decodeStream(stdout, "ndjson") as Json[];
+}
+
+/** `asciinema cat` opens /dev/tty, so it runs under a Specter session (a real terminal). */
+async function asciinemaCat(cast: string): Promise<{ code: number | null; text: string }> {
+  const player = start({ argv: ["asciinema", "cat", cast] });
+  const exit = await player.exit(20_000);
+  return { code: exit.code, text: player.text };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+sessionTest("every frame printed by specter run validates against the published JSON Schema", async () => {
+  const schema = JSON.parse(await Deno.readTextFile(`${ROOT}/spec/schema/frame.schema.json`));
+  const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
+  const all: Json[] = [];
+
+  // Run 1: output (text and binary), resize, prompt, idle, ping/pong, heartbeat, errors, input echo.
+  const one = new CliProcess([
+    "run",
+    UNSAFE,
+    "--prompt-regex",
+    "ready> $",
+    "--idle",
+    "100ms",
+    "--heartbeat",
+    "100ms",
+    "--title",
+    "schema",
+    "--",
+    "sh",
+    "-c",
+    'printf "\\377\\n"; stty size; read -r x; echo "got $x"; printf "ready> "; sleep 0.4; echo done',
+  ]);
+  await one.send(
+    "not json",
+    { v: 1, type: "ping", id: 1 },
+    { v: 1, type: "resize", cols: 100, rows: 30 },
+    { v: 1, type: "input", data: "hello\r" },
+    { v: 1, type: "key", key: "enter" },
+  );
+  await one.closeStdin();
+  const r1 = await one.result();
+  assert.equal(r1.code, 0, r1.stderr);
+  all.push(...framesOf(r1.stdout));
+
+  // Run 2: stopped / continued / signal frames.
+  const two = new CliProcess(["run", UNSAFE, "--", "sleep", "30"]);
+  await two.send({ v: 1, type: "signal", signal: "TSTP" });
+  await sleep(300);
+  await two.send({ v: 1, type: "signal", signal: "CONT" });
+  await sleep(300);
+  await two.send({ v: 1, type: "terminate", grace_ms: 100 });
+  const r2 = await two.result();
+  all.push(...framesOf(r2.stdout));
+
+  // Run 3: overflow.
+  const r3 = await runCli(["run", UNSAFE, "--max-output", "100", "--", "yes"]);
+  all.push(...r3.frames);
+
+  for (const frame of all) {
+    assert.ok(validate(frame), `${JSON.stringify(frame)}: ${JSON.stringify(validate.errors)}`);
+  }
+  const types = new Set(all.map((f) => f.type));
+  const expected = [
+    "start",
+    "stdout",
+    "stdin",
+    "resize",
+    "resize_ack",
+    "prompt",
+    "idle",
+    "overflow",
+    "signal",
+    "stopped",
+    "continued",
+    "exit",
+    "error",
+    "ping",
+    "pong",
+  ];
+  assert.deepEqual(expected.filter((t) => !types.has(t)), [], "every frame type was exercised");
+  assert.ok(all.some((f) => f.type === "stdout" && f.binary === true), "a binary stdout frame was exercised");
+  assert.ok(r1.stdout.length > 0 && new TextDecoder().decode(r1.stdout).includes("30 100"));
+}, 60_000);
+
+sessionTest("malformed driver lines get error frames and the session survives", async () => {
+  const cli = new CliProcess(["run", UNSAFE, "--", "sh", "-c", 'read -r x; echo "got:$x"']);
+  await cli.send(
+    "garbage{",
+    '{"v":2,"type":"ping"}',
+    '{"type":"ping"}',
+    { v: 1, type: "launch" },
+    { v: 1, type: "key", key: "hyper-x" },
+    { v: 1, type: "input" },
+    { v: 1, type: "input", data: "x", extra: true },
+    "[1,2]",
+    { v: 1, type: "input", data: "hello\r" },
+  );
+  const { code, stdout } = await cli.result();
+  const frames = framesOf(stdout);
+  const errors = frames.filter((f) => f.type === "error").map((f) => f.code);
+  assert.deepEqual(errors, [
+    "E_PROTOCOL",
+    "E_PROTOCOL_VERSION",
+    "E_PROTOCOL_VERSION",
+    "E_PROTOCOL",
+    "E_PROTOCOL",
+    "E_PROTOCOL",
+    "E_PROTOCOL",
+    "E_PROTOCOL",
+  ]);
+  const fieldError = frames.find((f) => f.type === "error" && String(f.message).includes('field "data"'));
+  assert.ok(fieldError, "the message names the missing field");
+  assert.ok(frames.some((f) => f.type === "stdout" && String(f.data).includes("got:hello")));
+  assert.equal(code, 0);
+});
+
+sessionTest("--timeout ends the run with timed_out: true and exit code 124", async () => {
+  const { code, frames } = await runCli(["run", UNSAFE, "--timeout", "300ms", "--", "sleep", "30"]);
+  const exit = frames.at(-1)!;
+  assert.equal(exit.type, "exit");
+  assert.equal(exit.timed_out, true);
+  assert.equal(code, 124);
+});
+
+sessionTest("stdin EOF keeps the session running unless --close-on-eof", async () => {
+  const kept = await runCli(["run", UNSAFE, "--", "sh", "-c", "sleep 0.3; echo alive"]);
+  assert.ok(kept.frames.some((f) => f.type === "stdout" && String(f.data).includes("alive")));
+  assert.equal(kept.code, 0);
+  const closed = await runCli(["run", UNSAFE, "--close-on-eof", "--", "sleep", "30"]);
+  const exit = closed.frames.at(-1)!;
+  assert.equal(exit.type, "exit");
+  assert.equal(exit.signal, "HUP");
+});
+
+sessionTest("length-prefixed framing carries the same frames", async () => {
+  const cli = new CliProcess(["run", UNSAFE, "--framing", "length", "--", "echo", "hi"]);
+  await cli.closeStdin();
+  const { code, stdout } = await cli.result();
+  assert.equal(code, 0);
+  const frames = decodeStream(stdout, "length") as Json[];
+  assert.deepEqual(frames.map((f) => f.type), ["start", "stdout", "exit"]);
+  assert.equal(frames[1]!.data, "hi\r\n");
+});
+
+sessionTest("a recording plays in asciinema (asciinema cat)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cast = `${dir}/run.cast`;
+    const cli = new CliProcess([
+      "run",
+      UNSAFE,
+      "--record",
+      cast,
+      "--record-input",
+      "--title",
+      "demo",
+      "--",
+      "sh",
+      "-c",
+      'echo hello; read -r x; echo "x=$x"',
+    ]);
+    await cli.send({ v: 1, type: "input", data: "abc\r" });
+    await cli.send({ v: 1, type: "resize", cols: 90, rows: 20 });
+    assert.equal((await cli.result()).code, 0);
+    const lines = (await Deno.readTextFile(cast)).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      [lines[0].version, lines[0].width, lines[0].height, lines[0].title, lines[0].env.TERM],
+      [2, 80, 24, "demo", "xterm-256color"],
+    );
+    const codes = new Set(lines.slice(1).map((e: unknown[]) => e[1]));
+    assert.ok(codes.has("o") && codes.has("i"), [...codes].join(","));
+    const played = await asciinemaCat(cast);
+    assert.equal(played.code, 0, played.text);
+    assert.ok(played.text.includes("hello") && played.text.includes("x=abc"), played.text);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+sessionTest("a recording stays valid when specter is killed mid-run", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cast = `${dir}/killed.cast`;
+    const cli = new CliProcess([
+      "run",
+      UNSAFE,
+      "--record",
+      cast,
+      "--",
+      "sh",
+      "-c",
+      "echo before; exec sleep 30",
+    ]);
+    for (let i = 0; i < 100; i++) {
+      if ((await Deno.readTextFile(cast).catch(() => "")).includes("before")) break;
+      await sleep(50);
+    }
+    cli.child.kill("SIGKILL");
+    const { stdout } = await cli.result();
+    // Without a sandbox nothing kills the orphaned program when specter dies: do it here.
+    const start = framesOf(stdout).find((f) => f.type === "start");
+    if (start) Deno.kill(-Number(start.pid), "SIGKILL");
+    const played = await asciinemaCat(cast);
+    assert.equal(played.code, 0, played.text);
+    assert.ok(played.text.includes("before"), played.text);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+sessionTest("exec prints one JSON result and mirrors the exit code", async () => {
+  const ok = await runCli([
+    "exec",
+    UNSAFE,
+    "--",
+    "sh",
+    "-c",
+    "printf '\\033[32mgreen\\033[0m\\n50%%\\r100%%\\n'",
+  ]);
+  const result = JSON.parse(ok.stdout);
+  assert.deepEqual(Object.keys(result).sort(), [
+    "duration_ms",
+    "exit_code",
+    "output",
+    "session_id",
+    "signal",
+    "success",
+    "timed_out",
+    "truncated",
+  ]);
+  assert.equal(result.output, "green\n100%\n");
+  assert.equal(result.success, true);
+  assert.equal(ok.code, 0);
+
+  const failed = await runCli(["exec", UNSAFE, "--", "sh", "-c", "exit 3"]);
+  assert.equal(JSON.parse(failed.stdout).exit_code, 3);
+  assert.equal(failed.code, 3);
+
+  const typed = await runCli([
+    "exec",
+    UNSAFE,
+    "--input",
+    "ping\\r",
+    "--",
+    "sh",
+    "-c",
+    'read -r x; echo "[$x]"',
+  ]);
+  assert.ok(JSON.parse(typed.stdout).output.includes("[ping]"));
+
+  const timed = await runCli(["exec", UNSAFE, "--timeout", "200ms", "--", "sleep", "30"]);
+  assert.equal(JSON.parse(timed.stdout).timed_out, true);
+  assert.equal(timed.code, 124);
+
+  const capped = await runCli(["exec", UNSAFE, "--max-output", "1K", "--", "yes"]);
+  const cappedResult = JSON.parse(capped.stdout);
+  assert.equal(cappedResult.truncated, true);
+  assert.equal(cappedResult.output.length <= 1024, true);
+});
+
+sessionTest("errors have stable codes and exit codes", async () => {
+  const missing = await runCli(["exec", UNSAFE, "--", "no-such-program-xyz"]);
+  assert.equal(JSON.parse(missing.stdout).error.code, "E_SPAWN_NOT_FOUND");
+  assert.equal(missing.code, 127);
+
+  const noAck = await runCli(["run", "--", "true"]);
+  assert.equal(noAck.code, 2);
+  assert.equal(noAck.frames[0]!.code, "E_UNSAFE_ACK_REQUIRED");
+  assert.match(noAck.stderr, /E_UNSAFE_ACK_REQUIRED/);
+
+  const badFlag = await runCli(["run", UNSAFE, "--idle", "5", "--", "true"]);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /E_USAGE: Flag "--idle" needs a duration/);
+
+  const unknown = await runCli(["frobnicate"]);
+  assert.equal(unknown.code, 2);
+
+  const relative = await runCli(["exec", UNSAFE, "--cwd", "tmp", "--", "true"]);
+  assert.match(relative.stderr, /E_USAGE: Flag "--cwd" must be an absolute path/);
+
+  const badCwd = await runCli(["exec", UNSAFE, "--cwd", "/no/such/dir", "--", "true"]);
+  assert.equal(JSON.parse(badCwd.stdout).error.code, "E_SPAWN_CWD");
+});
+
+sessionTest("the unsafe mode prints a loud banner and start says sandbox: none", async () => {
+  const { frames, stderr } = await runCli(["run", UNSAFE, "--", "true"]);
+  assert.match(stderr, /WITHOUT A SANDBOX/);
+  assert.equal(frames[0]!.sandbox, "none");
+});
+
+sessionTest("--version and help", async () => {
+  const version = await runCli(["--version"]);
+  assert.match(version.stdout, /^specter \d+\.\d+\.\d+\n$/);
+  const help = await runCli(["help", "run"]);
+  assert.match(help.stdout, /--framing ndjson\|length/);
+  assert.equal((await runCli(["run", "--help"])).code, 0);
+});
+
+sessionTest("--env passes only the minimal environment plus what was asked", async () => {
+  Deno.env.set("SPECTER_TEST_SECRET", "hunter2");
+  try {
+    const { stdout } = await runCli(["exec", UNSAFE, "--env", "EXTRA=1", "--", "env"]);
+    const names = JSON.parse(stdout).output.trim().split("\n").map((l: string) => l.split("=")[0]).sort();
+    assert.deepEqual(names, ["EXTRA", "HOME", "LANG", "PATH", "TERM"]);
+  } finally {
+    Deno.env.delete("SPECTER_TEST_SECRET");
+  }
+});
