@@ -16,7 +16,15 @@ export function incompleteTail(bytes: Uint8Array): number {
   for (let back = 1; back <= 3 && back <= end; back++) {
     const byte = bytes[end - back]!;
     if ((byte & 0xc0) === 0x80) continue; // Continuation byte: keep looking for the lead.
-    const need = byte >= 0xf0 && byte <= 0xf4 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc2 && byte < 0xe0 ? 2 : 1;
+    // Lead bytes: C2–DF start 2-byte, E0–EF 3-byte, F0–F4 4-byte sequences; anything else is complete
+    // (ASCII) or can never be valid (C0, C1, F5–FF) and is left for the decoder to reject.
+    const need = byte >= 0xc2 && byte <= 0xdf
+      ? 2
+      : byte >= 0xe0 && byte <= 0xef
+      ? 3
+      : byte >= 0xf0 && byte <= 0xf4
+      ? 4
+      : 1;
     return need > back ? back : 0;
   }
   return 0;

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { CursorKeyMode, MAX_LINE, OutputTail } from "./output_tail.ts";
+
+Deno.test("keeps the last N lines with ANSI removed and trailing blanks trimmed", () => {
+  const tail = new OutputTail(3);
+  tail.push("one\r\n\x1b[31mtwo\x1b[0m\r\nthree  \r\nfour\r\n\r\n");
+  assert.deepEqual(tail.lastLines(), ["three", "four"]);
+  assert.equal(tail.currentLine, "");
+});
+
+Deno.test("no output means no lines", () => {
+  assert.deepEqual(new OutputTail(5).lastLines(), []);
+});
+
+Deno.test("carriage returns overwrite, backspace moves left, erase-line clears", () => {
+  const tail = new OutputTail(5);
+  tail.push("progress 10%\rprogress 100%\r\n");
+  tail.push("abc\b\bX\r\n");
+  tail.push("typed junk\x1b[2K\rclean\r\n");
+  tail.push("$ ");
+  assert.deepEqual(tail.lastLines(), ["progress 100%", "aXc", "clean", "$"]);
+  assert.equal(tail.currentLine, "$ ");
+});
+
+Deno.test("escape sequences split across chunks are still removed", () => {
+  const tail = new OutputTail(5);
+  tail.push("a\x1b[3");
+  tail.push("1mb\x1b]0;title");
+  tail.push("\x07c\r\n");
+  assert.deepEqual(tail.lastLines(), ["abc"]);
+});
+
+Deno.test("a flood of lines keeps only the tail, and long lines are capped", () => {
+  const tail = new OutputTail(2);
+  tail.push(Array.from({ length: 10_000 }, (_, i) => `line ${i}`).join("\r\n") + "\r\n");
+  assert.deepEqual(tail.lastLines(), ["line 9998", "line 9999"]);
+  tail.push("x".repeat(MAX_LINE * 3));
+  assert.equal(tail.currentLine.length, MAX_LINE);
+});
+
+Deno.test("DECCKM is followed, also when split across chunks or combined with other modes", () => {
+  const mode = new CursorKeyMode();
+  mode.push("\x1b[?1h");
+  assert.equal(mode.application, true);
+  mode.push("text \x1b[?1");
+  mode.push("l more");
+  assert.equal(mode.application, false);
+  mode.push("\x1b[?1049;1h");
+  assert.equal(mode.application, true);
+  mode.push("\x1b[?25l");
+  assert.equal(mode.application, true);
+});
