@@ -42,13 +42,15 @@ sessionTest("every frame printed by specter run validates against the published 
     "--",
     "sh",
     "-c",
-    'printf "\\377\\n"; stty size; read -r x; echo "got $x"; printf "ready> "; sleep 0.4; echo done',
+    'printf "\\377\\n"; read -r x; stty size; echo "got $x"; printf "ready> "; sleep 0.4; echo done',
   ]);
   await one.send(
     "not json",
     { v: 1, type: "ping", id: 1 },
     { v: 1, type: "resize", cols: 100, rows: 30 },
-    { v: 1, type: "input", data: "hello\r" },
+    // One Enter only, from the key message: the read cannot finish before it, so no echo of typed-ahead
+    // input can land after the prompt.
+    { v: 1, type: "input", data: "hello" },
     { v: 1, type: "key", key: "enter" },
   );
   await one.closeStdin();

@@ -110,7 +110,7 @@ sessionTest("resize is seen by the child (stty size and SIGWINCH)", async () => 
   assert(r.text.includes("WINCH"), "bash saw SIGWINCH");
 });
 
-async function sha256(bytes: Uint8Array): Promise<string> {
+function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
@@ -133,7 +133,7 @@ for (const kind of ["text", "random bytes"] as const) {
       const exit = await r.exit(30_000);
       assert.deepEqual(exit.code, 0);
       assert.deepEqual(r.bytes.length, size);
-      assert.deepEqual(await sha256(r.bytes), await sha256(content));
+      assert.deepEqual(sha256(r.bytes), sha256(content));
       if (kind === "text") assert(r.frames.every((f) => f.type !== "stdout" || !f.binary), "text stays text");
     } finally {
       await Deno.remove(dir, { recursive: true });

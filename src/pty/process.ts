@@ -15,13 +15,17 @@ export function sendSignal(pid: number, signal: SignalName): boolean {
   return lib.sym.kill(pid, lib.table.signals[signal]) === 0;
 }
 
+const SNAPSHOT_MS = 5;
+let snapshot: { at: number; bySession: Map<number, number[]> } | undefined;
+
 /**
- * Lists the pids whose session id is `sid`, by reading `/proc` (Linux). Elsewhere only the process
- * group can be reached, so this returns an empty list and callers signal `-sid` as well.
+ * Maps session id → live (not zombie) pids by reading `/proc` once. Many sessions ending together (1000
+ * at once in the sessions benchmark) share one scan: a snapshot is reused for {@link SNAPSHOT_MS} ms.
  */
-export function sessionMembers(sid: number): number[] {
-  if (Deno.build.os !== "linux") return [];
-  const members: number[] = [];
+function scanSessions(): Map<number, number[]> {
+  const now = performance.now();
+  if (snapshot && now - snapshot.at < SNAPSHOT_MS) return snapshot.bySession;
+  const bySession = new Map<number, number[]>();
   for (const entry of Deno.readDirSync("/proc")) {
     const pid = Number(entry.name);
     if (!Number.isInteger(pid) || pid === Deno.pid) continue;
@@ -33,9 +37,25 @@ export function sessionMembers(sid: number): number[] {
     }
     // "pid (comm) state ppid pgrp session …"; comm may itself contain spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[3]) === sid) members.push(pid);
+    if (fields[0] === "Z" || fields[0] === "X") continue; // Dead already; only waiting to be reaped.
+    const sid = Number(fields[3]);
+    const members = bySession.get(sid);
+    if (members) members.push(pid);
+    else bySession.set(sid, [pid]);
   }
-  return members;
+  snapshot = { at: now, bySession };
+  return bySession;
+}
+
+/**
+ * Lists the live (not zombie) pids whose session id is `sid`, from `/proc` (Linux). Elsewhere only the
+ * process group can be reached, so this returns an empty list and callers signal `-sid` as well.
+ * `fresh` forces a new scan instead of a snapshot up to 5 ms old.
+ */
+export function sessionMembers(sid: number, fresh = false): number[] {
+  if (Deno.build.os !== "linux") return [];
+  if (fresh) snapshot = undefined;
+  return scanSessions().get(sid) ?? [];
 }
 
 /** Signals every process of session `sid`: its process group, then each member found in `/proc`. */

@@ -14,7 +14,13 @@ import { libc } from "../pty/_libc.ts";
 import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
 import { setWindowSize } from "../pty/pty.ts";
 import { reactor } from "../pty/reactor.ts";
-import { childWatcher, sendSignal, signalDisposition, signalSession } from "../pty/process.ts";
+import {
+  childWatcher,
+  sendSignal,
+  sessionMembers,
+  signalDisposition,
+  signalSession,
+} from "../pty/process.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
 import type { CastWriter } from "../recording/asciicast.ts";
 import { FrameQueue } from "./frame_queue.ts";
@@ -28,6 +34,9 @@ const DRAIN_DEADLINE_MS = 2000;
 /** Bytes read for one session before others get a turn. */
 const READ_TURN_BYTES = 1 << 20;
 const READ_BUFFER = new Uint8Array(64 * 1024);
+/** Re-checks for session members still dying before `exit` (5 ms apart, 2 s at most). */
+const SWEEP_INTERVAL_MS = 5;
+const MAX_SWEEPS = 400;
 
 const encoder = new TextEncoder();
 const lossy = new TextDecoder();
@@ -69,6 +78,7 @@ export class Session {
   #paused = false;
   #discard = false;
   #timedOut = false;
+  #sweeps = 0;
   #truncated = false;
   #terminating = false;
   #lastOutputAt = performance.now();
@@ -501,6 +511,14 @@ export class Session {
 
   #maybeFinish(): void {
     if (this.#finished || !this.#eof || this.#reaped === null) return;
+    // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
+    // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
+    if (this.#sweeps < MAX_SWEEPS && sessionMembers(this.pid, this.#sweeps > 0).length > 0) {
+      this.#sweeps++;
+      signalSession(this.pid, "KILL");
+      this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
+      return;
+    }
     this.#finished = true;
     for (const timer of this.#timers) {
       clearTimeout(timer);
