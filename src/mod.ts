@@ -21,6 +21,7 @@
  */
 export { spawn } from "./session/spawn_session.ts";
 export { Session } from "./session/session.ts";
+export { Transcript } from "./session/transcript.ts";
 export type { SpawnOptions } from "./session/options.ts";
 export { encodeKey, KEY_NAMES } from "./session/keys.ts";
 export { plainText, stripAnsi } from "./session/plain_text.ts";

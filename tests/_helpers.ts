@@ -3,8 +3,7 @@
  *
  * @module
  */
-import { type Frame, type Session, spawn, type SpawnOptions } from "../src/mod.ts";
-import { fromBase64 } from "../src/frames/utf8.ts";
+import { type Session, spawn, type SpawnOptions, Transcript } from "../src/mod.ts";
 
 /** The repository root. */
 export const ROOT: string = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
@@ -43,97 +42,11 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
-/** Reads a session's frames and keeps all of them, with helpers to wait for output. */
-export class FrameReader {
-  readonly frames: Frame[] = [];
-  readonly session: Session;
-  #text = "";
-  #bytes: Uint8Array[] = [];
-  #iterator: AsyncIterator<Frame>;
-  #pending: Promise<IteratorResult<Frame>> | undefined;
-
-  constructor(session: Session) {
-    this.session = session;
-    this.#iterator = session.frames();
-  }
-
-  /** All output so far, decoded (binary frames decoded lossily). */
-  get text(): string {
-    return this.#text;
-  }
-
-  /** All output bytes so far, exact. */
-  get bytes(): Uint8Array {
-    const out = new Uint8Array(this.#bytes.reduce((n, b) => n + b.length, 0));
-    let offset = 0;
-    for (const b of this.#bytes) {
-      out.set(b, offset);
-      offset += b.length;
-    }
-    return out;
-  }
-
-  /** Output after `since` characters of {@link text}. */
-  textSince(since: number): string {
-    return this.#text.slice(since);
-  }
-
-  /** Waits for the next frame matching `predicate` (or throws on timeout / end of stream). */
-  async until(predicate: (frame: Frame) => boolean, ms = 10_000, what = "frame"): Promise<Frame> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new Error(
-          `Timed out waiting for ${what}; output so far: ${JSON.stringify(this.#text.slice(-500))}`,
-        );
-      }
-      this.#pending ??= this.#iterator.next();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), left));
-      const result = await Promise.race([this.#pending, timeout]);
-      clearTimeout(timer);
-      if (result === "timeout") continue;
-      this.#pending = undefined;
-      if (result.done) {
-        throw new Error(
-          `Stream ended while waiting for ${what}; output: ${JSON.stringify(this.#text.slice(-500))}`,
-        );
-      }
-      const frame = result.value;
-      this.frames.push(frame);
-      if (frame.type === "stdout") {
-        const bytes = frame.binary ? fromBase64(frame.data) : new TextEncoder().encode(frame.data);
-        this.#bytes.push(bytes);
-        this.#text += frame.binary ? new TextDecoder().decode(bytes) : frame.data;
-      }
-      if (predicate(frame)) return frame;
-    }
-  }
-
-  /** Waits until the output (after `since` characters) contains `needle`. */
-  async output(needle: string | RegExp, ms = 10_000, since = 0): Promise<void> {
-    const found = () =>
-      typeof needle === "string"
-        ? this.textSince(since).includes(needle)
-        : needle.test(this.textSince(since));
-    if (found()) return;
-    await this.until(() => found(), ms, `output ${String(needle)}`);
-  }
-
-  /** Waits for the `exit` frame. */
-  async exit(ms = 10_000): Promise<Extract<Frame, { type: "exit" }>> {
-    const frame = this.frames.find((f) => f.type === "exit") ??
-      await this.until((f) => f.type === "exit", ms, "exit");
-    return frame as Extract<Frame, { type: "exit" }>;
-  }
-}
-
-/** Spawns a session and wraps it in a {@link FrameReader}. */
-export function start(options: SpawnOptions): FrameReader {
+/** Spawns a session (idle frames off unless asked for) and reads it with a {@link Transcript}. */
+export function start(options: SpawnOptions): Transcript {
   const session = spawn({ idleMs: 0, ...options });
   started.add(session);
-  return new FrameReader(session);
+  return new Transcript(session);
 }
 
 /** True when `pid` exists and is not a zombie. */

@@ -3,8 +3,8 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { alive, FrameReader, sessionTest, start } from "./_helpers.ts";
-import { spawn } from "../src/mod.ts";
+import { alive, sessionTest, start } from "./_helpers.ts";
+import { spawn, Transcript } from "../src/mod.ts";
 import { reactor } from "../src/pty/reactor.ts";
 
 const PY = "python3";
@@ -213,7 +213,7 @@ sessionTest("200 concurrent sessions each echo their own id", async () => {
 }, 60_000);
 
 sessionTest("idle fires once after quiet output, prompt matches the settled current line", async () => {
-  const r = new FrameReader(spawn({
+  const r = new Transcript(spawn({
     argv: ["sh", "-c", "printf 'loading\\r\\nready> '; read -r _"],
     idleMs: 150,
     promptRegex: ["^nomatch$", "ready> $"],
@@ -333,4 +333,15 @@ sessionTest("the reactor unregisters a session once it has ended", async () => {
   assert.deepEqual(reactor().size, before + 1);
   await r.exit();
   assert.deepEqual(reactor().size, before);
+});
+
+sessionTest("Transcript waits time out with E_IO and the recent output", async () => {
+  const r = start({ argv: ["sh", "-c", "echo partial; sleep 5"] });
+  await r.output("partial");
+  await assert.rejects(r.output("never printed", 200), (e: unknown) => {
+    const error = e as { code: string; details: { recent_output: string } };
+    return error.code === "E_IO" && error.details.recent_output.includes("partial");
+  });
+  await r.session.terminate(0);
+  await r.exit();
 });

@@ -10,3 +10,4 @@ export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
 export { CursorKeyMode, OutputTail } from "./output_tail.ts";
 export { FrameQueue } from "./frame_queue.ts";
 export { plainText, stripAnsi } from "./plain_text.ts";
+export { Transcript } from "./transcript.ts";

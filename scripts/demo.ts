@@ -1,0 +1,139 @@
+/**
+ * The quick-start demo: drives a real interactive bash (and a python3 REPL inside it) through Specter,
+ * prints a readable summary and writes the run's artifacts (frames, recording, summary).
+ *
+ *   deno task demo [--out DIR]
+ *
+ * No sandbox backend exists yet, so the demo runs unsandboxed and says so; it only runs the commands
+ * listed below.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
+import { type Frame, plainText, spawn, Transcript } from "../src/mod.ts";
+import { UNSAFE_BANNER } from "../src/cli/flags.ts";
+
+const { values } = parseArgs({ options: { out: { type: "string" } } });
+const runId = new Date().toISOString().replace(/[:.]/g, "-");
+const out = resolve(values.out ?? join("demo-out", runId));
+await Deno.mkdir(out, { recursive: true });
+
+const encoder = new TextEncoder();
+const events = await Deno.open(join(out, "events.ndjson"), { write: true, create: true, truncate: true });
+const print = (line: string) => Deno.stdout.writeSync(encoder.encode(line + "\n"));
+
+Deno.stderr.writeSync(encoder.encode(UNSAFE_BANNER + "\n"));
+print("Specter demo: driving an interactive bash on a real pseudo-terminal\n");
+
+const session = spawn({
+  argv: ["bash", "--norc", "--noprofile", "-i"],
+  env: { PS1: "demo$ " },
+  promptRegex: ["demo\\$ $"],
+  cols: 80,
+  rows: 24,
+  title: "specter demo",
+  parentAgent: "demo",
+  sandbox: "none",
+  timeoutMs: 60_000,
+  record: { path: join(out, "session.cast"), input: true },
+});
+const t = new Transcript(
+  session,
+  (frame: Frame) => events.writeSync(encoder.encode(JSON.stringify(frame) + "\n")),
+);
+
+const prompt = async (since: number) => {
+  await t.until((f) => f.type === "prompt" && t.text.length > since, 10_000, "the shell prompt");
+};
+async function step(title: string, run: () => Promise<string>): Promise<void> {
+  const started = performance.now();
+  const detail = await run();
+  const ms = (performance.now() - started).toFixed(0).padStart(5);
+  print(`  ✓ ${title.padEnd(46)} ${ms} ms  ${detail}`);
+}
+/** The command's output: plain text between the echoed command line and the next prompt. */
+const commandOutput = (raw: string) => plainText(raw).split("\n").slice(1, -1).join(" ").trim();
+
+let exitCode: number | null = null;
+try {
+  await step("start bash, wait for its prompt", async () => {
+    await prompt(-1);
+    return `pid ${session.pid}`;
+  });
+  await step("run a command and read its output", async () => {
+    const mark = t.text.length;
+    session.write('echo "hello from $(tty)"\r');
+    await prompt(mark);
+    return commandOutput(t.textSince(mark));
+  });
+  await step("python3 REPL inside the shell", async () => {
+    let mark = t.text.length;
+    session.write("PYTHON_BASIC_REPL=1 python3 -q\r");
+    await t.output(">>> ", 10_000, mark);
+    mark = t.text.length;
+    session.write("sum(n * n for n in range(10))\r");
+    await t.output(/\r\n285\r\n>>> $/, 10_000, mark);
+    mark = t.text.length;
+    session.press("ctrl-d");
+    await prompt(mark);
+    return "sum of squares below 10 = 285";
+  });
+  await step("job control: ctrl-z, fg, ctrl-c", async () => {
+    let mark = t.text.length;
+    session.write("sleep 30\r");
+    await t.output("sleep 30\r\n", 5_000, mark);
+    await new Promise((r) => setTimeout(r, 300));
+    mark = t.text.length;
+    session.press("ctrl-z");
+    await t.output(/Stopped/, 5_000, mark);
+    await prompt(mark);
+    mark = t.text.length;
+    session.write("fg\r");
+    await t.output("sleep 30\r\n", 5_000, mark);
+    await new Promise((r) => setTimeout(r, 200));
+    mark = t.text.length;
+    session.press("ctrl-c");
+    await prompt(mark);
+    return "stopped, resumed, interrupted";
+  });
+  await step("resize the terminal (the child sees SIGWINCH)", async () => {
+    session.resize(100, 30);
+    const mark = t.text.length;
+    session.write("stty size\r");
+    await prompt(mark);
+    return `stty size → ${commandOutput(t.textSince(mark))}`;
+  });
+  await step("exit the shell", async () => {
+    session.write("exit 0\r");
+    const exit = await t.exit();
+    exitCode = exit.code;
+    return `exit code ${exit.code}`;
+  });
+} catch (error: unknown) {
+  print(`  ✗ ${(error as Error).message}`);
+  await session.terminate(500);
+  await t.exit().catch(() => undefined);
+} finally {
+  events.close();
+}
+
+const counts = new Map<string, number>();
+for (const frame of t.frames) counts.set(frame.type, (counts.get(frame.type) ?? 0) + 1);
+const summary = {
+  run_id: runId,
+  session: session.info,
+  exit_code: exitCode,
+  frames: Object.fromEntries(counts),
+  output_bytes: session.outputBytes,
+  sandbox: "none",
+  artifacts: { events: "events.ndjson", recording: "session.cast", summary: "summary.json" },
+};
+await Deno.writeTextFile(join(out, "summary.json"), JSON.stringify(summary, null, 2) + "\n");
+
+print(`\n  frames: ${[...counts].map(([type, n]) => `${type} ${n}`).join(", ")}`);
+print(`  artifacts: ${out}/`);
+print("    events.ndjson   every frame, one JSON object per line");
+print("    session.cast    asciicast v2 recording (asciinema play)");
+print("    summary.json    this summary");
+Deno.exit(exitCode === 0 ? 0 : 1);
