@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { decodeStream } from "../src/frames/encode.ts";
-import { CliProcess, ROOT, runCli, sessionTest, start } from "./_helpers.ts";
+import { alive, CliProcess, ROOT, runCli, sessionTest, start } from "./_helpers.ts";
 
 const UNSAFE = "--unsafe-no-sandbox";
 type Json = Record<string, unknown>;
@@ -321,4 +321,37 @@ sessionTest("--env passes only the minimal environment plus what was asked", asy
   } finally {
     Deno.env.delete("SPECTER_TEST_SECRET");
   }
+});
+
+sessionTest("SIGTERM to specter terminates the program and still prints exit", async () => {
+  const cli = new CliProcess(["run", UNSAFE, "--", "sh", "-c", "echo started; sleep 30"]);
+  await sleep(500);
+  cli.child.kill("SIGTERM");
+  const { code, stdout } = await cli.result();
+  const frames = framesOf(stdout);
+  const start = frames.find((f) => f.type === "start")!;
+  const exit = frames.at(-1)!;
+  assert.equal(exit.type, "exit");
+  assert.equal(exit.signal, "HUP");
+  assert.equal(code, 128 + 1);
+  assert.ok(!alive(Number(start.pid)), "the program is gone");
+});
+
+sessionTest("a second SIGINT kills a program that ignores the first", async () => {
+  const cli = new CliProcess([
+    "run",
+    UNSAFE,
+    "--grace",
+    "30s",
+    "--",
+    "sh",
+    "-c",
+    "trap '' HUP TERM INT; echo up; sleep 30",
+  ]);
+  await sleep(500);
+  cli.child.kill("SIGINT");
+  await sleep(200);
+  cli.child.kill("SIGINT");
+  const { stdout } = await cli.result();
+  assert.equal(framesOf(stdout).at(-1)!.signal, "KILL");
 });

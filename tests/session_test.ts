@@ -345,3 +345,31 @@ sessionTest("Transcript waits time out with E_IO and the recent output", async (
   await r.session.terminate(0);
   await r.exit();
 });
+
+sessionTest(
+  "output held in the terminal while the consumer is behind survives the program's exit",
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      // Small enough to fit in the queue limit plus the kernel's terminal buffer (~64 KiB): cat writes it
+      // all and exits while reading is paused, leaving output in the terminal that is still owed.
+      const size = 12_000;
+      await Deno.writeFile(`${dir}/data`, new Uint8Array(size).fill(0x61));
+      const session = spawn({
+        argv: ["sh", "-c", 'stty -opost; exec cat "$1"', "sh", `${dir}/data`],
+        idleMs: 0,
+        bufferBytes: 1024,
+        overflowTimeoutMs: 20_000,
+      });
+      // Fall behind for longer than the 2 s drain deadline that applies after the child is reaped.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      assert.ok(!alive(session.pid), "cat finished while reading was paused");
+      let received = 0;
+      for await (const frame of session.frames()) if (frame.type === "stdout") received += frame.data.length;
+      assert.equal(received, size);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  60_000,
+);

@@ -10,6 +10,7 @@ import { spawn } from "../session/spawn_session.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseEscapes } from "./units.ts";
+import { terminateOnSignals } from "./signals.ts";
 
 const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
 
@@ -65,6 +66,7 @@ export async function execCommand(
     print(JSON.stringify(result));
     return exitCodeForError(failure.code);
   }
+  terminateOnSignals(session);
   if (input !== undefined) session.write(input);
   const chunks: Uint8Array[] = [];
   const encoder = new TextEncoder();

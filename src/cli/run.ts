@@ -13,6 +13,7 @@ import { spawn } from "../session/spawn_session.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseDuration } from "./units.ts";
+import { terminateOnSignals } from "./signals.ts";
 import { UsageError } from "../errors.ts";
 
 /** Where `run` writes and reads; real stdio by default, replaceable in tests. */
@@ -67,6 +68,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     throw failure;
   }
 
+  const stopForwarding = terminateOnSignals(session);
   const reading = readDriver(session, io.stdin, values["close-on-eof"] === true);
   try {
     for (;;) {
@@ -80,6 +82,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     await session.terminate(0);
     return exitCodeForError("E_IO");
   } finally {
+    stopForwarding();
     reading.cancel();
     writer.releaseLock();
   }

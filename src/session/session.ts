@@ -207,6 +207,10 @@ export class Session {
    */
   signal(signal: SignalName): void {
     this.#assertOpen();
+    // Once reaped, the pid may already belong to an unrelated process.
+    if (this.#reaped !== null) {
+      throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
+    }
     const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
     sendSignal(this.pid, deliver);
     this.#emit({
@@ -219,13 +223,18 @@ export class Session {
 
   /**
    * Ends the session: SIGHUP and SIGTERM (and SIGCONT, so stopped processes see them) to every process of
-   * the session, SIGKILL after `graceMs` (default: the session's `terminateGraceMs`).
+   * the session, SIGKILL after `graceMs` (default: the session's `terminateGraceMs`; 0 kills at once).
+   * Calling it again while terminating can only shorten the grace.
    */
   terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
-    if (this.#finished || this.#terminating) return this.exited;
-    this.#terminating = true;
-    for (const signal of ["HUP", "TERM", "CONT"] as const) signalSession(this.pid, signal);
-    this.#later(graceMs, () => signalSession(this.pid, "KILL"));
+    if (this.#finished) return this.exited;
+    if (!this.#terminating) {
+      this.#terminating = true;
+      for (const signal of ["HUP", "TERM", "CONT"] as const) signalSession(this.pid, signal);
+    }
+    // A later call may only bring SIGKILL closer (e.g. a second ctrl-c): each schedules its own.
+    if (graceMs <= 0) signalSession(this.pid, "KILL");
+    else this.#later(graceMs, () => signalSession(this.pid, "KILL"));
     return this.exited;
   }
 
@@ -485,14 +494,7 @@ export class Session {
         signalSession(this.pid, "KILL");
         if (!this.#eof) {
           this.#readAvailable();
-          this.#later(DRAIN_DEADLINE_MS, () => {
-            // Someone outside the session still holds the terminal open: stop waiting for EOF.
-            if (!this.#eof) this.#readAvailable();
-            if (!this.#eof) {
-              this.#eof = true;
-              this.#onEof();
-            }
-          });
+          this.#armDrainDeadline();
         }
         this.#maybeFinish();
         return;
@@ -501,6 +503,27 @@ export class Session {
         throw new Error(`Unknown wait status ${JSON.stringify(never)}`);
       }
     }
+  }
+
+  /**
+   * After the leader was reaped and its session killed, EOF normally follows at once. If it does not,
+   * someone outside the session holds the terminal open: stop waiting after a deadline. Not while the
+   * consumer is behind (reading paused): that output is still owed to it, and a consumer that never
+   * catches up is handled by the overflow timer.
+   */
+  #armDrainDeadline(): void {
+    this.#later(DRAIN_DEADLINE_MS, () => {
+      if (this.#eof) return;
+      if (this.#paused) {
+        this.#armDrainDeadline();
+        return;
+      }
+      this.#readAvailable();
+      if (!this.#eof) {
+        this.#eof = true;
+        this.#onEof();
+      }
+    });
   }
 
   #onEof(): void {
