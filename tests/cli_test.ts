@@ -355,3 +355,24 @@ sessionTest("a second SIGINT kills a program that ignores the first", async () =
   const { stdout } = await cli.result();
   assert.equal(framesOf(stdout).at(-1)!.signal, "KILL");
 });
+
+sessionTest("exit codes mirror signals by number (SEGV → 139)", async () => {
+  const { code, stdout } = await runCli(["exec", UNSAFE, "--", "sh", "-c", "kill -SEGV $$"]);
+  assert.equal(JSON.parse(stdout).signal, "SEGV");
+  assert.equal(code, 139);
+});
+
+sessionTest("fds inherited by specter do not leak into the program", async () => {
+  const script =
+    `exec 7</dev/null; exec "${Deno.execPath()}" run -A "${ROOT}/main.ts" exec ${UNSAFE} -- ls /proc/self/fd`;
+  const result = await new Deno.Command("bash", { args: ["-c", script], stdout: "piped", stderr: "null" })
+    .output();
+  const fds = JSON.parse(new TextDecoder().decode(result.stdout)).output.trim().split(/\s+/);
+  assert.ok(!fds.includes("7"), `fd 7 leaked: ${fds.join(",")}`);
+});
+
+sessionTest("usage errors of run are also error frames", async () => {
+  const { code, frames } = await runCli(["run", "--bogus"]);
+  assert.equal(code, 2);
+  assert.equal(frames[0]!.code, "E_USAGE");
+});

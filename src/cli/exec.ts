@@ -64,6 +64,7 @@ export async function execCommand(
       error: { code: failure.code, message: failure.message },
     };
     print(JSON.stringify(result));
+    warn(`specter: ${failure.code}: ${failure.message}`);
     return exitCodeForError(failure.code);
   }
   terminateOnSignals(session);

@@ -6,6 +6,7 @@
 import type { ErrorCode } from "../errors.ts";
 import type { ExitFrame } from "../frames/schema.ts";
 import { libc } from "../pty/_libc.ts";
+import type { SignalName } from "../pty/platform.ts";
 
 /** Exit code for an error Specter itself reports (usage 2; not found 127; not executable 126; else 125). */
 export function exitCodeForError(code: ErrorCode): number {
@@ -32,8 +33,8 @@ export function exitCodeForExit(frame: ExitFrame): number {
   if (frame.timed_out) return 124;
   if (frame.code !== null) return frame.code;
   const signal = frame.signal;
-  const number = signal === null
-    ? 0
-    : libc().table.signals[signal as keyof ReturnType<typeof libc>["table"]["signals"]];
-  return 128 + (number ?? 0);
+  if (signal === null) return 128;
+  // Named signals come from the table; others are reported as "SIG<number>".
+  const named = libc().table.signals[signal as SignalName] as number | undefined;
+  return 128 + (named ?? Number(/^SIG(\d+)$/.exec(signal)?.[1] ?? 0));
 }

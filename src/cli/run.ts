@@ -51,19 +51,24 @@ function framingOf(values: FlagValues): Framing {
 
 /** Runs `specter run ARGS`; resolves with the process exit code. */
 export async function runCommand(args: readonly string[], io: RunIo = stdio()): Promise<number> {
-  const { values, command } = parseCommandLine(args, RUN_FLAGS);
-  const framing = framingOf(values);
   const writer = io.stdout.getWriter();
+  let framing: Framing = "ndjson"; // Until --framing itself is known to be valid.
   let session: Session;
+  let values: FlagValues;
   try {
-    const options = sessionOptions(values, command);
+    const parsed = parseCommandLine(args, RUN_FLAGS);
+    values = parsed.values;
+    framing = framingOf(values);
+    const options = sessionOptions(values, parsed.command);
     const heartbeat = typeof values.heartbeat === "string" ? parseDuration(values.heartbeat, "heartbeat") : 0;
     io.stderr(UNSAFE_BANNER);
     session = spawn({ ...options, heartbeatMs: heartbeat });
   } catch (error: unknown) {
     const failure = toSpecterError(error);
     // Drivers get the failure as a frame too: the stream is the contract.
-    await writer.write(encodeFrames([errorFrame(failure)], framing)).catch(() => {});
+    await writer.write(encodeFrames([errorFrame(failure)], framing)).catch(() => {
+      // Nobody reads stdout: the error still goes to stderr through the caller.
+    });
     writer.releaseLock();
     throw failure;
   }

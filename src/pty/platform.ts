@@ -13,10 +13,17 @@ export const SIGNAL_NAMES = [
   "HUP",
   "INT",
   "QUIT",
+  "ILL",
+  "TRAP",
+  "ABRT",
+  "BUS",
+  "FPE",
   "KILL",
   "USR1",
+  "SEGV",
   "USR2",
   "PIPE",
+  "ALRM",
   "TERM",
   "CHLD",
   "CONT",
@@ -24,7 +31,14 @@ export const SIGNAL_NAMES = [
   "TSTP",
   "TTIN",
   "TTOU",
+  "URG",
+  "XCPU",
+  "XFSZ",
+  "VTALRM",
+  "PROF",
   "WINCH",
+  "IO",
+  "SYS",
 ] as const;
 
 /** A signal name without the `SIG` prefix, e.g. `"TERM"`. */
@@ -91,6 +105,8 @@ export interface PlatformTable {
     readonly SETSIGDEF: number;
     readonly SETSIGMASK: number;
     readonly SETSID: number;
+    /** Apple's flag making every fd not named in the file actions close-on-exec; 0 where absent. */
+    readonly CLOEXEC_DEFAULT: number;
   };
   /** Sizes in bytes of opaque structs we allocate for libc. */
   readonly sizes: {
@@ -116,10 +132,17 @@ const LINUX_SIGNALS = {
   HUP: 1,
   INT: 2,
   QUIT: 3,
+  ILL: 4,
+  TRAP: 5,
+  ABRT: 6,
+  BUS: 7,
+  FPE: 8,
   KILL: 9,
   USR1: 10,
+  SEGV: 11,
   USR2: 12,
   PIPE: 13,
+  ALRM: 14,
   TERM: 15,
   CHLD: 17,
   CONT: 18,
@@ -127,17 +150,31 @@ const LINUX_SIGNALS = {
   TSTP: 20,
   TTIN: 21,
   TTOU: 22,
+  URG: 23,
+  XCPU: 24,
+  XFSZ: 25,
+  VTALRM: 26,
+  PROF: 27,
   WINCH: 28,
+  IO: 29,
+  SYS: 31,
 } as const satisfies Record<SignalName, number>;
 
 const DARWIN_SIGNALS = {
   HUP: 1,
   INT: 2,
   QUIT: 3,
+  ILL: 4,
+  TRAP: 5,
+  ABRT: 6,
+  BUS: 10,
+  FPE: 8,
   KILL: 9,
   USR1: 30,
+  SEGV: 11,
   USR2: 31,
   PIPE: 13,
+  ALRM: 14,
   TERM: 15,
   CHLD: 20,
   CONT: 19,
@@ -145,7 +182,14 @@ const DARWIN_SIGNALS = {
   TSTP: 18,
   TTIN: 21,
   TTOU: 22,
+  URG: 16,
+  XCPU: 24,
+  XFSZ: 25,
+  VTALRM: 26,
+  PROF: 27,
   WINCH: 28,
+  IO: 23,
+  SYS: 12,
 } as const satisfies Record<SignalName, number>;
 
 // glibc on x86-64 and aarch64 uses the generic asm values for everything below.
@@ -169,7 +213,7 @@ const LINUX_GLIBC: Omit<PlatformTable, "id"> = {
   },
   poll: { POLLIN: 0x1, POLLOUT: 0x4, POLLERR: 0x8, POLLHUP: 0x10, POLLNVAL: 0x20 },
   ioctl: { TIOCSWINSZ: 0x5414, TIOCGWINSZ: 0x5413 },
-  spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x80 },
+  spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x80, CLOEXEC_DEFAULT: 0 },
   // struct sizes from glibc's <spawn.h> and <bits/types/__sigset_t.h>.
   sizes: { posix_spawn_file_actions_t: 80, posix_spawnattr_t: 336, sigset_t: 128, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 8 },
@@ -199,7 +243,7 @@ const DARWIN: Omit<PlatformTable, "id" | "variadic"> = {
   },
   poll: { POLLIN: 0x1, POLLOUT: 0x4, POLLERR: 0x8, POLLHUP: 0x10, POLLNVAL: 0x20 },
   ioctl: { TIOCSWINSZ: 0x80087467, TIOCGWINSZ: 0x40087468 },
-  spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x400 },
+  spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x400, CLOEXEC_DEFAULT: 0x4000 },
   sizes: { posix_spawn_file_actions_t: 8, posix_spawnattr_t: 8, sigset_t: 4, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 0x10 },
   continued: "bsd-0x13-stopsig",

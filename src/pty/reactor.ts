@@ -19,7 +19,12 @@ export interface PollClient {
   interest(): number;
   /** Called on the JS thread with the `revents` of the fd. */
   ready(revents: number): void;
+  /** Called when `ready` threw; the client has been removed. */
+  fail(error: unknown): void;
 }
+
+/** Pause after a failed poll() (e.g. ENOMEM) so that a persistent failure cannot spin a core. */
+const POLL_RETRY_MS = 10;
 
 /** Multiplexes many {@link PollClient}s over one off-thread `poll()`. */
 export class Reactor {
@@ -102,11 +107,22 @@ export class Reactor {
         this.#polling = true;
         const result = await lib.sym.poll(new Uint8Array(fds.buffer, 0, count * 8), BigInt(count), -1);
         this.#polling = false;
-        if (result < 0) continue; // EINTR; interests are rebuilt anyway.
+        if (result < 0) {
+          // EINTR, or a resource failure; errno is the worker thread's, so back off and rebuild.
+          await new Promise((resolve) => setTimeout(resolve, POLL_RETRY_MS));
+          continue;
+        }
         if (events[3] !== 0) this.#drainWakePipe();
         clients.forEach((client, i) => {
           const revents = events[(i + 1) * 4 + 3]!;
-          if (revents !== 0 && this.#clients.has(client)) client.ready(revents);
+          if (revents === 0 || !this.#clients.has(client)) return;
+          try {
+            client.ready(revents);
+          } catch (error: unknown) {
+            // One broken session must not take the reactor (and every other session) down with it.
+            this.#clients.delete(client);
+            client.fail(error);
+          }
         });
       }
     } finally {

@@ -7,7 +7,7 @@
 import { isAbsolute, join } from "node:path";
 import { SpawnError } from "../errors.ts";
 import { closeQuietly, cString, libc, pointerArray } from "./_libc.ts";
-import { openPty, type PtyPair } from "./pty.ts";
+import { openPty, type PtyPair, setCloseOnExec } from "./pty.ts";
 
 /** An fd of this process to hand to the child at a fixed number (e.g. a seccomp filter as fd 3). */
 export interface InheritedFd {
@@ -112,15 +112,18 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     check(sym.posix_spawn_file_actions_addopen(actions, 0, ttyPath, table.o.RDWR, 0), "addopen");
     check(sym.posix_spawn_file_actions_adddup2(actions, 0, 1), "adddup2(1)");
     check(sym.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2(2)");
+    const targets = new Set<number>();
     for (const { fd, target } of request.inheritFds ?? []) {
-      if (target < 3 || fd === target) {
+      if (target < 3 || fd === target || targets.has(target)) {
         throw new SpawnError(
           "E_SPAWN",
-          `Cannot pass fd ${fd} as ${target}: the target must be ≥ 3 and differ`,
+          `Cannot pass fd ${fd} as ${target}: targets must be ≥ 3, distinct, and differ from the fd`,
         );
       }
+      targets.add(target);
       check(sym.posix_spawn_file_actions_adddup2(actions, fd, target), `adddup2(${target})`);
     }
+    closeEverythingElse(actions, targets);
     let cwdBytes: Uint8Array<ArrayBuffer> | undefined;
     if (request.cwd !== undefined) {
       if (!sym.posix_spawn_file_actions_addchdir_np) {
@@ -137,7 +140,8 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     sym.sigemptyset(none);
     check(sym.posix_spawnattr_setsigdefault(attr, all), "setsigdefault");
     check(sym.posix_spawnattr_setsigmask(attr, none), "setsigmask");
-    const flags = table.spawn.SETSID | table.spawn.SETSIGDEF | table.spawn.SETSIGMASK;
+    const flags = table.spawn.SETSID | table.spawn.SETSIGDEF | table.spawn.SETSIGMASK |
+      table.spawn.CLOEXEC_DEFAULT;
     check(sym.posix_spawnattr_setflags(attr, flags), "setflags");
 
     const args = [request.argv0 ?? program, ...request.argv.slice(1)].map(cString);
@@ -164,6 +168,30 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
   } finally {
     if (actionsReady) sym.posix_spawn_file_actions_destroy(actions);
     if (attrReady) sym.posix_spawnattr_destroy(attr);
+  }
+}
+
+/**
+ * Makes sure the child gets fds 0–2 and the requested targets only. Specter's own fds are close-on-exec,
+ * but fds it inherited from its parent may not be (a driver's pipe end held by the program would keep
+ * that driver from ever seeing EOF). On macOS POSIX_SPAWN_CLOEXEC_DEFAULT does this; with glibc ≥ 2.34
+ * a closefrom action after the dup2s; otherwise every open fd ≥ 3 is marked close-on-exec here.
+ */
+function closeEverythingElse(actions: Uint8Array<ArrayBuffer>, targets: ReadonlySet<number>): void {
+  const { sym, table } = libc();
+  if (table.spawn.CLOEXEC_DEFAULT !== 0) return;
+  const highest = Math.max(2, ...targets);
+  if (sym.posix_spawn_file_actions_addclosefrom_np) {
+    for (let fd = 3; fd < highest; fd++) {
+      // A source fd sitting between two targets; closing an fd that is not open is ignored.
+      if (!targets.has(fd)) check(sym.posix_spawn_file_actions_addclose(actions, fd), `addclose(${fd})`);
+    }
+    check(sym.posix_spawn_file_actions_addclosefrom_np(actions, highest + 1), "addclosefrom_np");
+    return;
+  }
+  for (const entry of Deno.readDirSync("/proc/self/fd")) {
+    const fd = Number(entry.name);
+    if (fd > 2) setCloseOnExec(fd);
   }
 }
 

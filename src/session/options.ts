@@ -132,6 +132,11 @@ function optional(name: string, value: number | undefined): number | null {
   return value === undefined ? null : nonNegative(name, value, 0);
 }
 
+function optionalBytes(name: string, value: number | undefined): number | null {
+  const bytes = optional(name, value);
+  return bytes === null ? null : Math.floor(bytes);
+}
+
 /** Applies defaults and checks values (throws `E_USAGE`). */
 export function resolveOptions(options: SpawnOptions): ResolvedOptions {
   if (options.argv.length === 0) throw new UsageError("No command given");
@@ -170,8 +175,11 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     promptRegex,
     promptSettleMs: nonNegative("promptSettleMs", options.promptSettleMs, DEFAULTS.promptSettleMs),
     timeoutMs: optional("timeoutMs", options.timeoutMs),
-    maxOutputBytes: optional("maxOutputBytes", options.maxOutputBytes),
-    bufferBytes: Math.max(1, nonNegative("bufferBytes", options.bufferBytes, DEFAULTS.bufferBytes)),
+    maxOutputBytes: optionalBytes("maxOutputBytes", options.maxOutputBytes),
+    bufferBytes: Math.max(
+      1,
+      Math.floor(nonNegative("bufferBytes", options.bufferBytes, DEFAULTS.bufferBytes)),
+    ),
     overflowTimeoutMs: nonNegative(
       "overflowTimeoutMs",
       options.overflowTimeoutMs,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SessionError } from "../errors.ts";
+import { SessionError, UsageError } from "../errors.ts";
 import type { ExitFrame, Frame, FrameBody, SessionInfo } from "../frames/schema.ts";
 import type { DriverMessage } from "../frames/driver.ts";
 import { fromBase64, toBase64, Utf8Chunker } from "../frames/utf8.ts";
@@ -91,6 +91,7 @@ export class Session {
     fd: -1,
     interest: (): number => this.#interest(),
     ready: (revents: number): void => this.#ready(revents),
+    fail: (error: unknown): void => this.#fail(error),
   };
 
   /** @internal Use {@link spawn}. */
@@ -128,6 +129,7 @@ export class Session {
     reactor().add(this.#client);
     if (options.timeoutMs !== null) {
       this.#later(options.timeoutMs, () => {
+        if (this.#reaped !== null) return; // It exited in time; only the wind-down is still going on.
         this.#timedOut = true;
         void this.terminate();
       });
@@ -188,13 +190,19 @@ export class Session {
 
   /** Resizes the terminal; the child gets SIGWINCH. */
   resize(cols: number, rows: number): void {
-    this.#assertOpen();
+    for (const [name, value] of [["cols", cols], ["rows", rows]] as const) {
+      if (!Number.isInteger(value) || value < 1 || value > 10000) {
+        throw new UsageError(`Resize "${name}" must be an integer from 1 to 10000, got "${value}"`);
+      }
+    }
+    // The terminal stays open until `exit`, even when the program closed its side of it.
+    if (this.#finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
     this.#emit({ type: "resize", cols, rows });
     if (!setWindowSize(this.#master, cols, rows)) {
       this.#emitError("E_IO", `Resizing the terminal to ${cols}x${rows} failed`);
       return;
     }
-    this.#recorder?.event(this.#elapsed(), "r", `${cols}x${rows}`);
+    this.#record("r", `${cols}x${rows}`);
     this.#emit({ type: "resize_ack", cols, rows });
   }
 
@@ -206,9 +214,8 @@ export class Session {
    * what the default action would do, and the `signal` frame says so in `delivered_as`.
    */
   signal(signal: SignalName): void {
-    this.#assertOpen();
-    // Once reaped, the pid may already belong to an unrelated process.
-    if (this.#reaped !== null) {
+    // A program that closed its terminal (EOF) may still run; once reaped, its pid may be someone else's.
+    if (this.#finished || this.#reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
     const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
@@ -227,7 +234,8 @@ export class Session {
    * Calling it again while terminating can only shorten the grace.
    */
   terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
-    if (this.#finished) return this.exited;
+    // Once reaped, every member was already SIGKILLed, and the ids may have been reused.
+    if (this.#finished || this.#reaped !== null) return this.exited;
     if (!this.#terminating) {
       this.#terminating = true;
       for (const signal of ["HUP", "TERM", "CONT"] as const) signalSession(this.pid, signal);
@@ -277,7 +285,8 @@ export class Session {
     if (this.#queue.closed) return;
     const frame = { seq: this.#seq++, ts: nowSeconds(), ...body } as Frame;
     this.#queue.push(frame);
-    if (!this.#paused && this.#queue.bytes > this.#options.bufferBytes) this.#pause();
+    // While discarding (after an overflow) nothing more is read into the queue: never pause again.
+    if (!this.#paused && !this.#discard && this.#queue.bytes > this.#options.bufferBytes) this.#pause();
   }
 
   #emitError(code: string, message: string, details?: Record<string, unknown>): void {
@@ -288,7 +297,7 @@ export class Session {
     return (performance.now() - this.#startedAt) / 1000;
   }
 
-  #record(code: "o" | "i", text: string): void {
+  #record(code: "o" | "i" | "r", text: string): void {
     if (!this.#recorder) return;
     try {
       this.#recorder.event(this.#elapsed(), code, text);
@@ -524,6 +533,18 @@ export class Session {
         this.#onEof();
       }
     });
+  }
+
+  /** The reactor dropped this session after an unexpected exception: report it and end the program. */
+  #fail(error: unknown): void {
+    this.#emitError(
+      "E_IO",
+      `Reading the terminal failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    this.#discard = true;
+    this.#eof = true;
+    signalSession(this.pid, "KILL");
+    this.#maybeFinish();
   }
 
   #onEof(): void {
