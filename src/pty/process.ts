@@ -16,15 +16,22 @@ export function sendSignal(pid: number, signal: SignalName): boolean {
 }
 
 const SNAPSHOT_MS = 5;
-let snapshot: { at: number; bySession: Map<number, number[]> } | undefined;
+let snapshot: { startedAt: number; endedAt: number; bySession: Map<number, number[]> } | undefined;
 
 /**
- * Maps session id → live (not zombie) pids by reading `/proc` once. Many sessions ending together (1000
- * at once in the sessions benchmark) share one scan: a snapshot is reused for {@link SNAPSHOT_MS} ms.
+ * Maps session id → live (not zombie) pids by reading `/proc` once (a scan of a busy machine takes
+ * ~10 ms). Many sessions ending together (1000 at once in the sessions benchmark) share one scan: a
+ * snapshot is reused for {@link SNAPSHOT_MS} ms after it was taken, but only by callers whose question
+ * is not newer than the scan (`notBefore`: a scan that began before your last kill cannot tell whether
+ * the kill worked).
  */
-function scanSessions(): Map<number, number[]> {
-  const now = performance.now();
-  if (snapshot && now - snapshot.at < SNAPSHOT_MS) return snapshot.bySession;
+function scanSessions(notBefore: number): Map<number, number[]> {
+  if (
+    snapshot && snapshot.startedAt >= notBefore && performance.now() - snapshot.endedAt < SNAPSHOT_MS
+  ) {
+    return snapshot.bySession;
+  }
+  const startedAt = performance.now();
   const bySession = new Map<number, number[]>();
   for (const entry of Deno.readDirSync("/proc")) {
     const pid = Number(entry.name);
@@ -43,25 +50,44 @@ function scanSessions(): Map<number, number[]> {
     if (members) members.push(pid);
     else bySession.set(sid, [pid]);
   }
-  snapshot = { at: now, bySession };
+  snapshot = { startedAt, endedAt: performance.now(), bySession };
   return bySession;
 }
 
 /**
- * Lists the live (not zombie) pids whose session id is `sid`, from `/proc` (Linux). Elsewhere only the
- * process group can be reached, so this returns an empty list and callers signal `-sid` as well.
- * `fresh` forces a new scan instead of a snapshot up to 5 ms old.
+ * Lists the live (not zombie) pids whose session id is `sid`, from `/proc` (Linux), using a scan that
+ * started at or after `notBefore` (a `performance.now()` value; default: any recent scan). Elsewhere only
+ * the process group can be reached, so this returns an empty list and callers signal `-sid` as well.
  */
-export function sessionMembers(sid: number, fresh = false): number[] {
+export function sessionMembers(sid: number, notBefore = -Infinity): number[] {
   if (Deno.build.os !== "linux") return [];
-  if (fresh) snapshot = undefined;
-  return scanSessions().get(sid) ?? [];
+  return scanSessions(notBefore).get(sid) ?? [];
 }
 
-/** Signals every process of session `sid`: its process group, then each member found in `/proc`. */
-export function signalSession(sid: number, signal: SignalName): void {
-  sendSignal(-sid, signal);
-  for (const pid of sessionMembers(sid)) sendSignal(pid, signal);
+/** What {@link signalSession} did. */
+export interface SessionSignalled {
+  /** `performance.now()` by which the signals were sent. */
+  readonly at: number;
+  /** False when no process of the session was found to signal. */
+  readonly signalled: boolean;
+}
+
+/**
+ * Sends each of `signals` to every process of session `sid`: its process group, then each member
+ * found in a `/proc` scan that started at or after `notBefore`.
+ */
+export function signalSession(
+  sid: number,
+  signals: readonly SignalName[],
+  notBefore = -Infinity,
+): SessionSignalled {
+  const members = sessionMembers(sid, notBefore);
+  let signalled = members.length > 0;
+  for (const signal of signals) {
+    if (sendSignal(-sid, signal)) signalled = true;
+    for (const pid of members) sendSignal(pid, signal);
+  }
+  return { at: performance.now(), signalled };
 }
 
 /** What a process does on receiving a signal. */
@@ -100,7 +126,7 @@ export function raiseOpenFileLimit(): number {
 }
 
 /** Called with each status change of a watched child; after `exited`/`signaled` the pid is unwatched. */
-export type StatusListener = (status: WaitStatus) => void;
+export type StatusListener = (status: WaitStatus, at: number) => void;
 
 const SAFETY_TICK_MS = 1000;
 
@@ -109,7 +135,17 @@ export class ChildWatcher {
   #listeners = new Map<number, StatusListener>();
   #status = new Int32Array(1);
   #timer: ReturnType<typeof setInterval> | undefined;
-  #onSignal = (): void => this.check();
+  #scheduled = false;
+  // Many triggers (one watch() per spawn, SIGCHLD bursts) collapse into one check per microtask turn:
+  // 1000 spawns must not cost 1000 × 1000 waitpid calls.
+  #onSignal = (): void => {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      this.check();
+    });
+  };
 
   /** Starts watching `pid`; `listener` runs on the JS thread for each status change. */
   watch(pid: number, listener: StatusListener): void {
@@ -121,7 +157,7 @@ export class ChildWatcher {
       this.#timer = timer;
     }
     this.#listeners.set(pid, listener);
-    queueMicrotask(this.#onSignal); // The child may have changed state before we listened.
+    this.#onSignal(); // The child may have changed state before we listened.
   }
 
   /** Stops watching `pid` (does not reap it). */
@@ -136,6 +172,9 @@ export class ChildWatcher {
   check(): void {
     const lib = libc();
     const { WNOHANG, WUNTRACED, WCONTINUED } = lib.table.wait;
+    // Collect every change first, then dispatch: listeners of one batch share the time `at`, so that a
+    // thousand sessions reaped together can share one /proc scan taken after all of them.
+    const changes: [StatusListener, WaitStatus][] = [];
     for (const [pid, listener] of [...this.#listeners]) {
       for (;;) {
         const result = lib.sym.waitpid(pid, this.#status, WNOHANG | WUNTRACED | WCONTINUED);
@@ -144,16 +183,18 @@ export class ChildWatcher {
           if (lib.errno() === lib.table.errno.EINTR) continue;
           // ECHILD: not our child any more (should not happen); report it gone rather than hang.
           this.unwatch(pid);
-          listener({ kind: "signaled", signal: 0 });
+          changes.push([listener, { kind: "signaled", signal: 0 }]);
           break;
         }
         const status = decodeWaitStatus(this.#status[0]!, lib.table);
         const final = status.kind === "exited" || status.kind === "signaled";
         if (final) this.unwatch(pid);
-        listener(status);
+        changes.push([listener, status]);
         if (final) break;
       }
     }
+    const at = performance.now();
+    for (const [listener, status] of changes) listener(status, at);
   }
 }
 

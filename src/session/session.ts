@@ -79,6 +79,8 @@ export class Session {
   #discard = false;
   #timedOut = false;
   #sweeps = 0;
+  #lastKillAt = -Infinity;
+  #reapedAt = -Infinity;
   #truncated = false;
   #terminating = false;
   #lastOutputAt = performance.now();
@@ -125,7 +127,7 @@ export class Session {
       pid: child.pid,
       ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
     });
-    childWatcher().watch(child.pid, (status) => this.#onStatus(status));
+    childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
     reactor().add(this.#client);
     if (options.timeoutMs !== null) {
       this.#later(options.timeoutMs, () => {
@@ -238,11 +240,11 @@ export class Session {
     if (this.#finished || this.#reaped !== null) return this.exited;
     if (!this.#terminating) {
       this.#terminating = true;
-      for (const signal of ["HUP", "TERM", "CONT"] as const) signalSession(this.pid, signal);
+      signalSession(this.pid, ["HUP", "TERM", "CONT"]); // CONT: stopped processes must see the others.
     }
     // A later call may only bring SIGKILL closer (e.g. a second ctrl-c): each schedules its own.
-    if (graceMs <= 0) signalSession(this.pid, "KILL");
-    else this.#later(graceMs, () => signalSession(this.pid, "KILL"));
+    if (graceMs <= 0) this.#kill();
+    else this.#later(graceMs, () => this.#kill());
     return this.exited;
   }
 
@@ -429,7 +431,7 @@ export class Session {
     this.#truncated = true;
     this.#discard = true;
     this.#emit({ type: "overflow", reason: "max_output", limit });
-    signalSession(this.pid, "KILL");
+    this.#kill();
   }
 
   #pause(): void {
@@ -440,7 +442,7 @@ export class Session {
       // Output read from now on is dropped (the overflow frame says so) so the terminal can drain.
       this.#discard = true;
       this.#resume();
-      signalSession(this.pid, "KILL");
+      this.#kill();
     });
   }
 
@@ -487,7 +489,7 @@ export class Session {
 
   // ── exit ────────────────────────────────────────────────────────────────────────────────────────
 
-  #onStatus(status: WaitStatus): void {
+  #onStatus(status: WaitStatus, at: number): void {
     const table = libc().table;
     switch (status.kind) {
       case "stopped":
@@ -499,8 +501,9 @@ export class Session {
       case "exited":
       case "signaled":
         this.#reaped = status;
+        this.#reapedAt = at;
         // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
-        signalSession(this.pid, "KILL");
+        this.#kill();
         if (!this.#eof) {
           this.#readAvailable();
           this.#armDrainDeadline();
@@ -543,8 +546,14 @@ export class Session {
     );
     this.#discard = true;
     this.#eof = true;
-    signalSession(this.pid, "KILL");
+    this.#kill();
     this.#maybeFinish();
+  }
+
+  /** SIGKILLs every process of the session and remembers when (see `sessionMembers`'s `notBefore`). */
+  #kill(): void {
+    const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
+    if (signalled) this.#lastKillAt = at;
   }
 
   #onEof(): void {
@@ -557,9 +566,15 @@ export class Session {
     if (this.#finished || !this.#eof || this.#reaped === null) return;
     // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
     // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
-    if (this.#sweeps < MAX_SWEEPS && sessionMembers(this.pid, this.#sweeps > 0).length > 0) {
+    if (performance.now() - this.#lastKillAt < SWEEP_INTERVAL_MS) {
+      // Give the kill a moment; sessions killed together then share the next /proc scan.
+      this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
+      return;
+    }
+    const notBefore = Math.max(this.#reapedAt, this.#lastKillAt);
+    if (this.#sweeps < MAX_SWEEPS && sessionMembers(this.pid, notBefore).length > 0) {
       this.#sweeps++;
-      signalSession(this.pid, "KILL");
+      this.#kill();
       this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
       return;
     }
