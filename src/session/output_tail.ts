@@ -32,16 +32,20 @@ export class OutputTail {
     this.#sawOutput = true;
     let input = this.#pending + text;
     this.#pending = "";
-    // Lines before the last `capacity + 1` newlines would scroll out of the ring: skip them.
-    let newlines = 0;
-    for (let i = input.length - 1; i >= 0; i--) {
-      if (input.charCodeAt(i) === 10 && ++newlines > this.#capacity) {
-        input = input.slice(i + 1);
+    // Lines before the last `capacity + 1` newlines would scroll out of the ring: skip them. This runs
+    // on the reading thread for every chunk, so it uses the native lastIndexOf, not a JS loop.
+    let at = input.length;
+    for (let newlines = 0; at > 0; newlines++) {
+      const nl = input.lastIndexOf("\n", at - 1);
+      if (nl < 0) break;
+      if (newlines === this.#capacity) {
+        input = input.slice(nl + 1);
         this.#lines = [];
         this.#line = "";
         this.#col = 0;
         break;
       }
+      at = nl;
     }
     this.#scan(input);
   }
@@ -181,6 +185,8 @@ export class CursorKeyMode {
 
   /** Feeds decoded output text. */
   push(text: string): void {
+    // Most chunks have no escape at all: one native scan, no string building (this runs per chunk).
+    if (this.#tail === "" && !text.includes("\x1b")) return;
     const input = this.#tail + text;
     this.#tail = "";
     if (input.includes("\x1b[?")) {
