@@ -29,6 +29,16 @@ export function sessionTest(name: string, fn: () => Promise<void>, timeoutMs = 3
 
 const started = new Set<Session>();
 
+/** Runs `fn` with a fresh temporary directory, removed afterwards whatever happens. */
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "specter-test-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /** Rejects if `promise` does not settle within `ms`. */
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { decodeStream } from "../src/frames/encode.ts";
-import { alive, CliProcess, ROOT, runCli, sessionTest, start } from "./_helpers.ts";
+import { alive, CliProcess, ROOT, runCli, sessionTest, start, withTempDir } from "./_helpers.ts";
 
 const UNSAFE = "--unsafe-no-sandbox";
 type Json = Record<string, unknown>;
@@ -159,8 +159,7 @@ sessionTest("length-prefixed framing carries the same frames", async () => {
 });
 
 sessionTest("a recording plays in asciinema (asciinema cat)", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+  await withTempDir(async (dir) => {
     const cast = `${dir}/run.cast`;
     const cli = new CliProcess([
       "run",
@@ -188,14 +187,11 @@ sessionTest("a recording plays in asciinema (asciinema cat)", async () => {
     const played = await asciinemaCat(cast);
     assert.equal(played.code, 0, played.text);
     assert.ok(played.text.includes("hello") && played.text.includes("x=abc"), played.text);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 sessionTest("a recording stays valid when specter is killed mid-run", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+  await withTempDir(async (dir) => {
     const cast = `${dir}/killed.cast`;
     const cli = new CliProcess([
       "run",
@@ -219,9 +215,7 @@ sessionTest("a recording stays valid when specter is killed mid-run", async () =
     const played = await asciinemaCat(cast);
     assert.equal(played.code, 0, played.text);
     assert.ok(played.text.includes("before"), played.text);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 sessionTest("exec prints one JSON result and mirrors the exit code", async () => {

@@ -2,11 +2,10 @@
  * The README's first quick-start command (`./scripts/dev demo`) works and writes its artifacts.
  */
 import assert from "node:assert/strict";
-import { DENO, ROOT, sessionTest } from "./_helpers.ts";
+import { DENO, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
 
 sessionTest("the demo drives bash and python3, prints a summary and writes artifacts", async () => {
-  const out = await Deno.makeTempDir();
-  try {
+  await withTempDir(async (out) => {
     const result = await new Deno.Command(DENO, {
       args: ["run", "-A", `${ROOT}/scripts/demo.ts`, "--out", out],
       cwd: ROOT,
@@ -27,7 +26,5 @@ sessionTest("the demo drives bash and python3, prints a summary and writes artif
     assert.equal(frames.at(-1).type, "exit");
     const cast = (await Deno.readTextFile(`${out}/session.cast`)).split("\n");
     assert.equal(JSON.parse(cast[0]!).version, 2);
-  } finally {
-    await Deno.remove(out, { recursive: true });
-  }
+  });
 });

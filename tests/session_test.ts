@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { alive, sessionTest, start } from "./_helpers.ts";
+import { alive, sessionTest, start, withTempDir } from "./_helpers.ts";
 import { spawn, Transcript } from "../src/mod.ts";
 import { reactor } from "../src/pty/reactor.ts";
 import { libc } from "../src/pty/_libc.ts";
@@ -117,8 +117,7 @@ function sha256(bytes: Uint8Array): string {
 
 for (const kind of ["text", "random bytes"] as const) {
   sessionTest(`5 MB of ${kind} then immediate exit: every byte delivered`, async () => {
-    const dir = await Deno.makeTempDir();
-    try {
+    await withTempDir(async (dir) => {
       const size = 5_000_000;
       const content = new Uint8Array(size);
       if (kind === "text") {
@@ -136,9 +135,7 @@ for (const kind of ["text", "random bytes"] as const) {
       assert.deepEqual(r.bytes.length, size);
       assert.deepEqual(sha256(r.bytes), sha256(content));
       if (kind === "text") assert(r.frames.every((f) => f.type !== "stdout" || !f.binary), "text stays text");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    });
   });
 }
 
@@ -351,8 +348,7 @@ sessionTest("Transcript waits time out with E_IO and the recent output", async (
 sessionTest(
   "output held in the terminal while the consumer is behind survives the program's exit",
   async () => {
-    const dir = await Deno.makeTempDir();
-    try {
+    await withTempDir(async (dir) => {
       // Small enough to fit in the queue limit plus the kernel's terminal buffer (~64 KiB): cat writes it
       // all and exits while reading is paused, leaving output in the terminal that is still owed.
       const size = 12_000;
@@ -369,9 +365,7 @@ sessionTest(
       let received = 0;
       for await (const frame of session.frames()) if (frame.type === "stdout") received += frame.data.length;
       assert.equal(received, size);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    });
   },
   60_000,
 );
