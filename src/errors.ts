@@ -21,6 +21,18 @@ export const ERROR_CODES = {
   E_PROTOCOL_VERSION: "A driver message has a missing or unsupported protocol version `v`",
   E_RECORD: "The recording file could not be written",
   E_IO: "Writing frames or reading driver input failed",
+  E_POLICY_NOT_FOUND: "The policy is neither a known preset nor a readable file",
+  E_POLICY_PARSE: "The policy file is not valid JSON or TOML",
+  E_POLICY_VERSION: "The policy's `version` is missing or unsupported",
+  E_POLICY_UNKNOWN_KEY: "The policy has a key Specter does not know (never ignored)",
+  E_POLICY_SCHEMA: "A policy field has the wrong type or value",
+  E_POLICY_PATH_RELATIVE: "A policy path (or the cwd) is not absolute",
+  E_POLICY_PATH_DOTDOT: "A policy path (or the cwd) is not normalized (contains `..`, `.` or `//`)",
+  E_POLICY_BROAD_ROOT: "A policy path is a broad root such as `/`, the home directory, `/usr` or `/etc`",
+  E_POLICY_WRITE_ACK: "Host writes were allowed without --ack-unsafe-write",
+  E_POLICY_NETWORK_ACK: "Network was allowed without --ack-network",
+  E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
+  E_SANDBOX_START: "The sandbox backend failed to start the program",
 } as const;
 
 /** A stable error code. */
@@ -87,6 +99,46 @@ export class SpawnError extends SpecterError {
   ) {
     super(code, message, options);
     this.name = "SpawnError";
+  }
+}
+
+/** One problem found in a policy: its code, the field it concerns (e.g. `fs.write[0]`) and a message. */
+export interface PolicyProblem {
+  /** Stable code, e.g. `E_POLICY_BROAD_ROOT`. */
+  readonly code: PolicyErrorCode;
+  /** Dotted path of the field, e.g. `fs.write[0]`; `(policy)` for the whole document. */
+  readonly field: string;
+  /** Sentence-case message naming the field and value, no trailing period. */
+  readonly message: string;
+}
+
+/** The codes a policy problem can have. */
+export type PolicyErrorCode = Extract<ErrorCode, `E_POLICY_${string}`>;
+
+/** A policy could not be loaded or is invalid; `problems` lists every problem found (at least one). */
+export class PolicyError extends SpecterError {
+  /** Every problem, in document order. */
+  readonly problems: readonly PolicyProblem[];
+
+  /** Creates an error whose code and message are those of the first problem. */
+  constructor(problems: readonly PolicyProblem[], options: SpecterErrorOptions = {}) {
+    const first = problems[0] ?? { code: "E_POLICY_SCHEMA", field: "(policy)", message: "Invalid policy" };
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem(s))` : "";
+    super(first.code, `${first.message}${more}`, {
+      ...options,
+      details: { field: first.field, ...options.details },
+    });
+    this.name = "PolicyError";
+    this.problems = problems;
+  }
+}
+
+/** The sandbox cannot be set up; never silently replaced by a weaker one. */
+export class SandboxError extends SpecterError {
+  /** Creates an `E_SANDBOX_UNAVAILABLE` or `E_SANDBOX_START` error. */
+  constructor(code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START", message: string, options: SpecterErrorOptions = {}) {
+    super(code, message, options);
+    this.name = "SandboxError";
   }
 }
 

@@ -1,0 +1,50 @@
+/**
+ * The resolved, frozen policy every sandbox backend consumes. Produced by `loadPolicy`/`checkPolicy`
+ * from a preset or a policy file; never constructed by hand outside tests.
+ *
+ * Deny by default: an absent or empty list allows nothing beyond what the field's doc says.
+ *
+ * @module
+ */
+
+/** Resource ceilings; `null` means no ceiling of that kind. */
+export interface Budgets {
+  /** Wall-clock limit in milliseconds. */
+  readonly wall_ms: number | null;
+  /** CPU time limit in seconds (RLIMIT_CPU). */
+  readonly cpu_seconds: number | null;
+  /** Memory limit in bytes (address space / tree RSS). */
+  readonly memory_bytes: number | null;
+  /** Maximum number of processes (RLIMIT_NPROC). */
+  readonly processes: number | null;
+  /** Output budget in bytes (the session's `maxOutputBytes`). */
+  readonly output_bytes: number | null;
+  /** Largest file the program may write, in bytes (RLIMIT_FSIZE). */
+  readonly file_size_bytes: number | null;
+}
+
+/** A validated policy. All paths are absolute and normalized, variables already substituted. */
+export interface Policy {
+  /** Policy format version. */
+  readonly version: 1;
+  /** Where it came from: `preset:strict`, `preset:basic`, `preset:workspace` or `file:/abs/path`. */
+  readonly source: string;
+  /**
+   * Absolute paths of programs, or of directories whose programs, may execute. Empty: only the target
+   * program itself (resolved to an absolute path) may execute.
+   */
+  readonly exec: readonly string[];
+  /** Filesystem access beyond the read-only system binds a backend needs to run programs at all. */
+  readonly fs: {
+    /** Absolute paths readable (files or directory trees). Empty: no host path beyond the system binds. */
+    readonly read: readonly string[];
+    /** Absolute paths writable. Empty: no host writes (a private tmpfs `/tmp` only). */
+    readonly write: readonly string[];
+  };
+  /** Names of environment variables passed through from the caller. Empty: only the minimal default env. */
+  readonly env: readonly string[];
+  /** `off`: no network namespace access at all. `on` needs `--ack-network`. */
+  readonly network: "off" | "on";
+  /** Resource ceilings. */
+  readonly budgets: Budgets;
+}
