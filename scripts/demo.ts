@@ -1,18 +1,17 @@
 /**
  * The quick-start demo: drives a real interactive bash (and a python3 REPL inside it) through Specter,
- * prints a readable summary and writes the run's artifacts (frames, recording, summary).
+ * inside the default sandbox backend (bubblewrap on Linux) with the `basic` preset (system programs may
+ * run; no host writes, no network), prints a readable summary and writes the run's artifacts (frames,
+ * recording, summary).
  *
  *   deno task demo [--out DIR]
- *
- * No sandbox backend exists yet, so the demo runs unsandboxed and says so; it only runs the commands
- * listed below.
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { type Frame, plainText, spawn, Transcript } from "../src/mod.ts";
-import { UNSAFE_BANNER } from "../src/cli/flags.ts";
+import { loadPolicy } from "../src/policy/mod.ts";
 
 const { values } = parseArgs({ options: { out: { type: "string" } } });
 const runId = new Date().toISOString().replace(/[:.]/g, "-");
@@ -23,8 +22,12 @@ const encoder = new TextEncoder();
 const events = await Deno.open(join(out, "events.ndjson"), { write: true, create: true, truncate: true });
 const print = (line: string) => Deno.stdout.writeSync(encoder.encode(line + "\n"));
 
-Deno.stderr.writeSync(encoder.encode(UNSAFE_BANNER + "\n"));
-print("Specter demo: driving an interactive bash on a real pseudo-terminal\n");
+const policy = loadPolicy("basic", {
+  workspace: Deno.cwd(),
+  home: Deno.env.get("HOME") ?? "/",
+  acks: { unsafeWrite: false, network: false },
+});
+print("Specter demo: driving an interactive bash on a real pseudo-terminal, inside the sandbox\n");
 
 const session = spawn({
   argv: ["bash", "--norc", "--noprofile", "-i"],
@@ -34,7 +37,7 @@ const session = spawn({
   rows: 24,
   title: "specter demo",
   parentAgent: "demo",
-  sandbox: "none",
+  sandbox: { mode: "auto", policy },
   timeoutMs: 60_000,
   record: { path: join(out, "session.cast"), input: true },
 });
@@ -118,6 +121,7 @@ try {
   events.close();
 }
 
+const start = t.frames[0];
 const counts = new Map<string, number>();
 for (const frame of t.frames) counts.set(frame.type, (counts.get(frame.type) ?? 0) + 1);
 const summary = {
@@ -126,12 +130,13 @@ const summary = {
   exit_code: exitCode,
   frames: Object.fromEntries(counts),
   output_bytes: session.outputBytes,
-  sandbox: "none",
+  sandbox: start?.type === "start" ? `${start.sandbox} (${start.policy})` : null,
   artifacts: { events: "events.ndjson", recording: "session.cast", summary: "summary.json" },
 };
 await Deno.writeTextFile(join(out, "summary.json"), JSON.stringify(summary, null, 2) + "\n");
 
-print(`\n  frames: ${[...counts].map(([type, n]) => `${type} ${n}`).join(", ")}`);
+print(`\n  sandbox: ${summary.sandbox} (exec: system programs; writes: private /tmp only; no network)`);
+print(`  frames: ${[...counts].map(([type, n]) => `${type} ${n}`).join(", ")}`);
 print(`  artifacts: ${out}/`);
 print("    events.ndjson   every frame, one JSON object per line");
 print("    session.cast    asciicast v2 recording (asciinema play)");

@@ -136,7 +136,11 @@ export class PolicyError extends SpecterError {
 /** The sandbox cannot be set up; never silently replaced by a weaker one. */
 export class SandboxError extends SpecterError {
   /** Creates an `E_SANDBOX_UNAVAILABLE` or `E_SANDBOX_START` error. */
-  constructor(code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START", message: string, options: SpecterErrorOptions = {}) {
+  constructor(
+    code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START",
+    message: string,
+    options: SpecterErrorOptions = {},
+  ) {
     super(code, message, options);
     this.name = "SandboxError";
   }

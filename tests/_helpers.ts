@@ -52,9 +52,15 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
-/** Spawns a session (idle frames off unless asked for) and reads it with a {@link Transcript}. */
+/** Explicitly unsandboxed: for tests of the PTY layer itself (sandbox tests live in tests/sandbox/). */
+export const NO_SANDBOX = { mode: "none", acknowledge: "unsafe-no-sandbox" } as const;
+
+/**
+ * Spawns a session (idle frames off unless asked for; no sandbox unless `options.sandbox` says so) and
+ * reads it with a {@link Transcript}.
+ */
 export function start(options: SpawnOptions): Transcript {
-  const session = spawn({ idleMs: 0, ...options });
+  const session = spawn({ idleMs: 0, sandbox: NO_SANDBOX, ...options });
   started.add(session);
   return new Transcript(session);
 }

@@ -6,7 +6,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { decodeStream } from "../src/frames/encode.ts";
 import { alive, CliProcess, ROOT, runCli, sessionTest, start, withTempDir } from "./_helpers.ts";
 
-const UNSAFE = "--unsafe-no-sandbox";
+const UNSAFE = ["--unsafe-no-sandbox", "--ack-no-network-enforcement"] as const;
 type Json = Record<string, unknown>;
 
 function framesOf(stdout: Uint8Array): Json[] {
@@ -30,7 +30,7 @@ sessionTest("every frame printed by specter run validates against the published 
   // Run 1: output (text and binary), resize, prompt, idle, ping/pong, heartbeat, errors, input echo.
   const one = new CliProcess([
     "run",
-    UNSAFE,
+    ...UNSAFE,
     "--prompt-regex",
     "ready> $",
     "--idle",
@@ -59,7 +59,7 @@ sessionTest("every frame printed by specter run validates against the published 
   all.push(...framesOf(r1.stdout));
 
   // Run 2: stopped / continued / signal frames.
-  const two = new CliProcess(["run", UNSAFE, "--", "sleep", "30"]);
+  const two = new CliProcess(["run", ...UNSAFE, "--", "sleep", "30"]);
   await two.send({ v: 1, type: "signal", signal: "TSTP" });
   await sleep(300);
   await two.send({ v: 1, type: "signal", signal: "CONT" });
@@ -69,7 +69,7 @@ sessionTest("every frame printed by specter run validates against the published 
   all.push(...framesOf(r2.stdout));
 
   // Run 3: overflow.
-  const r3 = await runCli(["run", UNSAFE, "--max-output", "100", "--", "yes"]);
+  const r3 = await runCli(["run", ...UNSAFE, "--max-output", "100", "--", "yes"]);
   all.push(...r3.frames);
 
   for (const frame of all) {
@@ -99,7 +99,7 @@ sessionTest("every frame printed by specter run validates against the published 
 }, 60_000);
 
 sessionTest("malformed driver lines get error frames and the session survives", async () => {
-  const cli = new CliProcess(["run", UNSAFE, "--", "sh", "-c", 'read -r x; echo "got:$x"']);
+  const cli = new CliProcess(["run", ...UNSAFE, "--", "sh", "-c", 'read -r x; echo "got:$x"']);
   await cli.send(
     "garbage{",
     '{"v":2,"type":"ping"}',
@@ -131,7 +131,7 @@ sessionTest("malformed driver lines get error frames and the session survives", 
 });
 
 sessionTest("--timeout ends the run with timed_out: true and exit code 124", async () => {
-  const { code, frames } = await runCli(["run", UNSAFE, "--timeout", "300ms", "--", "sleep", "30"]);
+  const { code, frames } = await runCli(["run", ...UNSAFE, "--timeout", "300ms", "--", "sleep", "30"]);
   const exit = frames.at(-1)!;
   assert.equal(exit.type, "exit");
   assert.equal(exit.timed_out, true);
@@ -139,17 +139,17 @@ sessionTest("--timeout ends the run with timed_out: true and exit code 124", asy
 });
 
 sessionTest("stdin EOF keeps the session running unless --close-on-eof", async () => {
-  const kept = await runCli(["run", UNSAFE, "--", "sh", "-c", "sleep 0.3; echo alive"]);
+  const kept = await runCli(["run", ...UNSAFE, "--", "sh", "-c", "sleep 0.3; echo alive"]);
   assert.ok(kept.frames.some((f) => f.type === "stdout" && String(f.data).includes("alive")));
   assert.equal(kept.code, 0);
-  const closed = await runCli(["run", UNSAFE, "--close-on-eof", "--", "sleep", "30"]);
+  const closed = await runCli(["run", ...UNSAFE, "--close-on-eof", "--", "sleep", "30"]);
   const exit = closed.frames.at(-1)!;
   assert.equal(exit.type, "exit");
   assert.equal(exit.signal, "HUP");
 });
 
 sessionTest("length-prefixed framing carries the same frames", async () => {
-  const cli = new CliProcess(["run", UNSAFE, "--framing", "length", "--", "echo", "hi"]);
+  const cli = new CliProcess(["run", ...UNSAFE, "--framing", "length", "--", "echo", "hi"]);
   await cli.closeStdin();
   const { code, stdout } = await cli.result();
   assert.equal(code, 0);
@@ -163,7 +163,7 @@ sessionTest("a recording plays in asciinema (asciinema cat)", async () => {
     const cast = `${dir}/run.cast`;
     const cli = new CliProcess([
       "run",
-      UNSAFE,
+      ...UNSAFE,
       "--record",
       cast,
       "--record-input",
@@ -195,7 +195,7 @@ sessionTest("a recording stays valid when specter is killed mid-run", async () =
     const cast = `${dir}/killed.cast`;
     const cli = new CliProcess([
       "run",
-      UNSAFE,
+      ...UNSAFE,
       "--record",
       cast,
       "--",
@@ -221,7 +221,7 @@ sessionTest("a recording stays valid when specter is killed mid-run", async () =
 sessionTest("exec prints one JSON result and mirrors the exit code", async () => {
   const ok = await runCli([
     "exec",
-    UNSAFE,
+    ...UNSAFE,
     "--",
     "sh",
     "-c",
@@ -242,13 +242,13 @@ sessionTest("exec prints one JSON result and mirrors the exit code", async () =>
   assert.equal(result.success, true);
   assert.equal(ok.code, 0);
 
-  const failed = await runCli(["exec", UNSAFE, "--", "sh", "-c", "exit 3"]);
+  const failed = await runCli(["exec", ...UNSAFE, "--", "sh", "-c", "exit 3"]);
   assert.equal(JSON.parse(failed.stdout).exit_code, 3);
   assert.equal(failed.code, 3);
 
   const typed = await runCli([
     "exec",
-    UNSAFE,
+    ...UNSAFE,
     "--input",
     "ping\\r",
     "--",
@@ -258,42 +258,46 @@ sessionTest("exec prints one JSON result and mirrors the exit code", async () =>
   ]);
   assert.ok(JSON.parse(typed.stdout).output.includes("[ping]"));
 
-  const timed = await runCli(["exec", UNSAFE, "--timeout", "200ms", "--", "sleep", "30"]);
+  const timed = await runCli(["exec", ...UNSAFE, "--timeout", "200ms", "--", "sleep", "30"]);
   assert.equal(JSON.parse(timed.stdout).timed_out, true);
   assert.equal(timed.code, 124);
 
-  const capped = await runCli(["exec", UNSAFE, "--max-output", "1K", "--", "yes"]);
+  const capped = await runCli(["exec", ...UNSAFE, "--max-output", "1K", "--", "yes"]);
   const cappedResult = JSON.parse(capped.stdout);
   assert.equal(cappedResult.truncated, true);
   assert.equal(cappedResult.output.length <= 1024, true);
 });
 
 sessionTest("errors have stable codes and exit codes", async () => {
-  const missing = await runCli(["exec", UNSAFE, "--", "no-such-program-xyz"]);
+  const missing = await runCli(["exec", ...UNSAFE, "--", "no-such-program-xyz"]);
   assert.equal(JSON.parse(missing.stdout).error.code, "E_SPAWN_NOT_FOUND");
   assert.equal(missing.code, 127);
 
-  const noAck = await runCli(["run", "--", "true"]);
-  assert.equal(noAck.code, 2);
-  assert.equal(noAck.frames[0]!.code, "E_UNSAFE_ACK_REQUIRED");
-  assert.match(noAck.stderr, /E_UNSAFE_ACK_REQUIRED/);
+  for (const flags of [["--unsafe-no-sandbox"], ["--sandbox", "none"], ["--sandbox", "external"]]) {
+    const noAck = await runCli(["run", ...flags, "--", "true"]);
+    assert.equal(noAck.code, 2, flags.join(" "));
+    assert.equal(noAck.frames[0]!.code, "E_UNSAFE_ACK_REQUIRED");
+    assert.match(noAck.stderr, /E_UNSAFE_ACK_REQUIRED: Sandbox mode "(none|external)" must be acknowledged/);
+  }
+  const unenforced = await runCli(["run", ...UNSAFE, "--policy", "basic", "--", "true"]);
+  assert.match(unenforced.stderr, /E_USAGE: Flag "--policy" cannot apply with --sandbox none/);
 
-  const badFlag = await runCli(["run", UNSAFE, "--idle", "5", "--", "true"]);
+  const badFlag = await runCli(["run", ...UNSAFE, "--idle", "5", "--", "true"]);
   assert.equal(badFlag.code, 2);
   assert.match(badFlag.stderr, /E_USAGE: Flag "--idle" needs a duration/);
 
   const unknown = await runCli(["frobnicate"]);
   assert.equal(unknown.code, 2);
 
-  const relative = await runCli(["exec", UNSAFE, "--cwd", "tmp", "--", "true"]);
+  const relative = await runCli(["exec", ...UNSAFE, "--cwd", "tmp", "--", "true"]);
   assert.match(relative.stderr, /E_USAGE: Flag "--cwd" must be an absolute path/);
 
-  const badCwd = await runCli(["exec", UNSAFE, "--cwd", "/no/such/dir", "--", "true"]);
+  const badCwd = await runCli(["exec", ...UNSAFE, "--cwd", "/no/such/dir", "--", "true"]);
   assert.equal(JSON.parse(badCwd.stdout).error.code, "E_SPAWN_CWD");
 });
 
 sessionTest("the unsafe mode prints a loud banner and start says sandbox: none", async () => {
-  const { frames, stderr } = await runCli(["run", UNSAFE, "--", "true"]);
+  const { frames, stderr } = await runCli(["run", ...UNSAFE, "--", "true"]);
   assert.match(stderr, /WITHOUT A SANDBOX/);
   assert.equal(frames[0]!.sandbox, "none");
 });
@@ -309,7 +313,7 @@ sessionTest("--version and help", async () => {
 sessionTest("--env passes only the minimal environment plus what was asked", async () => {
   Deno.env.set("SPECTER_TEST_SECRET", "hunter2");
   try {
-    const { stdout } = await runCli(["exec", UNSAFE, "--env", "EXTRA=1", "--", "env"]);
+    const { stdout } = await runCli(["exec", ...UNSAFE, "--env", "EXTRA=1", "--", "env"]);
     const names = JSON.parse(stdout).output.trim().split("\n").map((l: string) => l.split("=")[0]).sort();
     assert.deepEqual(names, ["EXTRA", "HOME", "LANG", "PATH", "TERM"]);
   } finally {
@@ -318,7 +322,7 @@ sessionTest("--env passes only the minimal environment plus what was asked", asy
 });
 
 sessionTest("SIGTERM to specter terminates the program and still prints exit", async () => {
-  const cli = new CliProcess(["run", UNSAFE, "--", "sh", "-c", "echo started; sleep 30"]);
+  const cli = new CliProcess(["run", ...UNSAFE, "--", "sh", "-c", "echo started; sleep 30"]);
   await sleep(500);
   cli.child.kill("SIGTERM");
   const { code, stdout } = await cli.result();
@@ -334,7 +338,7 @@ sessionTest("SIGTERM to specter terminates the program and still prints exit", a
 sessionTest("a second SIGINT kills a program that ignores the first", async () => {
   const cli = new CliProcess([
     "run",
-    UNSAFE,
+    ...UNSAFE,
     "--grace",
     "30s",
     "--",
@@ -351,14 +355,15 @@ sessionTest("a second SIGINT kills a program that ignores the first", async () =
 });
 
 sessionTest("exit codes mirror signals by number (SEGV → 139)", async () => {
-  const { code, stdout } = await runCli(["exec", UNSAFE, "--", "sh", "-c", "kill -SEGV $$"]);
+  const { code, stdout } = await runCli(["exec", ...UNSAFE, "--", "sh", "-c", "kill -SEGV $$"]);
   assert.equal(JSON.parse(stdout).signal, "SEGV");
   assert.equal(code, 139);
 });
 
 sessionTest("fds inherited by specter do not leak into the program", async () => {
-  const script =
-    `exec 7</dev/null; exec "${Deno.execPath()}" run -A "${ROOT}/main.ts" exec ${UNSAFE} -- ls /proc/self/fd`;
+  const script = `exec 7</dev/null; exec "${Deno.execPath()}" run -A "${ROOT}/main.ts" exec ${
+    UNSAFE.join(" ")
+  } -- ls /proc/self/fd`;
   const result = await new Deno.Command("bash", { args: ["-c", script], stdout: "piped", stderr: "null" })
     .output();
   const fds = JSON.parse(new TextDecoder().decode(result.stdout)).output.trim().split(/\s+/);

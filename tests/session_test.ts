@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { alive, sessionTest, start, withTempDir } from "./_helpers.ts";
+import { alive, NO_SANDBOX, sessionTest, start, withTempDir } from "./_helpers.ts";
 import { spawn, Transcript } from "../src/mod.ts";
 import { reactor } from "../src/pty/reactor.ts";
 import { libc } from "../src/pty/_libc.ts";
@@ -212,6 +212,7 @@ sessionTest("200 concurrent sessions each echo their own id", async () => {
 
 sessionTest("idle fires once after quiet output, prompt matches the settled current line", async () => {
   const r = new Transcript(spawn({
+    sandbox: NO_SANDBOX,
     argv: ["sh", "-c", "printf 'loading\\r\\nready> '; read -r _"],
     idleMs: 150,
     promptRegex: ["^nomatch$", "ready> $"],
@@ -256,6 +257,7 @@ sessionTest("frames have strictly increasing seq from 0 and increasing ts", asyn
 
 sessionTest("a slow consumer pauses reading instead of growing memory, then overflow kills", async () => {
   const session = spawn({
+    sandbox: NO_SANDBOX,
     argv: ["sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
     idleMs: 0,
     bufferBytes: 64 * 1024,
@@ -354,6 +356,7 @@ sessionTest(
       const size = 12_000;
       await Deno.writeFile(`${dir}/data`, new Uint8Array(size).fill(0x61));
       const session = spawn({
+        sandbox: NO_SANDBOX,
         argv: ["sh", "-c", 'stty -opost; exec cat "$1"', "sh", `${dir}/data`],
         idleMs: 0,
         bufferBytes: 1024,

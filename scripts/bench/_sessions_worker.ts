@@ -118,7 +118,11 @@ async function main(): Promise<void> {
   const sleepersBefore = await countSleepers();
 
   // Baseline: the library loaded and exercised once, zero sessions live.
-  const warm = spawn({ argv: ["true"], idleMs: 0 });
+  const warm = spawn({
+    argv: ["true"],
+    idleMs: 0,
+    sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },
+  });
   for await (const _ of warm.frames()) { /* drain */ }
   await sleep(200);
   const baseline = snapshot();
@@ -129,7 +133,11 @@ async function main(): Promise<void> {
 
   const spawnStart = performance.now();
   const held: Held[] = [];
-  for (let i = 0; i < n; i++) held.push(hold(spawn({ argv: ["sleep", "1000"] })));
+  for (let i = 0; i < n; i++) {
+    held.push(
+      hold(spawn({ argv: ["sleep", "1000"], sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" } })),
+    );
+  }
   const spawnMs = performance.now() - spawnStart;
   await Promise.all(held.map((h) => h.started));
   const startedMs = performance.now() - spawnStart;

@@ -2,7 +2,7 @@
  * Throughput benchmark: `cat` of a generated 10^8-byte text file through a PTY into a pipe.
  *
  * Contestants, each run as `sh -c '<cmd> | cat >/dev/null'` so every one pays the same pipe cost:
- * - specter: `deno run -A main.ts run --unsafe-no-sandbox --idle 0 -- cat FILE` (NDJSON frames)
+ * - specter: `deno run -A main.ts run --unsafe-no-sandbox --ack-no-network-enforcement --idle 0 -- cat FILE` (NDJSON frames)
  * - script:  util-linux `script -qfc "cat FILE" /dev/null` (the baseline of the ratio)
  * - python:  `pty.fork()` + `os.read` loop writing raw bytes to stdout
  *
@@ -66,7 +66,8 @@ interface Contestant {
 const CONTESTANTS: readonly Contestant[] = [
   {
     name: "specter",
-    shell: '"$DENO_BIN" run -A "$MAIN_TS" run --unsafe-no-sandbox --idle 0 -- cat "$FILE" 2>/dev/null',
+    shell:
+      '"$DENO_BIN" run -A "$MAIN_TS" run --unsafe-no-sandbox --ack-no-network-enforcement --idle 0 -- cat "$FILE" 2>/dev/null',
   },
   { name: "script", shell: `script -qfc 'cat "$FILE"' /dev/null` },
   { name: "python", shell: 'python3 "$PY_READER" "$FILE"' },
@@ -122,7 +123,19 @@ interface PayloadCheck {
 /** Runs specter once with its NDJSON on a pipe and sums the UTF-8 bytes of every `stdout` payload. */
 async function checkSpecterPayload(file: string): Promise<PayloadCheck> {
   const child = new Deno.Command(DENO, {
-    args: ["run", "-A", MAIN_TS, "run", "--unsafe-no-sandbox", "--idle", "0", "--", "cat", file],
+    args: [
+      "run",
+      "-A",
+      MAIN_TS,
+      "run",
+      "--unsafe-no-sandbox",
+      "--ack-no-network-enforcement",
+      "--idle",
+      "0",
+      "--",
+      "cat",
+      file,
+    ],
     cwd: ROOT,
     stdin: "null",
     stdout: "piped",

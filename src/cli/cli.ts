@@ -8,7 +8,9 @@ import { VERSION } from "../version.ts";
 import { execCommand } from "./exec.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { HELP } from "./help.ts";
+import { policyCommand } from "./policy.ts";
 import { runCommand } from "./run.ts";
+import { sandboxCommand } from "./sandbox.ts";
 
 const encoder = new TextEncoder();
 
@@ -44,6 +46,10 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await runCommand(rest);
       case "exec":
         return await execCommand(rest, out, err);
+      case "sandbox":
+        return sandboxCommand(rest, out);
+      case "policy":
+        return await policyCommand(rest, out, err);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }
@@ -56,7 +62,9 @@ export async function runCli(args: readonly string[]): Promise<number> {
 
 function help(command: string | undefined): number {
   const text = HELP[command ?? "specter"];
-  if (text === undefined) throw new UsageError(`No help for "${command}" (commands: run, exec)`);
+  if (text === undefined) {
+    throw new UsageError(`No help for "${command}" (commands: run, exec, policy, sandbox)`);
+  }
   out(text);
   return 0;
 }

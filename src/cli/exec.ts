@@ -45,7 +45,7 @@ export async function execCommand(
   const { values, command } = parseCommandLine(args, EXEC_FLAGS);
   const options = sessionOptions(values, command);
   const input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
-  warn(UNSAFE_BANNER);
+  if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
   const started = performance.now();
   let session;
   try {

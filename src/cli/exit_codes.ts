@@ -8,7 +8,10 @@ import type { ExitFrame } from "../frames/schema.ts";
 import { libc } from "../pty/_libc.ts";
 import type { SignalName } from "../pty/platform.ts";
 
-/** Exit code for an error Specter itself reports (usage 2; not found 127; not executable 126; else 125). */
+/**
+ * Exit code for an error Specter itself reports: usage, protocol and policy errors 2; not found 127;
+ * not executable 126; anything else (sandbox unavailable, spawn failure) 125.
+ */
 export function exitCodeForError(code: ErrorCode): number {
   switch (code) {
     case "E_USAGE":
@@ -21,7 +24,8 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_SPAWN_NOT_EXECUTABLE":
       return 126;
     default:
-      return 125;
+      // A bad policy is bad input, like a bad flag.
+      return code.startsWith("E_POLICY_") ? 2 : 125;
   }
 }
 

@@ -6,12 +6,20 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
 import { UsageError } from "../errors.ts";
-import type { SpawnOptions } from "../session/options.ts";
+import type { SandboxOption, SpawnOptions } from "../session/options.ts";
+import { DEFAULT_PRESET, loadPolicy } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 
 /** Flags every session command accepts. */
 export const SESSION_FLAGS = {
   "unsafe-no-sandbox": { type: "boolean" },
+  sandbox: { type: "string" },
+  policy: { type: "string" },
+  "sandbox-profile": { type: "string" },
+  "ack-unsafe-write": { type: "boolean" },
+  "ack-network": { type: "boolean" },
+  "ack-external-sandbox": { type: "boolean" },
+  "ack-no-network-enforcement": { type: "boolean" },
   shell: { type: "boolean" },
   env: { type: "string", multiple: true },
   cwd: { type: "string" },
@@ -70,21 +78,16 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
   if (command.length === 0) {
     throw new UsageError('No command given: put it after "--", e.g. specter run -- bash');
   }
-  if (values["unsafe-no-sandbox"] !== true) {
-    throw new UsageError(
-      "No sandbox backend is available yet: running a program requires the explicit --unsafe-no-sandbox flag",
-      { code: "E_UNSAFE_ACK_REQUIRED", details: { flag: "--unsafe-no-sandbox" } },
-    );
+  const cwd = text(values, "cwd");
+  if (cwd !== undefined && !isAbsolute(cwd)) {
+    throw new UsageError(`Flag "--cwd" must be an absolute path, got "${cwd}"`);
   }
+  const sandbox = sandboxOption(values, cwd ?? Deno.cwd());
   const env: Record<string, string> = {};
   for (const pair of list(values, "env")) {
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new UsageError(`Flag "--env" needs NAME=VALUE, got "${pair.split("=")[0]}"`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  const cwd = text(values, "cwd");
-  if (cwd !== undefined && !isAbsolute(cwd)) {
-    throw new UsageError(`Flag "--cwd" must be an absolute path, got "${cwd}"`);
   }
   const duration = (name: string) => {
     const value = text(values, name);
@@ -103,7 +106,7 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
     argv: command,
     shell: values.shell === true,
     env,
-    sandbox: "none",
+    sandbox,
     promptRegex: list(values, "prompt-regex"),
   };
   const set = <K extends keyof SpawnOptions>(key: K, value: SpawnOptions[K] | undefined) => {
@@ -125,6 +128,59 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
   set("lastLines", count("last-lines"));
   if (record !== undefined) options.record = { path: record, input: values["record-input"] === true };
   return options;
+}
+
+/** The sandbox modes `--sandbox` accepts. */
+export const SANDBOX_MODES = ["auto", "bwrap", "seatbelt", "external", "none"] as const;
+
+function requireFlags(mode: string, flags: readonly string[], values: FlagValues): void {
+  const missing = flags.filter((flag) => values[flag] !== true);
+  if (missing.length > 0) {
+    throw new UsageError(
+      `Sandbox mode "${mode}" must be acknowledged with ${missing.map((f) => `--${f}`).join(" and ")}`,
+      { code: "E_UNSAFE_ACK_REQUIRED", details: { mode, missing: missing.map((f) => `--${f}`) } },
+    );
+  }
+}
+
+/**
+ * The sandbox a run asks for. Default: `auto` with the `strict` preset. `--unsafe-no-sandbox` alone
+ * means `--sandbox none`, which also needs `--ack-no-network-enforcement`; `external` needs
+ * `--ack-external-sandbox`. A policy given to a mode that does not enforce it is an error, not ignored.
+ */
+export function sandboxOption(values: FlagValues, cwd: string): SandboxOption {
+  const modeFlag = text(values, "sandbox");
+  if (modeFlag !== undefined && !(SANDBOX_MODES as readonly string[]).includes(modeFlag)) {
+    throw new UsageError(`Flag "--sandbox" must be one of ${SANDBOX_MODES.join(", ")}, got "${modeFlag}"`);
+  }
+  const mode =
+    (modeFlag ?? (values["unsafe-no-sandbox"] === true ? "none" : "auto")) as typeof SANDBOX_MODES[number];
+  const policyFlag = text(values, "policy") ?? text(values, "sandbox-profile");
+  if ((mode === "none" || mode === "external") && policyFlag !== undefined) {
+    throw new UsageError(`Flag "--policy" cannot apply with --sandbox ${mode}: nothing would enforce it`);
+  }
+  switch (mode) {
+    case "none":
+      requireFlags(mode, ["unsafe-no-sandbox", "ack-no-network-enforcement"], values);
+      return { mode, acknowledge: "unsafe-no-sandbox" };
+    case "external":
+      requireFlags(mode, ["ack-external-sandbox"], values);
+      return { mode, acknowledge: "external-sandbox" };
+    case "auto":
+    case "bwrap":
+    case "seatbelt": {
+      const policy = loadPolicy(policyFlag ?? DEFAULT_PRESET, {
+        workspace: cwd,
+        home: Deno.env.get("HOME") ?? "/",
+        acks: { unsafeWrite: values["ack-unsafe-write"] === true, network: values["ack-network"] === true },
+      });
+      return { mode, policy };
+    }
+    default: {
+      const never: never = mode;
+      throw new UsageError(`Unknown sandbox mode "${String(never)}"`);
+    }
+  }
 }
 
 /** The loud banner printed to stderr whenever a program runs without a sandbox. */

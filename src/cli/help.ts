@@ -5,8 +5,19 @@
  */
 import { VERSION } from "../version.ts";
 
-const SESSION_FLAGS_HELP = `Session flags:
-  --unsafe-no-sandbox      Required for now: no sandbox backend exists yet (prints a warning)
+const SESSION_FLAGS_HELP = `Sandbox flags (default: --sandbox auto --policy strict, bubblewrap on Linux):
+  --policy PRESET|FILE     strict (default: only the program runs, no host files, no network),
+                           basic (system programs may run), workspace (read/write the cwd; needs
+                           --ack-unsafe-write), or a policy file (spec/policy.md). Alias --sandbox-profile
+  --sandbox MODE           auto | bwrap | seatbelt | external | none. auto never falls back: if the backend
+                           cannot run, the run fails with E_SANDBOX_UNAVAILABLE and the fix
+  --ack-unsafe-write       Acknowledge a policy that allows host writes (fs.write)
+  --ack-network            Acknowledge a policy that allows network
+  --ack-external-sandbox   Required with --sandbox external (the caller's container is the sandbox)
+  --unsafe-no-sandbox      With --ack-no-network-enforcement: run WITHOUT any sandbox (prints a warning)
+  --ack-no-network-enforcement
+
+Session flags:
   --shell                  Run the command through /bin/sh -c (default: exec argv directly)
   --env NAME=VALUE         Add/override a variable (repeatable). The child gets only TERM, LANG,
                            PATH, HOME plus these
@@ -33,6 +44,8 @@ export const HELP: Readonly<Record<string, string>> = {
 Usage:
   specter run  [flags] -- CMD ARGS…   Stream frames on stdout, read driver messages on stdin
   specter exec [flags] -- CMD ARGS…   Run to completion, print one JSON result
+  specter policy check FILE|PRESET    Validate a policy file or preset, print every problem
+  specter sandbox probe [--json]      Which sandbox backends can run here, and how to fix them
   specter help <command>              Show help for a command
   specter --version
 
@@ -51,6 +64,10 @@ Run flags:
   --heartbeat DUR          Emit a ping frame every DUR
 
 ${SESSION_FLAGS_HELP}`,
+  sandbox: `Usage: specter sandbox probe [--json]
+
+Reports which sandbox backends can run on this machine and, for each that cannot, why and how to fix it.
+Exits 0 when the backend --sandbox auto would use is available, 1 otherwise.`,
   exec: `Usage: specter exec [flags] -- CMD ARGS…
 
 Runs the command to completion and prints one JSON object:
@@ -63,4 +80,15 @@ Exec flags:
   --raw                    Keep output raw (default: ANSI stripped, CRLF → LF, CR redraws collapsed)
 
 ${SESSION_FLAGS_HELP}`,
+  policy: `Usage: specter policy check FILE|PRESET [flags]
+
+Validates a policy file (.json or .toml, spec/policy.md) or a preset (strict, basic, workspace)
+for a run in --cwd and prints every problem as "CODE field: message", or one "ok: …" line that
+summarizes what the policy allows. Exits 0 when the policy is valid, 2 otherwise.
+
+Policy flags:
+  --ack-unsafe-write       Accept a policy that allows host writes (fs.write)
+  --ack-network            Accept a policy with network "on"
+  --cwd DIR                The run's working directory, \${workspace} (default: current directory)
+  --json                   Print {ok, source, problems, policy} as one JSON object`,
 };

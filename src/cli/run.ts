@@ -61,7 +61,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     framing = framingOf(values);
     const options = sessionOptions(values, parsed.command);
     const heartbeat = typeof values.heartbeat === "string" ? parseDuration(values.heartbeat, "heartbeat") : 0;
-    io.stderr(UNSAFE_BANNER);
+    if (options.sandbox?.mode === "none") io.stderr(UNSAFE_BANNER);
     session = spawn({ ...options, heartbeatMs: heartbeat });
   } catch (error: unknown) {
     const failure = toSpecterError(error);

@@ -49,7 +49,8 @@ export const StartFrameSchema = z.object({
   cols: z.int().positive(),
   rows: z.int().positive(),
   pid: z.int().positive(),
-  sandbox: z.string().optional().describe('Sandbox backend in force, e.g. "none"'),
+  sandbox: z.string().optional().describe("Sandbox backend in force: bwrap, seatbelt, external or none"),
+  policy: z.string().optional().describe('The policy enforced, e.g. "preset:strict" or "file:/abs/path"'),
 });
 
 /** Output of the program. A multi-byte character is never split across frames. */

@@ -34,3 +34,4 @@ export {
   signalSession,
   type StatusListener,
 } from "./process.ts";
+export { contentFd, MAX_CONTENT_BYTES } from "./content_fd.ts";

@@ -6,6 +6,18 @@
 import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { InheritedFd } from "../pty/spawn.ts";
+import type { Policy } from "../policy/types.ts";
+
+/**
+ * How to sandbox a session. `auto` picks the platform backend (bubblewrap on Linux) and fails with
+ * `E_SANDBOX_UNAVAILABLE` when it cannot run: it never falls back. `external` means the caller already
+ * runs Specter inside a sandbox (a container); `none` runs the program with the caller's full rights.
+ * Both must be acknowledged in writing.
+ */
+export type SandboxOption =
+  | { readonly mode: "auto" | "bwrap" | "seatbelt"; readonly policy: Policy }
+  | { readonly mode: "external"; readonly acknowledge: "external-sandbox" }
+  | { readonly mode: "none"; readonly acknowledge: "unsafe-no-sandbox" };
 
 /** Options for {@link spawn}. Absent fields take the documented defaults. */
 export interface SpawnOptions {
@@ -59,14 +71,19 @@ export interface SpawnOptions {
   readonly record?: { readonly path: string; readonly input?: boolean };
   /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
   readonly inheritFds?: readonly InheritedFd[];
-  /** Label of the sandbox in force, reported in `start` (e.g. `"none"`). */
-  readonly sandbox?: string;
+  /**
+   * The sandbox. Absent: `{ mode: "auto" }` with the `strict` preset (bubblewrap on Linux). Running
+   * without one must be asked for explicitly and acknowledged.
+   */
+  readonly sandbox?: SandboxOption;
 }
 
 /** Options with every default applied and values checked. */
 export interface ResolvedOptions {
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
+  /** Only the variables given in `options.env` (they win over variables a policy passes through). */
+  readonly explicitEnv: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly cols: number;
   readonly rows: number;
@@ -86,7 +103,7 @@ export interface ResolvedOptions {
   readonly heartbeatMs: number;
   readonly record: { readonly path: string; readonly input: boolean } | null;
   readonly inheritFds: readonly InheritedFd[];
-  readonly sandbox: string | undefined;
+  readonly sandbox: SandboxOption | null;
 }
 
 /** Default values, in one place. */
@@ -164,6 +181,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
   return {
     argv,
     env: { ...defaultEnv(), ...options.env },
+    explicitEnv: { ...options.env },
     cwd,
     cols: positiveInt("cols", options.cols, DEFAULTS.cols),
     rows: positiveInt("rows", options.rows, DEFAULTS.rows),
@@ -190,6 +208,6 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
     inheritFds: options.inheritFds ?? [],
-    sandbox: options.sandbox,
+    sandbox: options.sandbox ?? null,
   };
 }

@@ -80,6 +80,7 @@ export class Session {
   #paused = false;
   #discard = false;
   #timedOut = false;
+  readonly #signalGroup: boolean;
   #sweeps = 0;
   #lastKillAt = -Infinity;
   #reapedAt = -Infinity;
@@ -99,8 +100,15 @@ export class Session {
   };
 
   /** @internal Use {@link spawn}. */
-  constructor(child: SpawnedChild, options: ResolvedOptions, recorder: CastWriter | null) {
+  constructor(
+    child: SpawnedChild,
+    options: ResolvedOptions,
+    recorder: CastWriter | null,
+    sandbox: { readonly backend: string; readonly policy: string | null },
+  ) {
     this.#options = options;
+    // Under a sandbox the direct child is its launcher (bwrap); the program shares its process group.
+    this.#signalGroup = sandbox.backend === "bwrap";
     this.#master = child.master;
     this.#client.fd = child.master;
     this.pid = child.pid;
@@ -127,7 +135,8 @@ export class Session {
       cols: options.cols,
       rows: options.rows,
       pid: child.pid,
-      ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+      sandbox: sandbox.backend,
+      ...(sandbox.policy === null ? {} : { policy: sandbox.policy }),
     });
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
     reactor().add(this.#client);
@@ -223,7 +232,7 @@ export class Session {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
     const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
-    sendSignal(this.pid, deliver);
+    sendSignal(this.#signalGroup ? -this.pid : this.pid, deliver);
     this.#emit({
       type: "signal",
       signal,

@@ -1,0 +1,212 @@
+/**
+ * Validation of a parsed policy document into the frozen {@link Policy}: shape (zod), variables, path
+ * rules, broad roots and acknowledgements. Every problem is collected, in document order; a policy is
+ * produced only when there is none.
+ *
+ * @module
+ */
+import type { PolicyProblem } from "../errors.ts";
+import { broadRootReason, stripTrailingSlashes } from "./broad_roots.ts";
+import { inDocumentOrder, type LocatedProblem } from "./document_order.ts";
+import { type FieldPath, formatField, valueAt } from "./field_path.ts";
+import { deepFreeze } from "./freeze.ts";
+import { type PathFault, pathFault } from "./path_rules.ts";
+import { PolicyFileSchema } from "./schema.ts";
+import { schemaProblems } from "./schema_problems.ts";
+import type { Policy } from "./types.ts";
+import { expandVariables, VARIABLE_NAMES, type VariableName, type VariableValues } from "./variables.ts";
+
+/** What a policy is checked against: the run's directories and the caller's acknowledgements. */
+export interface PolicyContext {
+  /** The run's working directory (`--cwd`), the value of `${workspace}`; must be absolute and normalized. */
+  readonly workspace: string;
+  /** The caller's home directory (`HOME`), the value of `${home}`. Empty: unknown, `${home}` is rejected. */
+  readonly home: string;
+  /** Acknowledgements given on the command line; `false` means not given. */
+  readonly acks: {
+    /** `--ack-unsafe-write`: a non-empty `fs.write` is accepted. */
+    readonly unsafeWrite: boolean;
+    /** `--ack-network`: `network: "on"` is accepted. */
+    readonly network: boolean;
+  };
+}
+
+/** The outcome of a check: a policy when there is no problem, otherwise `null` and every problem. */
+export interface PolicyCheck {
+  /** The frozen policy, or `null` when `problems` is not empty. */
+  readonly policy: Policy | null;
+  /** Every problem, in document order; empty when the policy is valid. */
+  readonly problems: PolicyProblem[];
+}
+
+/** Which rules a path list obeys: `exec` rejects only `/` as broad, `fs` every broad root. */
+type PathListKind = "exec" | "fs";
+
+const PATH_LISTS: readonly { path: FieldPath; kind: PathListKind }[] = [
+  { path: ["exec"], kind: "exec" },
+  { path: ["fs", "read"], kind: "fs" },
+  { path: ["fs", "write"], kind: "fs" },
+];
+
+/** Why a variable's value cannot be used in a path: the code and a phrase completing "… uses X but". */
+interface VariableFault {
+  readonly code: PathFault["code"];
+  readonly text: string;
+}
+
+interface Variables {
+  readonly values: VariableValues;
+  /** The faults of the variables whose value cannot be used in a path; absent when it can. */
+  readonly faults: Partial<Record<VariableName, VariableFault>>;
+  /** The home directory without trailing slashes (empty when unknown). */
+  readonly home: string;
+}
+
+function variablesOf(ctx: PolicyContext): Variables {
+  const home = stripTrailingSlashes(ctx.home);
+  const faults: Partial<Record<VariableName, VariableFault>> = {};
+  const workspaceFault = pathFault(ctx.workspace);
+  if (workspaceFault !== null) {
+    faults.workspace = {
+      code: workspaceFault.code,
+      text: `the working directory ${JSON.stringify(ctx.workspace)} ${workspaceFault.reason}`,
+    };
+  }
+  // An empty HOME would turn "${home}/.ssh" into "/.ssh": never expand it.
+  const homeFault = home === "" ? null : pathFault(home);
+  if (home === "") faults.home = { code: "E_POLICY_PATH_RELATIVE", text: "HOME is empty or not set" };
+  else if (homeFault !== null) {
+    faults.home = {
+      code: homeFault.code,
+      text: `the home directory ${JSON.stringify(ctx.home)} ${homeFault.reason}`,
+    };
+  }
+  return { values: { workspace: ctx.workspace, home }, faults, home };
+}
+
+function problemAt(path: FieldPath, code: PolicyProblem["code"], message: string): LocatedProblem {
+  return { path, problem: { code, field: formatField(path), message } };
+}
+
+/** The first problem of one path entry (unknown variable, unusable variable, shape, broad root), or null. */
+function pathEntryProblem(
+  raw: string,
+  path: FieldPath,
+  kind: PathListKind,
+  vars: Variables,
+): LocatedProblem | null {
+  const name = `Field "${formatField(path)}"`;
+  const expansion = expandVariables(raw, vars.values);
+  if (expansion.unknown.length > 0) {
+    const known = VARIABLE_NAMES.map((v) => `"\${${v}}"`).join(", ");
+    return problemAt(
+      path,
+      "E_POLICY_SCHEMA",
+      `${name} uses the unknown variable "${expansion.unknown[0]}" (known: ${known})`,
+    );
+  }
+  for (const variable of expansion.used) {
+    const fault = vars.faults[variable];
+    if (fault !== undefined) {
+      return problemAt(path, fault.code, `${name} uses "\${${variable}}" but ${fault.text}`);
+    }
+  }
+  const value = expansion.value;
+  const written = value === raw ? "" : ` (written "${raw}")`;
+  const fault = pathFault(value);
+  if (fault !== null) {
+    return problemAt(path, fault.code, `${name} ${fault.reason}, got ${JSON.stringify(value)}${written}`);
+  }
+  const broad = kind === "fs"
+    ? broadRootReason(value, vars.home)
+    : value === "/"
+    ? 'is the broad root "/"'
+    : null;
+  if (broad !== null) {
+    return problemAt(path, "E_POLICY_BROAD_ROOT", `${name} ${broad}${written}: allow a narrower path`);
+  }
+  return null;
+}
+
+function pathProblems(doc: unknown, vars: Variables): LocatedProblem[] {
+  const found: LocatedProblem[] = [];
+  for (const { path, kind } of PATH_LISTS) {
+    const list = valueAt(doc, path);
+    if (!Array.isArray(list)) continue; // A wrong type is a schema problem, reported once.
+    list.forEach((entry: unknown, i) => {
+      if (typeof entry !== "string") return;
+      const problem = pathEntryProblem(entry, [...path, i], kind, vars);
+      if (problem !== null) found.push(problem);
+    });
+  }
+  return found;
+}
+
+function ackProblems(doc: unknown, acks: PolicyContext["acks"]): LocatedProblem[] {
+  const found: LocatedProblem[] = [];
+  const write = valueAt(doc, ["fs", "write"]);
+  if (Array.isArray(write) && write.length > 0 && !acks.unsafeWrite) {
+    found.push(problemAt(
+      ["fs", "write"],
+      "E_POLICY_WRITE_ACK",
+      `Field "fs.write" allows host writes (${write.length} path(s)): pass --ack-unsafe-write to accept`,
+    ));
+  }
+  if (valueAt(doc, ["network"]) === "on" && !acks.network) {
+    found.push(problemAt(
+      ["network"],
+      "E_POLICY_NETWORK_ACK",
+      'Field "network" is "on": pass --ack-network to accept network access',
+    ));
+  }
+  return found;
+}
+
+function workspaceProblems(workspace: string): LocatedProblem[] {
+  const fault = pathFault(workspace);
+  if (fault === null) return [];
+  // Not a field of the document: the empty path sorts it before every document problem.
+  return [{
+    path: [],
+    problem: {
+      code: fault.code,
+      field: "cwd",
+      message: `Field "cwd" (the run's working directory) ${fault.reason}, got ${JSON.stringify(workspace)}`,
+    },
+  }];
+}
+
+/**
+ * Validates `doc` (a parsed JSON/TOML value) as a version 1 policy from `source` (`preset:NAME` or
+ * `file:/abs/path`) under `ctx`. Pure. Returns the deep-frozen policy when there is no problem, otherwise
+ * `policy: null` and every problem in document order (workspace problems first).
+ */
+export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyContext): PolicyCheck {
+  const vars = variablesOf(ctx);
+  const problems = inDocumentOrder(doc, [
+    ...workspaceProblems(ctx.workspace),
+    ...schemaProblems(doc),
+    ...pathProblems(doc, vars),
+    ...ackProblems(doc, ctx.acks),
+  ]);
+  if (problems.length > 0) return { policy: null, problems };
+  const file = PolicyFileSchema.parse(doc);
+  const expand = (path: string): string => expandVariables(path, vars.values).value;
+  const policy: Policy = {
+    version: 1,
+    source,
+    exec: (file.exec ?? []).map(expand),
+    fs: { read: (file.fs?.read ?? []).map(expand), write: (file.fs?.write ?? []).map(expand) },
+    env: [...(file.env ?? [])],
+    network: file.network ?? "off",
+    budgets: {
+      wall_ms: file.budgets?.wall_ms ?? null,
+      cpu_seconds: file.budgets?.cpu_seconds ?? null,
+      memory_bytes: file.budgets?.memory_bytes ?? null,
+      processes: file.budgets?.processes ?? null,
+      output_bytes: file.budgets?.output_bytes ?? null,
+      file_size_bytes: file.budgets?.file_size_bytes ?? null,
+    },
+  };
+  return { policy: deepFreeze(policy), problems: [] };
+}

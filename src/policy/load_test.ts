@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { relative } from "node:path";
+import { PolicyError } from "../errors.ts";
+import type { PolicyContext } from "./check.ts";
+import { loadPolicy, MAX_POLICY_FILE_BYTES, readPolicy } from "./load.ts";
+
+const CTX: PolicyContext = {
+  workspace: "/work/proj",
+  home: "/home/me",
+  acks: { unsafeWrite: false, network: false },
+};
+
+async function withDir(fn: (dir: string) => Promise<void> | void): Promise<void> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "specter-policy-" }));
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a preset name reads the preset", () => {
+  const reading = readPolicy("basic", CTX);
+  assert.equal(reading.source, "preset:basic");
+  assert.equal(reading.policy?.source, "preset:basic");
+  assert.deepEqual(reading.problems, []);
+});
+
+Deno.test("JSON and TOML files are read by extension; the source is the absolute path", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/p.json`, '{"version":1,"exec":["/usr/bin"]}');
+    await Deno.writeTextFile(`${dir}/p.toml`, 'version = 1\nexec = ["/usr/bin"]\n');
+    for (const name of ["p.json", "p.toml"]) {
+      const reading = readPolicy(`${dir}/${name}`, CTX);
+      assert.deepEqual(reading.problems, []);
+      assert.equal(reading.source, `file:${dir}/${name}`);
+      assert.equal(reading.policy?.source, `file:${dir}/${name}`);
+      assert.deepEqual(reading.policy?.exec, ["/usr/bin"]);
+    }
+  });
+});
+
+Deno.test("a relative file path is resolved against the current directory", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/p.json`, '{"version":1}');
+    const reading = readPolicy(relative(Deno.cwd(), `${dir}/p.json`), CTX);
+    assert.deepEqual(reading.problems, []);
+    assert.equal(reading.source, `file:${dir}/p.json`);
+  });
+});
+
+Deno.test("file problems come back in document order, with the source", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/p.toml`, 'version = 1\nnetwork = "on"\n[fs]\nread = ["/etc"]\n');
+    const reading = readPolicy(`${dir}/p.toml`, CTX);
+    assert.equal(reading.policy, null);
+    assert.equal(reading.source, `file:${dir}/p.toml`);
+    assert.deepEqual(reading.problems.map((p) => p.code), ["E_POLICY_NETWORK_ACK", "E_POLICY_BROAD_ROOT"]);
+  });
+});
+
+function onlyProblem(spec: string, code: string, message: RegExp): void {
+  const reading = readPolicy(spec, CTX);
+  assert.equal(reading.policy, null);
+  assert.equal(reading.problems.length, 1);
+  assert.equal(reading.problems[0]?.code, code);
+  assert.equal(reading.problems[0]?.field, "(policy)");
+  assert.match(reading.problems[0]!.message, message);
+}
+
+Deno.test("E_POLICY_NOT_FOUND: unknown name, missing file, directory, empty name", async () => {
+  onlyProblem(
+    "strcit",
+    "E_POLICY_NOT_FOUND",
+    /^The policy "strcit" is neither a preset \(strict, basic, workspace\) nor a file: no such file$/,
+  );
+  await withDir(async (dir) => {
+    onlyProblem(`${dir}/missing.toml`, "E_POLICY_NOT_FOUND", /neither a preset/);
+    await Deno.mkdir(`${dir}/d.json`);
+    onlyProblem(`${dir}/d.json`, "E_POLICY_NOT_FOUND", /is not a regular file/);
+  });
+  onlyProblem("", "E_POLICY_NOT_FOUND", /name is empty/);
+});
+
+Deno.test("E_POLICY_PARSE: wrong extension, oversized file, bad syntax", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/p.yaml`, "version: 1\n");
+    onlyProblem(`${dir}/p.yaml`, "E_POLICY_PARSE", /must end in "\.json" or "\.toml"/);
+    await Deno.writeTextFile(`${dir}/big.json`, " ".repeat(MAX_POLICY_FILE_BYTES + 1));
+    onlyProblem(`${dir}/big.json`, "E_POLICY_PARSE", /larger than/);
+    await Deno.writeTextFile(`${dir}/bad.json`, "{");
+    onlyProblem(`${dir}/bad.json`, "E_POLICY_PARSE", /not valid JSON/);
+    await Deno.writeTextFile(`${dir}/bad.toml`, "version =");
+    onlyProblem(`${dir}/bad.toml`, "E_POLICY_PARSE", /not valid TOML/);
+  });
+});
+
+Deno.test("loadPolicy returns the frozen policy or throws a PolicyError with every problem", () => {
+  const policy = loadPolicy("strict", CTX);
+  assert.ok(Object.isFrozen(policy));
+  assert.throws(() => loadPolicy("workspace", { ...CTX, workspace: "/" }), (e: unknown) => {
+    assert.ok(e instanceof PolicyError);
+    assert.equal(e.code, "E_POLICY_BROAD_ROOT");
+    assert.deepEqual(e.problems.map((p) => p.code), [
+      "E_POLICY_BROAD_ROOT",
+      "E_POLICY_WRITE_ACK",
+      "E_POLICY_BROAD_ROOT",
+    ]);
+    assert.match(e.message, /\(and 2 more problem\(s\)\)$/);
+    assert.equal(e.details.source, "preset:workspace");
+    assert.equal(e.details.field, "fs.read[0]");
+    return true;
+  });
+});

@@ -1,0 +1,22 @@
+/**
+ * The policy engine: policy files (JSON/TOML, version 1) and presets, validated with stable error codes
+ * into the frozen {@link Policy} every sandbox backend consumes. Pure except reading the policy file.
+ *
+ * @module
+ */
+export type { Budgets, Policy } from "./types.ts";
+export { BROAD_ROOTS, type BroadRoot, broadRootReason } from "./broad_roots.ts";
+export { checkPolicyDocument, type PolicyCheck, type PolicyContext } from "./check.ts";
+export { loadPolicy, MAX_POLICY_FILE_BYTES, type PolicyReading, readPolicy } from "./load.ts";
+export { formatOfPath, parsePolicyText, POLICY_FORMATS, type PolicyFormat } from "./parse.ts";
+export { pathFault } from "./path_rules.ts";
+export { DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES, type PresetName } from "./presets.ts";
+export {
+  BUDGET_KEYS,
+  ENV_NAME_PATTERN,
+  NETWORK_MODES,
+  POLICY_VERSION,
+  type PolicyFile,
+  PolicyFileSchema,
+} from "./schema.ts";
+export { VARIABLE_NAMES } from "./variables.ts";

@@ -1,0 +1,30 @@
+/**
+ * The built-in presets. They are JSON files in `profiles/presets/`, imported (not read at run time) so
+ * that `deno compile` embeds them, and checked like any policy file.
+ *
+ * @module
+ */
+import basic from "../../profiles/presets/basic.json" with { type: "json" };
+import strict from "../../profiles/presets/strict.json" with { type: "json" };
+import workspace from "../../profiles/presets/workspace.json" with { type: "json" };
+
+/**
+ * The preset names: `strict` (only the target program runs, no host reads or writes, no network, minimal
+ * env), `basic` (strict plus the programs in /usr/local/bin, /usr/bin and /bin) and `workspace` (basic
+ * plus reading and writing the run's working directory; needs --ack-unsafe-write).
+ */
+export const PRESET_NAMES = ["strict", "basic", "workspace"] as const;
+
+/** A preset name. */
+export type PresetName = (typeof PRESET_NAMES)[number];
+
+/** The preset used when no policy is given. */
+export const DEFAULT_PRESET = "strict" satisfies PresetName;
+
+/** The parsed preset documents (unchecked: they go through `checkPolicyDocument` like any file). */
+export const PRESET_DOCUMENTS: Readonly<Record<PresetName, unknown>> = { strict, basic, workspace };
+
+/** True when `name` is a preset name (exact, case-sensitive). */
+export function isPresetName(name: string): name is PresetName {
+  return (PRESET_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { checkPolicyDocument, type PolicyContext } from "./check.ts";
+import { DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES, type PresetName } from "./presets.ts";
+
+const CTX: PolicyContext = {
+  workspace: "/work/proj",
+  home: "/home/me",
+  acks: { unsafeWrite: false, network: false },
+};
+const WRITE_ACK: PolicyContext = { ...CTX, acks: { unsafeWrite: true, network: false } };
+const SYSTEM_BIN = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+function check(name: PresetName, ctx: PolicyContext = CTX) {
+  return checkPolicyDocument(PRESET_DOCUMENTS[name], `preset:${name}`, ctx);
+}
+
+Deno.test("the presets are strict, basic and workspace; strict is the default", () => {
+  assert.deepEqual(PRESET_NAMES, ["strict", "basic", "workspace"]);
+  assert.equal(DEFAULT_PRESET, "strict");
+  assert.ok(isPresetName("basic"));
+  assert.ok(!isPresetName("Strict"));
+  assert.ok(!isPresetName("strict.json"));
+});
+
+Deno.test("strict: nothing beyond the target program, no host files, no env, no network", () => {
+  const { policy, problems } = check("strict");
+  assert.deepEqual(problems, []);
+  assert.equal(policy?.source, "preset:strict");
+  assert.deepEqual(policy?.exec, []);
+  assert.deepEqual(policy?.fs, { read: [], write: [] });
+  assert.deepEqual(policy?.env, []);
+  assert.equal(policy?.network, "off");
+});
+
+Deno.test("basic: strict plus the system program directories", () => {
+  const { policy, problems } = check("basic");
+  assert.deepEqual(problems, []);
+  assert.deepEqual(policy?.exec, SYSTEM_BIN);
+  assert.deepEqual(policy?.fs, { read: [], write: [] });
+  assert.deepEqual(policy?.env, []);
+  assert.equal(policy?.network, "off");
+});
+
+Deno.test("workspace: basic plus reading and writing the workspace, which needs --ack-unsafe-write", () => {
+  assert.deepEqual(check("workspace").problems.map((p) => [p.code, p.field]), [[
+    "E_POLICY_WRITE_ACK",
+    "fs.write",
+  ]]);
+  const { policy, problems } = check("workspace", WRITE_ACK);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(policy?.exec, SYSTEM_BIN);
+  assert.deepEqual(policy?.fs, { read: ["/work/proj"], write: ["/work/proj"] });
+  assert.equal(policy?.network, "off");
+});
+
+Deno.test("workspace: a workspace that is a broad root or the home directory is rejected", () => {
+  for (const workspace of ["/", "/home/me", "/home", "/tmp", "/usr"]) {
+    const { policy, problems } = check("workspace", { ...WRITE_ACK, workspace });
+    assert.equal(policy, null);
+    assert.deepEqual(problems.map((p) => [p.code, p.field]), [
+      ["E_POLICY_BROAD_ROOT", "fs.read[0]"],
+      ["E_POLICY_BROAD_ROOT", "fs.write[0]"],
+    ], workspace);
+  }
+});
+
+Deno.test("workspace: a relative workspace is rejected before anything is expanded", () => {
+  const { problems } = check("workspace", { ...WRITE_ACK, workspace: "proj" });
+  assert.deepEqual(problems.map((p) => [p.code, p.field]), [
+    ["E_POLICY_PATH_RELATIVE", "cwd"],
+    ["E_POLICY_PATH_RELATIVE", "fs.read[0]"],
+    ["E_POLICY_PATH_RELATIVE", "fs.write[0]"],
+  ]);
+});
+
+for (const name of PRESET_NAMES) {
+  Deno.test(`preset ${name} sets no budgets and needs no network ack`, () => {
+    const { policy } = check(name, WRITE_ACK);
+    assert.ok(policy !== null);
+    assert.ok(Object.values(policy.budgets).every((value) => value === null));
+    assert.equal(policy.network, "off");
+  });
+}
+
+Deno.test("presets are imported as JSON modules (embedded by deno compile), not read at run time", async () => {
+  const source = await Deno.readTextFile(new URL("./presets.ts", import.meta.url));
+  for (const name of PRESET_NAMES) {
+    assert.match(source, new RegExp(`profiles/presets/${name}\\.json" with \\{ type: "json" \\}`));
+  }
+  assert.doesNotMatch(source, /Deno\.read/);
+});

@@ -1,0 +1,84 @@
+/**
+ * The policy file format, version 1: the zod schema is the single source of truth for its shape (types,
+ * known keys). `spec/schema/policy.schema.json` is generated from it. Path rules, broad roots and the
+ * acknowledgements need the run's context and live in `check.ts`.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** The only policy format version this Specter reads. */
+export const POLICY_VERSION = 1;
+
+/** What an environment variable name passed through must look like. */
+export const ENV_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The `network` values. */
+export const NETWORK_MODES = ["off", "on"] as const;
+
+/** The keys of `budgets`, each a positive integer or absent (no ceiling). */
+export const BUDGET_KEYS = [
+  "wall_ms",
+  "cpu_seconds",
+  "memory_bytes",
+  "processes",
+  "output_bytes",
+  "file_size_bytes",
+] as const;
+
+const pathList = (what: string) =>
+  z.array(z.string()).describe(
+    `${what} Absolute, normalized paths; "\${workspace}" and "\${home}" are substituted first.`,
+  );
+
+const budget = (what: string) => z.int().positive().optional().describe(`${what} Absent: no ceiling.`);
+
+/** The `fs` table. */
+export const FsSchema = z
+  .strictObject({
+    read: pathList(
+      "Host paths readable (files or directory trees). Absent or empty: no host path beyond the " +
+        "backend's read-only system binds.",
+    ).optional(),
+    write: pathList(
+      "Host paths writable (needs --ack-unsafe-write when non-empty). Absent or empty: no host writes " +
+        "(a private tmpfs /tmp only).",
+    ).optional(),
+  })
+  .describe("Filesystem access beyond the read-only system binds a backend needs to run programs at all.");
+
+/** The `budgets` table. */
+export const BudgetsSchema = z
+  .strictObject({
+    wall_ms: budget("Wall-clock limit in milliseconds."),
+    cpu_seconds: budget("CPU time limit in seconds."),
+    memory_bytes: budget("Memory limit in bytes."),
+    processes: budget("Maximum number of processes."),
+    output_bytes: budget("Output budget in bytes."),
+    file_size_bytes: budget("Largest file the program may write, in bytes."),
+  })
+  .describe("Resource ceilings, positive integers. Absent: no ceiling of that kind.");
+
+/** A policy file (JSON or TOML), version 1. Every key except `version` is optional; unknown keys fail. */
+export const PolicyFileSchema = z
+  .strictObject({
+    version: z.literal(POLICY_VERSION).describe("Policy format version; must be 1."),
+    exec: pathList(
+      "Programs, or directories whose programs, may execute. Absent or empty: only the target program " +
+        "itself.",
+    ).optional(),
+    fs: FsSchema.optional(),
+    env: z
+      .array(z.string().regex(ENV_NAME_PATTERN))
+      .describe(
+        "Names of environment variables passed through from the caller (values are never logged). Absent " +
+          "or empty: only the minimal default environment.",
+      )
+      .optional(),
+    network: z.enum(NETWORK_MODES).describe('"on" needs --ack-network. Absent: "off".').optional(),
+    budgets: BudgetsSchema.optional(),
+  })
+  .describe("A Specter sandbox policy (deny by default).");
+
+/** A policy file as parsed (before variables are substituted and paths are checked). */
+export type PolicyFile = z.infer<typeof PolicyFileSchema>;

@@ -1,0 +1,107 @@
+/**
+ * Turns zod's issues for a policy document into policy problems with stable codes and messages that name
+ * the field: unknown keys (`E_POLICY_UNKNOWN_KEY`), the version (`E_POLICY_VERSION`) and wrong types or
+ * values (`E_POLICY_SCHEMA`).
+ *
+ * @module
+ */
+import type { z } from "zod";
+import type { LocatedProblem } from "./document_order.ts";
+import { type FieldPath, formatField, valueAt } from "./field_path.ts";
+import { BUDGET_KEYS, POLICY_VERSION, PolicyFileSchema } from "./schema.ts";
+
+const PATHS = "an array of absolute paths";
+const PATH = "an absolute path (a string)";
+
+/** What each field must be, keyed by its path with array indices written `[]`. */
+const EXPECTED: Readonly<Record<string, string>> = {
+  "": "a table (object)",
+  exec: PATHS,
+  "exec[]": PATH,
+  fs: 'a table with "read" and "write"',
+  "fs.read": PATHS,
+  "fs.read[]": PATH,
+  "fs.write": PATHS,
+  "fs.write[]": PATH,
+  env: "an array of environment variable names",
+  "env[]": "an environment variable name (letters, digits and _, not starting with a digit)",
+  network: '"off" or "on"',
+  budgets: "a table of positive integers",
+  ...Object.fromEntries(BUDGET_KEYS.map((key) => [`budgets.${key}`, "a positive integer"])),
+};
+
+/** The known keys of each table, for the unknown-key message. */
+const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
+  "": Object.keys(PolicyFileSchema.shape),
+  fs: ["read", "write"],
+  budgets: BUDGET_KEYS,
+};
+
+function kindOf(path: FieldPath): string {
+  return path.map((segment, i) => typeof segment === "number" ? "[]" : i === 0 ? segment : `.${segment}`)
+    .join("");
+}
+
+/** A short description of a value for "got …": strings quoted, tables and arrays by kind. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string") {
+    const text = JSON.stringify(value);
+    return text.length > 80 ? `${text.slice(0, 77)}…"` : text;
+  }
+  if (value === null || typeof value !== "object") return String(value);
+  if (Array.isArray(value)) return "an array";
+  if (value instanceof Date) return "a date"; // TOML dates and times parse to Date subclasses.
+  return "a table";
+}
+
+function fieldName(path: FieldPath): string {
+  return path.length === 0 ? "The policy" : `Field "${formatField(path)}"`;
+}
+
+function unknownKeyProblems(issue: z.core.$ZodIssueUnrecognizedKeys): LocatedProblem[] {
+  const known = KNOWN_KEYS[kindOf(issue.path as FieldPath)];
+  const where = issue.path.length === 0 ? "" : ` in "${formatField(issue.path as FieldPath)}"`;
+  const hint = known === undefined ? "" : ` (known keys${where}: ${known.map((k) => `"${k}"`).join(", ")})`;
+  return issue.keys.map((key) => {
+    const path: FieldPath = [...(issue.path as FieldPath), key];
+    return {
+      path,
+      problem: {
+        code: "E_POLICY_UNKNOWN_KEY",
+        field: formatField(path),
+        message: `Unknown key "${formatField(path)}"${hint}`,
+      },
+    };
+  });
+}
+
+function versionProblem(doc: unknown, path: FieldPath): LocatedProblem {
+  const present = typeof doc === "object" && doc !== null && Object.hasOwn(doc, "version");
+  const message = present
+    ? `Field "version" must be ${POLICY_VERSION}, got ${describeValue(valueAt(doc, path))}`
+    : `Field "version" is missing: this Specter reads policy version ${POLICY_VERSION}`;
+  return { path, problem: { code: "E_POLICY_VERSION", field: "version", message } };
+}
+
+/** Every problem zod finds in `doc` against {@link PolicyFileSchema}, located for ordering. */
+export function schemaProblems(doc: unknown): LocatedProblem[] {
+  const result = PolicyFileSchema.safeParse(doc);
+  if (result.success) return [];
+  const found: LocatedProblem[] = [];
+  for (const issue of result.error.issues) {
+    const path = issue.path as FieldPath;
+    if (issue.code === "unrecognized_keys") {
+      found.push(...unknownKeyProblems(issue));
+    } else if (path[0] === "version") {
+      found.push(versionProblem(doc, path));
+    } else {
+      const expected = EXPECTED[kindOf(path)];
+      const message = expected === undefined
+        ? `${fieldName(path)} is invalid: ${issue.message}` // Not reached for the v1 schema; kept as a fallback.
+        : `${fieldName(path)} must be ${expected}, got ${describeValue(valueAt(doc, path))}`;
+      found.push({ path, problem: { code: "E_POLICY_SCHEMA", field: formatField(path), message } });
+    }
+  }
+  return found;
+}

@@ -1,0 +1,140 @@
+/**
+ * The Linux backend: a bubblewrap argv (plus a seccomp filter on fd 3) for a policy.
+ *
+ * Layout inside the sandbox, deny by default:
+ * - an empty tmpfs root; read-only binds of the libraries and data programs need (`/usr/lib*`,
+ *   `/usr/share`) and of a minimal `/etc`, but **no** binary directory unless `exec` lists it;
+ * - the target program, and each `exec` entry, bound read-only at its own path (the exec allowlist:
+ *   nothing else is there to execute);
+ * - `fs.read` entries read-only, `fs.write` entries read-write; `/proc`, a minimal `/dev`, tmpfs `/tmp`;
+ *   then the root is remounted read-only, so only `/tmp`, `/dev` and `fs.write` can be written;
+ * - every namespace unshared (network only when the policy allows it), `--die-with-parent`,
+ *   `--cap-drop ALL`, an unprivileged uid/gid 65534, a cleared environment with only the program's env.
+ *
+ * No `--new-session`: it would break job control on our terminal. TIOCSTI is stopped by seccomp instead,
+ * and the sandbox only ever sees its own fresh PTY.
+ *
+ * @module
+ */
+import type { Policy } from "../policy/types.ts";
+import type { HostFacts, LaunchPlan, LaunchRequest } from "./plan.ts";
+
+/** The uid and gid the program runs as inside the sandbox (`nobody` on most systems). */
+export const SANDBOX_ID = 65534;
+
+/** The fd bwrap reads the seccomp filter from. */
+export const SECCOMP_FD = 3;
+
+/** Read-only system binds every sandbox gets (missing ones are skipped). No binary directories. */
+export const SYSTEM_BINDS = ["/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/usr/share"] as const;
+
+/** Top-level directories that are symlinks into `/usr` on a merged-usr host. */
+export const MERGED_USR_LINKS = [
+  ["usr/lib", "/lib"],
+  ["usr/lib64", "/lib64"],
+  ["usr/bin", "/bin"],
+  ["usr/sbin", "/sbin"],
+] as const;
+
+/** The minimal `/etc` (read-only, each skipped when missing): name resolution, loader, terminal, locale. */
+export const ETC_BINDS = [
+  "/etc/passwd",
+  "/etc/group",
+  "/etc/nsswitch.conf",
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/localtime",
+  "/etc/alternatives",
+  "/etc/inputrc",
+  "/etc/terminfo",
+  "/etc/bash.bashrc",
+] as const;
+
+/** Extra `/etc` files bound only when the policy allows network (DNS and TLS need them). */
+export const ETC_NETWORK_BINDS = [
+  "/etc/hosts",
+  "/etc/resolv.conf",
+  "/etc/host.conf",
+  "/etc/gai.conf",
+  "/etc/services",
+  "/etc/protocols",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+] as const;
+
+/** True when `path` is `root` or inside it. */
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
+}
+
+/**
+ * Builds the bwrap plan. Pure: the same policy, request and host facts always give the same plan.
+ * The program starts in `request.cwd` when a policy path makes it visible, otherwise in `/tmp` (the
+ * plan's `programCwd` says which).
+ */
+export function bwrapPlan(policy: Policy, request: LaunchRequest, host: HostFacts): LaunchPlan {
+  const args: string[] = [
+    "--unshare-all",
+    ...(policy.network === "on" ? ["--share-net"] : []),
+    "--die-with-parent",
+    "--cap-drop",
+    "ALL",
+    "--unshare-user",
+    "--uid",
+    String(SANDBOX_ID),
+    "--gid",
+    String(SANDBOX_ID),
+    "--hostname",
+    "specter",
+  ];
+  for (const path of SYSTEM_BINDS) args.push("--ro-bind-try", path, path);
+  if (host.mergedUsr) {
+    for (const [target, link] of MERGED_USR_LINKS) args.push("--symlink", target, link);
+  } else {
+    for (const path of ["/lib", "/lib64", "/lib32"]) args.push("--ro-bind-try", path, path);
+  }
+  for (const path of ETC_BINDS) args.push("--ro-bind-try", path, path);
+  if (policy.network === "on") {
+    for (const path of ETC_NETWORK_BINDS) {
+      args.push("--ro-bind-try", path, path);
+    }
+  }
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+
+  // The exec allowlist: only these (and the target) exist as executables inside.
+  args.push("--ro-bind", request.program, request.program);
+  for (const path of policy.exec) if (path !== request.program) args.push("--ro-bind-try", path, path);
+  for (const path of policy.fs.read) args.push("--ro-bind-try", path, path);
+  for (const path of policy.fs.write) args.push("--bind", path, path);
+
+  // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.
+  args.push("--remount-ro", "/");
+
+  const visible = [...policy.fs.read, ...policy.fs.write];
+  const programCwd = visible.some((root) => within(request.cwd, root)) ? request.cwd : "/tmp";
+  args.push("--chdir", programCwd);
+
+  // The program's environment; HOME points at the writable tmpfs unless the real one is visible.
+  args.push("--clearenv");
+  const env = { ...request.env };
+  if (env.HOME !== undefined && !visible.some((root) => within(env.HOME!, root))) env.HOME = "/tmp";
+  for (const [name, value] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
+    args.push("--setenv", name, value);
+  }
+  args.push("--seccomp", String(SECCOMP_FD));
+  args.push("--", request.program, ...request.args);
+
+  return {
+    backend: "bwrap",
+    argv: [host.bwrap, ...args],
+    argv0: "bwrap",
+    // bwrap itself needs no environment; nothing of the caller's leaks through it.
+    env: {},
+    // bwrap's own cwd on the host is irrelevant to the program (it gets --chdir); "/" always exists.
+    cwd: "/",
+    programCwd,
+    files: [{ target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: host.seccompFilter }],
+    policy,
+  };
+}

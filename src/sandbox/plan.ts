@@ -1,0 +1,108 @@
+/**
+ * Launch plans: the pure step `compileLaunchPlan(policy, request, backend, host) → LaunchPlan`.
+ *
+ * A plan is a plain value (argv, env, cwd, files to pass as fds) that tests and auditors can print and
+ * hash. Nothing here touches the system: facts about the host come in as {@link HostFacts}.
+ *
+ * @module
+ */
+import { SandboxError } from "../errors.ts";
+import type { Policy } from "../policy/types.ts";
+import { bwrapPlan } from "./bwrap.ts";
+
+/** The sandbox backends. `none` and `external` run the program directly. */
+export const SANDBOX_BACKENDS = ["bwrap", "seatbelt", "external", "none"] as const;
+/** A sandbox backend name. */
+export type SandboxBackend = typeof SANDBOX_BACKENDS[number];
+
+/** What the caller wants to run, before any sandbox is applied. */
+export interface LaunchRequest {
+  /** Absolute path of the program (already resolved on the child's PATH). */
+  readonly program: string;
+  /** Arguments after the program. */
+  readonly args: readonly string[];
+  /** `argv[0]` the program should see (defaults to `program`). */
+  readonly argv0?: string;
+  /** Absolute working directory the program should start in. */
+  readonly cwd: string;
+  /** The complete environment the program should see. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** Facts about the host a backend needs; gathered once by `hostFacts()` in `probe.ts`. */
+export interface HostFacts {
+  /** Absolute path of the bwrap binary. */
+  readonly bwrap: string;
+  /** `/bin`, `/lib`, … are symlinks into `/usr` (true on current Debian, Fedora, Arch, Ubuntu). */
+  readonly mergedUsr: boolean;
+  /** The seccomp filter (classic BPF) to pass to bwrap, already compiled for this architecture. */
+  readonly seccompFilter: Uint8Array;
+}
+
+/** Content to hand to the executed process on a given fd (written to a pipe by the spawner). */
+export interface PlanFile {
+  /** The fd number in the child. */
+  readonly target: number;
+  /** What the fd carries (for auditors). */
+  readonly purpose: string;
+  /** The bytes. */
+  readonly content: Uint8Array;
+}
+
+/** Everything needed to start a program under a backend. */
+export interface LaunchPlan {
+  /** The backend in force. */
+  readonly backend: SandboxBackend;
+  /** What to execute: an absolute program path and its arguments. */
+  readonly argv: readonly string[];
+  /** `argv[0]` for the executed process. */
+  readonly argv0: string;
+  /** Environment of the executed process (for bwrap: its own, minimal; the program's is in `argv`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Host working directory of the executed process. */
+  readonly cwd: string;
+  /** Working directory the program sees (differs from `cwd` inside a sandbox). */
+  readonly programCwd: string;
+  /** Fds to pass. Empty when none. */
+  readonly files: readonly PlanFile[];
+  /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */
+  readonly policy: Policy | null;
+}
+
+/**
+ * Compiles a launch plan. `policy` is required by enforcing backends and ignored by `none`/`external`.
+ * Throws `E_SANDBOX_UNAVAILABLE` for a backend that cannot run on this platform (Seatbelt is macOS-only
+ * and arrives with issue 4).
+ */
+export function compileLaunchPlan(
+  policy: Policy | null,
+  request: LaunchRequest,
+  backend: SandboxBackend,
+  host: HostFacts,
+): LaunchPlan {
+  switch (backend) {
+    case "bwrap":
+      if (policy === null) throw new SandboxError("E_SANDBOX_START", "The bwrap backend needs a policy");
+      return bwrapPlan(policy, request, host);
+    case "seatbelt":
+      throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend is not available yet", {
+        details: { backend, fix: "On Linux use --sandbox bwrap (the default)" },
+      });
+    case "external":
+    case "none":
+      return {
+        backend,
+        argv: [request.program, ...request.args],
+        argv0: request.argv0 ?? request.program,
+        env: request.env,
+        cwd: request.cwd,
+        programCwd: request.cwd,
+        files: [],
+        policy: null,
+      };
+    default: {
+      const never: never = backend;
+      throw new SandboxError("E_SANDBOX_UNAVAILABLE", `Unknown sandbox backend "${String(never)}"`);
+    }
+  }
+}
