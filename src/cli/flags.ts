@@ -20,6 +20,7 @@ export const SESSION_FLAGS = {
   "ack-network": { type: "boolean" },
   "ack-external-sandbox": { type: "boolean" },
   "ack-no-network-enforcement": { type: "boolean" },
+  "strict-write": { type: "boolean" },
   shell: { type: "boolean" },
   env: { type: "string", multiple: true },
   cwd: { type: "string" },
@@ -133,13 +134,14 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
 /** The sandbox modes `--sandbox` accepts. */
 export const SANDBOX_MODES = ["auto", "bwrap", "seatbelt", "external", "none"] as const;
 
-function requireFlags(mode: string, flags: readonly string[], values: FlagValues): void {
-  const missing = flags.filter((flag) => values[flag] !== true);
+/** Throws `E_UNSAFE_ACK_REQUIRED` naming `what` and the missing acknowledging flags. */
+function requireFlags(what: string, flags: readonly string[], values: FlagValues): void {
+  const missing = flags.filter((flag) => values[flag] !== true).map((flag) => `--${flag}`);
   if (missing.length > 0) {
-    throw new UsageError(
-      `Sandbox mode "${mode}" must be acknowledged with ${missing.map((f) => `--${f}`).join(" and ")}`,
-      { code: "E_UNSAFE_ACK_REQUIRED", details: { mode, missing: missing.map((f) => `--${f}`) } },
-    );
+    throw new UsageError(`${what} must be acknowledged with ${missing.join(" and ")}`, {
+      code: "E_UNSAFE_ACK_REQUIRED",
+      details: { what, missing },
+    });
   }
 }
 
@@ -161,20 +163,22 @@ export function sandboxOption(values: FlagValues, cwd: string): SandboxOption {
   }
   switch (mode) {
     case "none":
-      requireFlags(mode, ["unsafe-no-sandbox", "ack-no-network-enforcement"], values);
+      requireFlags(`Sandbox mode "${mode}"`, ["unsafe-no-sandbox", "ack-no-network-enforcement"], values);
       return { mode, acknowledge: "unsafe-no-sandbox" };
     case "external":
-      requireFlags(mode, ["ack-external-sandbox"], values);
+      requireFlags(`Sandbox mode "${mode}"`, ["ack-external-sandbox"], values);
       return { mode, acknowledge: "external-sandbox" };
     case "auto":
     case "bwrap":
     case "seatbelt": {
+      const strictWrite = values["strict-write"] === true;
+      if (strictWrite) requireFlags('Flag "--strict-write"', ["ack-unsafe-write"], values);
       const policy = loadPolicy(policyFlag ?? DEFAULT_PRESET, {
         workspace: cwd,
         home: Deno.env.get("HOME") ?? "/",
         acks: { unsafeWrite: values["ack-unsafe-write"] === true, network: values["ack-network"] === true },
       });
-      return { mode, policy };
+      return { mode, policy, strictWrite };
     }
     default: {
       const never: never = mode;

@@ -13,6 +13,8 @@ const SESSION_FLAGS_HELP = `Sandbox flags (default: --sandbox auto --policy stri
                            cannot run, the run fails with E_SANDBOX_UNAVAILABLE and the fix
   --ack-unsafe-write       Acknowledge a policy that allows host writes (fs.write)
   --ack-network            Acknowledge a policy that allows network
+  --strict-write           Keep .git, shell start-up files and credentials (.ssh, .netrc, …) read-only
+                           inside writable roots; needs --ack-unsafe-write
   --ack-external-sandbox   Required with --sandbox external (the caller's container is the sandbox)
   --unsafe-no-sandbox      With --ack-no-network-enforcement: run WITHOUT any sandbox (prints a warning)
   --ack-no-network-enforcement

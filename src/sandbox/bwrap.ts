@@ -63,6 +63,35 @@ export const ETC_NETWORK_BINDS = [
   "/etc/ca-certificates",
 ] as const;
 
+/**
+ * Paths kept read-only inside every writable root in strict-write mode (`--strict-write`): files that
+ * run code later (git hooks and config, shell start-up files, direnv) or hold credentials. Only paths
+ * that exist are protected: bwrap cannot bind over a file that is not there yet.
+ */
+export const STRICT_WRITE_PROTECTED = [
+  ".git",
+  ".gitconfig",
+  ".gitmodules",
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".profile",
+  ".zshrc",
+  ".zprofile",
+  ".zshenv",
+  ".envrc",
+  ".ssh",
+  ".gnupg",
+  ".netrc",
+  ".npmrc",
+] as const;
+
+/** Per-run options of the bwrap plan. */
+export interface BwrapOptions {
+  /** Keep {@link STRICT_WRITE_PROTECTED} read-only inside every `fs.write` root (default false). */
+  readonly strictWrite?: boolean;
+}
+
 /** True when `path` is `root` or inside it. */
 function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
@@ -73,7 +102,12 @@ function within(path: string, root: string): boolean {
  * The program starts in `request.cwd` when a policy path makes it visible, otherwise in `/tmp` (the
  * plan's `programCwd` says which).
  */
-export function bwrapPlan(policy: Policy, request: LaunchRequest, host: HostFacts): LaunchPlan {
+export function bwrapPlan(
+  policy: Policy,
+  request: LaunchRequest,
+  host: HostFacts,
+  options: BwrapOptions = {},
+): LaunchPlan {
   const args: string[] = [
     "--unshare-all",
     ...(policy.network === "on" ? ["--share-net"] : []),
@@ -107,6 +141,14 @@ export function bwrapPlan(policy: Policy, request: LaunchRequest, host: HostFact
   for (const path of policy.exec) if (path !== request.program) args.push("--ro-bind-try", path, path);
   for (const path of policy.fs.read) args.push("--ro-bind-try", path, path);
   for (const path of policy.fs.write) args.push("--bind", path, path);
+  if (options.strictWrite) {
+    // Later mounts shadow earlier ones: these read-only binds sit on top of the writable roots.
+    for (const root of policy.fs.write) {
+      for (const name of STRICT_WRITE_PROTECTED) {
+        args.push("--ro-bind-try", `${root}/${name}`, `${root}/${name}`);
+      }
+    }
+  }
 
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.
   args.push("--remount-ro", "/");

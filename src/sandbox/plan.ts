@@ -8,7 +8,7 @@
  */
 import { SandboxError } from "../errors.ts";
 import type { Policy } from "../policy/types.ts";
-import { bwrapPlan } from "./bwrap.ts";
+import { type BwrapOptions, bwrapPlan } from "./bwrap.ts";
 
 /** The sandbox backends. `none` and `external` run the program directly. */
 export const SANDBOX_BACKENDS = ["bwrap", "seatbelt", "external", "none"] as const;
@@ -79,11 +79,12 @@ export function compileLaunchPlan(
   request: LaunchRequest,
   backend: SandboxBackend,
   host: HostFacts,
+  options: BwrapOptions = {},
 ): LaunchPlan {
   switch (backend) {
     case "bwrap":
       if (policy === null) throw new SandboxError("E_SANDBOX_START", "The bwrap backend needs a policy");
-      return bwrapPlan(policy, request, host);
+      return bwrapPlan(policy, request, host, options);
     case "seatbelt":
       throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend is not available yet", {
         details: { backend, fix: "On Linux use --sandbox bwrap (the default)" },

@@ -15,7 +15,12 @@ import type { Policy } from "../policy/types.ts";
  * Both must be acknowledged in writing.
  */
 export type SandboxOption =
-  | { readonly mode: "auto" | "bwrap" | "seatbelt"; readonly policy: Policy }
+  | {
+    readonly mode: "auto" | "bwrap" | "seatbelt";
+    readonly policy: Policy;
+    /** Keep git metadata, shell start-up files and credentials read-only inside writable roots. */
+    readonly strictWrite?: boolean;
+  }
   | { readonly mode: "external"; readonly acknowledge: "external-sandbox" }
   | { readonly mode: "none"; readonly acknowledge: "unsafe-no-sandbox" };
 

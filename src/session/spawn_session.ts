@@ -60,7 +60,8 @@ function planFor(resolved: ResolvedOptions, program: string): LaunchPlan {
   };
   const backend: SandboxBackend = sandbox.mode === "auto" ? platformBackend() : sandbox.mode;
   const host = backend === "bwrap" ? hostFacts(policy?.network === "on") : NO_HOST;
-  return compileLaunchPlan(policy, request, backend, host);
+  const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
+  return compileLaunchPlan(policy, request, backend, host, { strictWrite });
 }
 
 // Backends other than bwrap read no host facts.

@@ -93,3 +93,51 @@ sessionTest("policy files from the CLI: writes need --ack-unsafe-write, then the
     }
   });
 });
+
+sessionTest(
+  "--strict-write needs --ack-unsafe-write and keeps .git and start-up files read-only",
+  async () => {
+    const dir = await Deno.makeTempDir({ dir: ROOT, prefix: ".specter-strict-write-" });
+    try {
+      await Deno.mkdir(`${dir}/.git/hooks`, { recursive: true });
+      await Deno.writeTextFile(`${dir}/.git/config`, "[core]\n");
+      await Deno.writeTextFile(`${dir}/.bashrc`, "# original\n");
+      const refused = await runCli([
+        "run",
+        "--policy",
+        "workspace",
+        "--strict-write",
+        "--cwd",
+        dir,
+        "--",
+        "true",
+      ]);
+      assert.equal(refused.code, 2);
+      assert.equal(refused.frames[0]!.code, "E_UNSAFE_ACK_REQUIRED");
+      const script =
+        "echo ok > work.txt && echo WORK; echo evil > .git/hooks/pre-commit 2>/dev/null || echo HOOK_RO; " +
+        "echo evil >> .git/config 2>/dev/null || echo CONFIG_RO; echo evil >> .bashrc 2>/dev/null || echo RC_RO";
+      const ran = await runCli([
+        "run",
+        "--policy",
+        "workspace",
+        "--ack-unsafe-write",
+        "--strict-write",
+        "--cwd",
+        dir,
+        "--",
+        "sh",
+        "-c",
+        script,
+      ]);
+      const text = ran.frames.filter((f) => f.type === "stdout").map((f) => f.data).join("");
+      assert.match(text, /WORK[\s\S]*HOOK_RO[\s\S]*CONFIG_RO[\s\S]*RC_RO/);
+      assert.equal(await Deno.readTextFile(`${dir}/work.txt`), "ok\n");
+      assert.equal(await Deno.readTextFile(`${dir}/.git/config`), "[core]\n");
+      assert.equal(await Deno.readTextFile(`${dir}/.bashrc`), "# original\n");
+      await assert.rejects(Deno.stat(`${dir}/.git/hooks/pre-commit`));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import type { Policy } from "../policy/types.ts";
+import { bwrapPlan, SANDBOX_ID, STRICT_WRITE_PROTECTED } from "./bwrap.ts";
+import { compileLaunchPlan, type HostFacts, type LaunchRequest } from "./plan.ts";
+
+const host: HostFacts = {
+  bwrap: "/usr/bin/bwrap",
+  mergedUsr: true,
+  seccompFilter: new Uint8Array([1, 2, 3]),
+};
+const request: LaunchRequest = {
+  program: "/usr/bin/bash",
+  args: ["-i"],
+  cwd: "/work/project",
+  env: { TERM: "xterm-256color", PATH: "/usr/bin", HOME: "/home/me", LANG: "C.UTF-8" },
+};
+
+function policy(overrides: Partial<Policy> = {}): Policy {
+  return {
+    version: 1,
+    source: "test",
+    exec: [],
+    fs: { read: [], write: [] },
+    env: [],
+    network: "off",
+    budgets: {
+      wall_ms: null,
+      cpu_seconds: null,
+      memory_bytes: null,
+      processes: null,
+      output_bytes: null,
+      file_size_bytes: null,
+    },
+    ...overrides,
+  };
+}
+
+/** The `[flag, a, b]` triples of an argv, e.g. every `--ro-bind SRC DEST`. */
+function pairs(argv: readonly string[], flag: string): string[] {
+  return argv.flatMap((arg, i) => (arg === flag ? [argv[i + 1]!] : []));
+}
+
+Deno.test("strict: namespaces, no privileges, seccomp on fd 3, read-only root, no binary directories", () => {
+  const plan = bwrapPlan(policy(), request, host);
+  const argv = plan.argv;
+  assert.equal(argv[0], "/usr/bin/bwrap");
+  for (const flag of ["--unshare-all", "--die-with-parent", "--clearenv", "--unshare-user"]) {
+    assert.ok(argv.includes(flag), flag);
+  }
+  assert.ok(!argv.includes("--share-net") && !argv.includes("--new-session"));
+  assert.deepEqual(pairs(argv, "--cap-drop"), ["ALL"]);
+  assert.deepEqual([pairs(argv, "--uid")[0], pairs(argv, "--gid")[0]], [
+    String(SANDBOX_ID),
+    String(SANDBOX_ID),
+  ]);
+  assert.deepEqual(pairs(argv, "--seccomp"), ["3"]);
+  assert.deepEqual(pairs(argv, "--remount-ro"), ["/"]);
+  assert.deepEqual(plan.files.map((f) => [f.target, [...f.content]]), [[3, [1, 2, 3]]]);
+  const bound = [...pairs(argv, "--ro-bind"), ...pairs(argv, "--ro-bind-try"), ...pairs(argv, "--bind")];
+  assert.ok(bound.includes("/usr/bin/bash"), "the target itself is bound");
+  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/usr/local/bin", "/"]) {
+    assert.ok(!bound.includes(dir), dir);
+  }
+  assert.deepEqual(pairs(argv, "--bind"), [], "no host writes");
+  assert.deepEqual(argv.slice(argv.indexOf("--")), ["--", "/usr/bin/bash", "-i"]);
+  assert.deepEqual(plan.env, {}, "bwrap itself gets no environment");
+});
+
+Deno.test("the program's environment is set explicitly; HOME and cwd fall back to /tmp when not visible", () => {
+  const plan = bwrapPlan(policy(), request, host);
+  const setenv = plan.argv.flatMap((
+    arg,
+    i,
+  ) => (arg === "--setenv" ? [`${plan.argv[i + 1]}=${plan.argv[i + 2]}`] : []));
+  assert.deepEqual(setenv, ["HOME=/tmp", "LANG=C.UTF-8", "PATH=/usr/bin", "TERM=xterm-256color"]);
+  assert.equal(plan.programCwd, "/tmp");
+  const visible = bwrapPlan(policy({ fs: { read: ["/work"], write: ["/home/me"] } }), request, host);
+  assert.equal(visible.programCwd, "/work/project");
+  assert.ok(visible.argv.join(" ").includes("--setenv HOME /home/me"));
+});
+
+Deno.test("exec, read and write allowlists map to binds; network on shares the namespace", () => {
+  const plan = bwrapPlan(
+    policy({ exec: ["/usr/bin"], fs: { read: ["/data"], write: ["/work/project"] }, network: "on" }),
+    request,
+    host,
+  );
+  assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/usr/bin"));
+  assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/data"));
+  assert.deepEqual(pairs(plan.argv, "--bind"), ["/work/project"]);
+  assert.ok(plan.argv.includes("--share-net"));
+  assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/etc/resolv.conf"), "DNS config only with network");
+  assert.ok(!pairs(bwrapPlan(policy(), request, host).argv, "--ro-bind-try").includes("/etc/resolv.conf"));
+});
+
+Deno.test("strict-write protects every listed name inside every writable root, after the writable bind", () => {
+  const plan = bwrapPlan(policy({ fs: { read: [], write: ["/a", "/b"] } }), request, host, {
+    strictWrite: true,
+  });
+  const protectedPaths = pairs(plan.argv, "--ro-bind-try").filter((p) =>
+    p.startsWith("/a/") || p.startsWith("/b/")
+  );
+  assert.equal(protectedPaths.length, STRICT_WRITE_PROTECTED.length * 2);
+  for (const name of STRICT_WRITE_PROTECTED) {
+    const at = plan.argv.indexOf(`/a/${name}`);
+    assert.ok(at > plan.argv.indexOf("/a"), `${name} is bound after (on top of) the writable root`);
+  }
+});
+
+Deno.test("a host without merged /usr binds /lib* instead of symlinking", () => {
+  const plan = bwrapPlan(policy(), request, { ...host, mergedUsr: false });
+  assert.deepEqual(pairs(plan.argv, "--symlink"), []);
+  assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/lib"));
+});
+
+Deno.test("plans are deterministic values", () => {
+  assert.deepEqual(bwrapPlan(policy(), request, host), bwrapPlan(policy(), request, host));
+});
+
+Deno.test("none and external run the program directly; seatbelt is unavailable on Linux; bwrap needs a policy", () => {
+  for (const backend of ["none", "external"] as const) {
+    const plan = compileLaunchPlan(null, request, backend, host);
+    assert.deepEqual([plan.argv, plan.cwd, plan.env, plan.files], [
+      ["/usr/bin/bash", "-i"],
+      "/work/project",
+      request.env,
+      [],
+    ]);
+  }
+  assert.throws(() => compileLaunchPlan(policy(), request, "seatbelt", host), {
+    code: "E_SANDBOX_UNAVAILABLE",
+  });
+  assert.throws(() => compileLaunchPlan(null, request, "bwrap", host), { code: "E_SANDBOX_START" });
+});
