@@ -25,6 +25,7 @@ const SYMBOLS = {
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   poll_now: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },
   kill: { parameters: ["i32", "i32"], result: "i32" },
+  access: { parameters: ["buffer", "i32"], result: "i32" },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
   setrlimit: { parameters: ["i32", "buffer"], result: "i32" },

@@ -116,6 +116,8 @@ export interface PlatformTable {
     /** `struct rlimit` is two `rlim_t` (64-bit on every supported platform). */
     readonly rlimit: number;
   };
+  /** `access()` modes. */
+  readonly access: { readonly F_OK: number; readonly X_OK: number };
   /** `waitpid()` options. */
   readonly wait: { readonly WNOHANG: number; readonly WUNTRACED: number; readonly WCONTINUED: number };
   /** How "continued" is encoded in a wait status. */
@@ -217,6 +219,7 @@ const LINUX_GLIBC: Omit<PlatformTable, "id"> = {
   // struct sizes from glibc's <spawn.h> and <bits/types/__sigset_t.h>.
   sizes: { posix_spawn_file_actions_t: 80, posix_spawnattr_t: 336, sigset_t: 128, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 8 },
+  access: { F_OK: 0, X_OK: 1 },
   continued: "linux-0xffff",
   rlimit: { RLIMIT_NOFILE: 7 },
   maxNoFile: null,
@@ -246,6 +249,7 @@ const DARWIN: Omit<PlatformTable, "id" | "variadic"> = {
   spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x400, CLOEXEC_DEFAULT: 0x4000 },
   sizes: { posix_spawn_file_actions_t: 8, posix_spawnattr_t: 8, sigset_t: 4, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 0x10 },
+  access: { F_OK: 0, X_OK: 1 },
   continued: "bsd-0x13-stopsig",
   rlimit: { RLIMIT_NOFILE: 8 },
   maxNoFile: 10240,

@@ -43,13 +43,16 @@ export function setNonBlocking(fd: number): boolean {
   return addFdFlags(fd, table.fcntl.F_GETFL, table.fcntl.F_SETFL, table.o.NONBLOCK);
 }
 
+const NAME_BUFFER = new Uint8Array(4096);
+
 /** Opens a terminal pair of `cols`×`rows` (throws `E_PTY_OPEN`). */
 export function openPty(cols: number, rows: number): PtyPair {
   const lib = libc();
   const master = new Int32Array(1);
   const slave = new Int32Array(1);
   // openpty() writes the name with strcpy and no length: give it far more than any tty path needs.
-  const name = new Uint8Array(4096);
+  // One buffer serves every call (spawning is synchronous): 1000 spawns must not leave 4 MiB of garbage.
+  const name = NAME_BUFFER;
   if (lib.openpty(master, slave, name, null, winsize(cols, rows)) !== 0) {
     const errno = lib.errno();
     throw new SpawnError("E_PTY_OPEN", `openpty() failed with errno ${errno}`, { details: { errno } });

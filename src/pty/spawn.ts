@@ -58,14 +58,12 @@ export function resolveProgram(program: string, path: string | undefined, cwd: s
       join(isAbsolute(dir) ? dir : join(cwd, dir), program)
     );
   let sawNonExecutable: string | undefined;
+  const { sym, table } = libc();
   for (const candidate of candidates) {
-    let info: Deno.FileInfo;
-    try {
-      info = Deno.statSync(candidate);
-    } catch {
-      continue; // Not here; keep searching like execvp does.
-    }
-    if (info.isFile && info.mode !== null && (info.mode & 0o111) !== 0) return candidate;
+    // access() probes allocate nothing on the JS heap, unlike a FileInfo per PATH entry per spawn.
+    const path = cString(candidate);
+    if (sym.access(path, table.access.F_OK) !== 0) continue; // Not here; keep searching like execvp.
+    if (sym.access(path, table.access.X_OK) === 0 && isRegularFile(candidate)) return candidate;
     sawNonExecutable ??= candidate;
   }
   if (sawNonExecutable !== undefined) {
@@ -76,6 +74,14 @@ export function resolveProgram(program: string, path: string | undefined, cwd: s
   throw new SpawnError("E_SPAWN_NOT_FOUND", `Program "${program}" was not found on the child's PATH`, {
     details: { program, PATH: path ?? "" },
   });
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false; // Vanished between the two checks.
+  }
 }
 
 function check(result: number, what: string): void {
@@ -96,8 +102,7 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     throw new SpawnError("E_SPAWN_CWD", `The working directory must be absolute, got "${request.cwd}"`);
   }
   const pty: PtyPair = openPty(request.cols, request.rows);
-  const actions = new Uint8Array(table.sizes.posix_spawn_file_actions_t);
-  const attr = new Uint8Array(table.sizes.posix_spawnattr_t);
+  const { actions, attr, allSignals: all, noSignals: none } = scratch(table);
   let actionsReady = false;
   let attrReady = false;
   try {
@@ -134,8 +139,6 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     }
 
     // Deno ignores SIGPIPE and may block signals; the child must start with defaults and an empty mask.
-    const all = new Uint8Array(table.sizes.sigset_t);
-    const none = new Uint8Array(table.sizes.sigset_t);
     sym.sigfillset(all);
     sym.sigemptyset(none);
     check(sym.posix_spawnattr_setsigdefault(attr, all), "setsigdefault");
@@ -169,6 +172,25 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     if (actionsReady) sym.posix_spawn_file_actions_destroy(actions);
     if (attrReady) sym.posix_spawnattr_destroy(attr);
   }
+}
+
+let scratchBuffers:
+  | {
+    actions: Uint8Array<ArrayBuffer>;
+    attr: Uint8Array<ArrayBuffer>;
+    allSignals: Uint8Array<ArrayBuffer>;
+    noSignals: Uint8Array<ArrayBuffer>;
+  }
+  | undefined;
+
+/** The structs posix_spawn needs, allocated once: spawning is synchronous, so one set serves every call. */
+function scratch(table: ReturnType<typeof libc>["table"]) {
+  return scratchBuffers ??= {
+    actions: new Uint8Array(table.sizes.posix_spawn_file_actions_t),
+    attr: new Uint8Array(table.sizes.posix_spawnattr_t),
+    allSignals: new Uint8Array(table.sizes.sigset_t),
+    noSignals: new Uint8Array(table.sizes.sigset_t),
+  };
 }
 
 /**

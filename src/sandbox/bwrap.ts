@@ -36,18 +36,19 @@ export const MERGED_USR_LINKS = [
   ["usr/sbin", "/sbin"],
 ] as const;
 
-/** The minimal `/etc` (read-only, each skipped when missing): name resolution, loader, terminal, locale. */
+/**
+ * The minimal `/etc` (read-only, each skipped when missing): user and group names, the loader's cache,
+ * the time zone, Debian's alternatives symlinks and bash's system start-up file. Each bind costs two
+ * mount calls at every start, so files only tools like ldconfig read (`ld.so.conf*`) are left out;
+ * terminfo lives in `/usr/share`.
+ */
 export const ETC_BINDS = [
   "/etc/passwd",
   "/etc/group",
   "/etc/nsswitch.conf",
   "/etc/ld.so.cache",
-  "/etc/ld.so.conf",
-  "/etc/ld.so.conf.d",
   "/etc/localtime",
   "/etc/alternatives",
-  "/etc/inputrc",
-  "/etc/terminfo",
   "/etc/bash.bashrc",
 ] as const;
 
