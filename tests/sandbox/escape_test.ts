@@ -280,3 +280,32 @@ sessionTest("positive: job control works inside the sandbox", async () => {
   r.session.write("exit 3\r");
   assert.equal((await r.exit()).code, 3);
 });
+
+sessionTest("a setuid-root binary gains nothing inside the sandbox", async () => {
+  await withHostDir(async (dir) => {
+    // A real setuid-root program: a copy of id(1) with the setuid bit (the tests run as root, like CI).
+    await Deno.copyFile("/usr/bin/id", `${dir}/suid-id`);
+    await Deno.chmod(`${dir}/suid-id`, 0o4755);
+    const outside = await new Deno.Command("su", {
+      args: ["-s", "/bin/sh", "nobody", "-c", `${dir}/suid-id -u`],
+      stdout: "piped",
+      stderr: "null",
+    }).output().catch(() => null);
+    if (outside?.success) {
+      assert.equal(new TextDecoder().decode(outside.stdout).trim(), "0", "outside, the setuid bit does work");
+    }
+    const { text } = await runSandboxed([`${dir}/suid-id`, "-u"], policyOf({ fs: { read: [dir] } }));
+    assert.match(text, /^65534\r?\n/, text);
+  });
+});
+
+sessionTest("a daemon started inside the sandbox does not outlive the session", async () => {
+  const marker = `${4000 + Math.floor(Math.random() * 1000)}.5`;
+  const { code } = await runSandboxed(
+    ["/usr/bin/sh", "-c", `setsid sleep ${marker} </dev/null >/dev/null 2>&1 & echo started`],
+    preset("basic"),
+  );
+  assert.equal(code, 0);
+  const left = await new Deno.Command("pgrep", { args: ["-f", `sleep ${marker}`], stdout: "piped" }).output();
+  assert.equal(new TextDecoder().decode(left.stdout).trim(), "", `a "sleep ${marker}" survived`);
+});
