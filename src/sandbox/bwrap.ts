@@ -168,10 +168,19 @@ export function bwrapPlan(
   args.push("--seccomp", String(SECCOMP_FD));
   args.push("--", request.program, ...request.args);
 
+  const drop = host.dropPrivileges;
+  const launcher = drop === null ? [] : [
+    drop.setpriv,
+    `--reuid=${drop.uid}`,
+    `--regid=${drop.gid}`,
+    "--clear-groups",
+    "--nnp",
+    "--",
+  ];
   return {
     backend: "bwrap",
-    argv: [host.bwrap, ...args],
-    argv0: "bwrap",
+    argv: [...launcher, host.bwrap, ...args],
+    argv0: drop === null ? "bwrap" : "setpriv",
     // bwrap itself needs no environment; nothing of the caller's leaks through it.
     env: {},
     // bwrap's own cwd on the host is irrelevant to the program (it gets --chdir); "/" always exists.

@@ -7,6 +7,7 @@ const host: HostFacts = {
   bwrap: "/usr/bin/bwrap",
   mergedUsr: true,
   seccompFilter: new Uint8Array([1, 2, 3]),
+  dropPrivileges: null,
 };
 const request: LaunchRequest = {
   program: "/usr/bin/bash",
@@ -111,6 +112,22 @@ Deno.test("a host without merged /usr binds /lib* instead of symlinking", () => 
   const plan = bwrapPlan(policy(), request, { ...host, mergedUsr: false });
   assert.deepEqual(pairs(plan.argv, "--symlink"), []);
   assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/lib"));
+});
+
+Deno.test("as root, bwrap starts through setpriv as an unprivileged host uid with no groups", () => {
+  const plan = bwrapPlan(policy(), request, {
+    ...host,
+    dropPrivileges: { setpriv: "/usr/bin/setpriv", uid: 65534, gid: 65534 },
+  });
+  assert.deepEqual(plan.argv.slice(0, 7), [
+    "/usr/bin/setpriv",
+    "--reuid=65534",
+    "--regid=65534",
+    "--clear-groups",
+    "--nnp",
+    "--",
+    "/usr/bin/bwrap",
+  ]);
 });
 
 Deno.test("plans are deterministic values", () => {

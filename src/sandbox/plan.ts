@@ -37,6 +37,12 @@ export interface HostFacts {
   readonly mergedUsr: boolean;
   /** The seccomp filter (classic BPF) to pass to bwrap, already compiled for this architecture. */
   readonly seccompFilter: Uint8Array;
+  /**
+   * When Specter runs as root: start bwrap through `setpriv` as this unprivileged host uid/gid, so that
+   * the sandbox's user namespace maps to it and not to host root (as root, bwrap would map the sandbox
+   * uid to uid 0, and the kernel lets uid 0 write sysctls and read root-owned files). `null` otherwise.
+   */
+  readonly dropPrivileges: { readonly setpriv: string; readonly uid: number; readonly gid: number } | null;
 }
 
 /** Content to hand to the executed process on a given fd (written to a pipe by the spawner). */

@@ -13,6 +13,43 @@ export type BwrapProbe =
   | { readonly ok: true; readonly path: string; readonly version: string }
   | { readonly ok: false; readonly reason: string; readonly fix: string };
 
+/** The host uid/gid the sandbox runs as when Specter itself runs as root (`nobody`/`nogroup`). */
+export const UNPRIVILEGED_ID = 65534;
+
+/** Where util-linux `setpriv` is looked for (needed only when Specter runs as root). */
+export const SETPRIV_CANDIDATES = ["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv"] as const;
+
+const FIX_SETPRIV =
+  "Install util-linux's setpriv (Debian/Ubuntu: apt-get install util-linux), or run Specter " +
+  "as an unprivileged user";
+
+function findExecutable(candidates: readonly string[]): string | undefined {
+  return candidates.find((candidate) => {
+    try {
+      const info = Deno.statSync(candidate);
+      return info.isFile && info.mode !== null && (info.mode & 0o111) !== 0;
+    } catch {
+      return false; // Not there: try the next place.
+    }
+  });
+}
+
+/** How bwrap must be launched on this host: directly, or through setpriv when we are root. */
+export function privilegeDrop(
+  uid: number | null = Deno.uid(),
+): { ok: true; drop: HostFacts["dropPrivileges"] } | { ok: false; reason: string; fix: string } {
+  if (uid !== 0) return { ok: true, drop: null };
+  const setpriv = findExecutable(SETPRIV_CANDIDATES);
+  if (setpriv === undefined) {
+    return {
+      ok: false,
+      reason: "Specter runs as root, and without setpriv the sandbox would map to host root",
+      fix: FIX_SETPRIV,
+    };
+  }
+  return { ok: true, drop: { setpriv, uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } };
+}
+
 /** Where bwrap is looked for when `SPECTER_BWRAP` does not name it. */
 export const BWRAP_CANDIDATES = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"] as const;
 
@@ -31,14 +68,7 @@ const FIX_USERNS =
 export function probeBwrap(env: { get(name: string): string | undefined } = Deno.env): BwrapProbe {
   const override = env.get("SPECTER_BWRAP");
   const candidates = override !== undefined ? [override] : BWRAP_CANDIDATES;
-  const path = candidates.find((candidate) => {
-    try {
-      const info = Deno.statSync(candidate);
-      return info.isFile && info.mode !== null && (info.mode & 0o111) !== 0;
-    } catch {
-      return false; // Not there: try the next place.
-    }
-  });
+  const path = findExecutable(candidates);
   if (path === undefined) {
     return {
       ok: false,
@@ -46,10 +76,18 @@ export function probeBwrap(env: { get(name: string): string | undefined } = Deno
       fix: FIX_INSTALL,
     };
   }
+  const drop = privilegeDrop();
+  if (!drop.ok) return { ok: false, reason: drop.reason, fix: drop.fix };
+  // Probe exactly the way sessions start: through setpriv when we are root.
+  const launcher = drop.drop === null ? { program: path, prefix: [] as string[] } : {
+    program: drop.drop.setpriv,
+    prefix: [`--reuid=${drop.drop.uid}`, `--regid=${drop.drop.gid}`, "--clear-groups", "--nnp", "--", path],
+  };
   let output: Deno.CommandOutput;
   try {
-    output = new Deno.Command(path, {
+    output = new Deno.Command(launcher.program, {
       args: [
+        ...launcher.prefix,
         "--unshare-all",
         "--unshare-user",
         "--die-with-parent",
@@ -102,8 +140,10 @@ export function hostFacts(network: boolean): HostFacts {
   } catch {
     mergedUsr = false; // No /bin at all: bind what exists.
   }
-  const facts = {
+  const drop = privilegeDrop();
+  const facts: HostFacts = {
     bwrap: probe.path,
+    dropPrivileges: drop.ok ? drop.drop : null,
     mergedUsr,
     seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network }),
   };

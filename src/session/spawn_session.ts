@@ -65,7 +65,12 @@ function planFor(resolved: ResolvedOptions, program: string): LaunchPlan {
 }
 
 // Backends other than bwrap read no host facts.
-const NO_HOST = { bwrap: "", mergedUsr: true, seccompFilter: new Uint8Array() } as const;
+const NO_HOST = {
+  bwrap: "",
+  mergedUsr: true,
+  seccompFilter: new Uint8Array(),
+  dropPrivileges: null,
+} as const;
 
 /**
  * Starts `options.argv` on a new terminal, inside the sandbox, and returns its {@link Session}. Frames

@@ -309,3 +309,25 @@ sessionTest("a daemon started inside the sandbox does not outlive the session", 
   const left = await new Deno.Command("pgrep", { args: ["-f", `sleep ${marker}`], stdout: "piped" }).output();
   assert.equal(new TextDecoder().decode(left.stdout).trim(), "", `a "sleep ${marker}" survived`);
 });
+
+sessionTest(
+  "started by root, the sandbox is not host root: sysctls unwritable, root-only files unreadable",
+  async () => {
+    const sysctl = "/proc/sys/kernel/printk_ratelimit_burst";
+    const before = await Deno.readTextFile(sysctl);
+    await withHostDir(async (dir) => {
+      await Deno.chmod(dir, 0o755);
+      await Deno.writeTextFile(`${dir}/root-only`, "ROOTSECRET\n");
+      await Deno.chown(`${dir}/root-only`, 0, 0);
+      await Deno.chmod(`${dir}/root-only`, 0o600);
+      const script = `echo 99 > ${sysctl} 2>/dev/null && echo SYSCTL_WRITTEN || echo SYSCTL_DENIED; ` +
+        `read -r s < "${dir}/root-only" 2>/dev/null && echo "READ $s" || echo ROOT_ONLY_DENIED; ` +
+        `read -r s < /proc/sys/kernel/core_pattern && echo "CORE $s"`;
+      const { text } = await runSandboxed(["/usr/bin/sh", "-c", script], policyOf({ fs: { read: [dir] } }));
+      assert.match(text, /SYSCTL_DENIED/);
+      assert.match(text, /ROOT_ONLY_DENIED/);
+      assert.ok(!text.includes("ROOTSECRET"));
+    });
+    assert.equal(await Deno.readTextFile(sysctl), before, "the host sysctl is unchanged");
+  },
+);
