@@ -6,7 +6,8 @@
  * @module
  */
 import type { PolicyProblem } from "../errors.ts";
-import { broadRootReason, stripTrailingSlashes } from "./broad_roots.ts";
+import { stripTrailingSlashes } from "./broad_roots.ts";
+import { pathSafetyReason, type PathUse } from "./path_safety.ts";
 import { inDocumentOrder, type LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
 import { deepFreeze } from "./freeze.ts";
@@ -39,13 +40,13 @@ export interface PolicyCheck {
   readonly problems: PolicyProblem[];
 }
 
-/** Which rules a path list obeys: `exec` rejects only `/` as broad, `fs` every broad root. */
-type PathListKind = "exec" | "fs";
+/** How each path list is used (see `path_safety.ts` for the rules of each use). */
+type PathListKind = PathUse;
 
 const PATH_LISTS: readonly { path: FieldPath; kind: PathListKind }[] = [
   { path: ["exec"], kind: "exec" },
-  { path: ["fs", "read"], kind: "fs" },
-  { path: ["fs", "write"], kind: "fs" },
+  { path: ["fs", "read"], kind: "read" },
+  { path: ["fs", "write"], kind: "write" },
 ];
 
 /** Why a variable's value cannot be used in a path: the code and a phrase completing "… uses X but". */
@@ -117,11 +118,7 @@ function pathEntryProblem(
   if (fault !== null) {
     return problemAt(path, fault.code, `${name} ${fault.reason}, got ${JSON.stringify(value)}${written}`);
   }
-  const broad = kind === "fs"
-    ? broadRootReason(value, vars.home)
-    : value === "/"
-    ? 'is the broad root "/"'
-    : null;
+  const broad = pathSafetyReason(value, kind, vars.home);
   if (broad !== null) {
     return problemAt(path, "E_POLICY_BROAD_ROOT", `${name} ${broad}${written}: allow a narrower path`);
   }
@@ -162,6 +159,36 @@ function ackProblems(doc: unknown, acks: PolicyContext["acks"]): LocatedProblem[
   return found;
 }
 
+// Policies that came out of validation; `spawn` refuses any other (a hand-built object could grant `/`).
+const VALIDATED = new WeakSet<Policy>();
+
+/** True when `policy` was produced by {@link checkPolicyDocument} (directly or through `loadPolicy`). */
+export function isValidatedPolicy(policy: Policy): boolean {
+  return VALIDATED.has(policy);
+}
+
+/**
+ * Budgets Specter cannot enforce yet (they need rlimits and a process-tree watcher). Accepting them
+ * would run the program weaker than its policy asks, so they are refused until they are enforced.
+ * `wall_ms` and `output_bytes` are enforced by the session.
+ */
+export const UNENFORCED_BUDGETS = ["cpu_seconds", "memory_bytes", "processes", "file_size_bytes"] as const;
+
+function budgetProblems(doc: unknown): LocatedProblem[] {
+  // Only well-formed values: a malformed one already has its schema problem.
+  const given = (key: string) => {
+    const value = valueAt(doc, ["budgets", key]);
+    return typeof value === "number" && Number.isInteger(value) && value > 0;
+  };
+  return UNENFORCED_BUDGETS.filter(given).map((key) =>
+    problemAt(
+      ["budgets", key],
+      "E_POLICY_SCHEMA",
+      `Field "budgets.${key}" is not enforced yet (resource ceilings arrive with Guardrails II): remove it rather than run weaker than asked`,
+    )
+  );
+}
+
 function workspaceProblems(workspace: string): LocatedProblem[] {
   const fault = pathFault(workspace);
   if (fault === null) return [];
@@ -188,6 +215,7 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
     ...schemaProblems(doc),
     ...pathProblems(doc, vars),
     ...ackProblems(doc, ctx.acks),
+    ...budgetProblems(doc),
   ]);
   if (problems.length > 0) return { policy: null, problems };
   const file = PolicyFileSchema.parse(doc);
@@ -208,5 +236,7 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
       file_size_bytes: file.budgets?.file_size_bytes ?? null,
     },
   };
-  return { policy: deepFreeze(policy), problems: [] };
+  const frozen = deepFreeze(policy);
+  VALIDATED.add(frozen);
+  return { policy: frozen, problems: [] };
 }

@@ -72,14 +72,7 @@ Deno.test("a full policy resolves with variables substituted", () => {
       fs: { read: ["${home}/.gitconfig", "/usr/share/doc"], write: ["${workspace}", "/srv/data/out"] },
       env: ["LANG", "_X1"],
       network: "on",
-      budgets: {
-        wall_ms: 60000,
-        cpu_seconds: 10,
-        memory_bytes: 8589934592,
-        processes: 64,
-        output_bytes: 1,
-        file_size_bytes: 2,
-      },
+      budgets: { wall_ms: 60000, output_bytes: 1 },
     },
     "file:/p.json",
     ACKED,
@@ -94,12 +87,23 @@ Deno.test("a full policy resolves with variables substituted", () => {
   assert.equal(policy?.network, "on");
   assert.deepEqual(policy?.budgets, {
     wall_ms: 60000,
-    cpu_seconds: 10,
-    memory_bytes: 8589934592,
-    processes: 64,
+    cpu_seconds: null,
+    memory_bytes: null,
+    processes: null,
     output_bytes: 1,
-    file_size_bytes: 2,
+    file_size_bytes: null,
   });
+});
+
+Deno.test("budgets Specter cannot enforce yet are refused, not silently ignored", () => {
+  for (const key of ["cpu_seconds", "memory_bytes", "processes", "file_size_bytes"]) {
+    assertOnly(
+      { version: 1, budgets: { [key]: 5 } },
+      "E_POLICY_SCHEMA",
+      `budgets.${key}`,
+      /not enforced yet/,
+    );
+  }
 });
 
 Deno.test("the policy is deeply frozen", () => {
@@ -290,7 +294,7 @@ Deno.test("E_POLICY_PATH_DOTDOT: .., ., // and a trailing slash, also after subs
   assertOnly({ version: 1 }, "E_POLICY_PATH_DOTDOT", "cwd", /cwd/, { ...CTX, workspace: "/work/proj/.." });
 });
 
-Deno.test("E_POLICY_BROAD_ROOT: broad roots in fs, the home directory, only / in exec", () => {
+Deno.test("E_POLICY_BROAD_ROOT: broad roots in fs and exec (binary dirs excepted), the home directory", () => {
   assertOnly(
     { version: 1, fs: { read: ["/etc"] } },
     "E_POLICY_BROAD_ROOT",
@@ -318,7 +322,15 @@ Deno.test("E_POLICY_BROAD_ROOT: broad roots in fs, the home directory, only / in
     { ...CTX, home: "/home/me/" },
   );
   assertOnly({ version: 1, exec: ["/"] }, "E_POLICY_BROAD_ROOT", "exec[0]", /broad root "\/"/);
-  assert.deepEqual(problems({ version: 1, exec: ["/usr", "/etc", "/home/me", "/bin"] }), []);
+  // An exec entry is bound into the sandbox like a read: /etc there would expose /etc/shadow.
+  for (const broad of ["/usr", "/etc", "/home/me", "/root"]) {
+    assert.deepEqual(
+      problems({ version: 1, exec: [broad] }).map((p) => p.code),
+      ["E_POLICY_BROAD_ROOT"],
+      broad,
+    );
+  }
+  assert.deepEqual(problems({ version: 1, exec: ["/usr/bin", "/bin", "/sbin", "/usr/local/bin"] }), []);
   assert.deepEqual(problems({ version: 1, fs: { read: ["/usr/share/doc", "/home/me/project"] } }), []);
 });
 

@@ -64,34 +64,18 @@ export const ETC_NETWORK_BINDS = [
   "/etc/ca-certificates",
 ] as const;
 
-/**
- * Paths kept read-only inside every writable root in strict-write mode (`--strict-write`): files that
- * run code later (git hooks and config, shell start-up files, direnv) or hold credentials. Only paths
- * that exist are protected: bwrap cannot bind over a file that is not there yet.
- */
-export const STRICT_WRITE_PROTECTED = [
-  ".git",
-  ".gitconfig",
-  ".gitmodules",
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".profile",
-  ".zshrc",
-  ".zprofile",
-  ".zshenv",
-  ".envrc",
-  ".ssh",
-  ".gnupg",
-  ".netrc",
-  ".npmrc",
-] as const;
-
-/** Per-run options of the bwrap plan. */
+/** Per-launch options of the bwrap plan. */
 export interface BwrapOptions {
-  /** Keep {@link STRICT_WRITE_PROTECTED} read-only inside every `fs.write` root (default false). */
-  readonly strictWrite?: boolean;
+  /**
+   * Paths to bind read-only on top of the writable roots (strict-write; computed by `realizePolicy`,
+   * which never includes a symlink). Empty or absent: none.
+   */
+  readonly protect?: readonly string[];
 }
+
+/** How a path is bound; binds are applied shallowest first so deeper ones win. */
+type BindKind = "exec" | "read" | "write" | "protect";
+const BIND_ORDER: Readonly<Record<BindKind, number>> = { exec: 0, read: 1, write: 2, protect: 3 };
 
 /** True when `path` is `root` or inside it. */
 function within(path: string, root: string): boolean {
@@ -137,18 +121,24 @@ export function bwrapPlan(
   }
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
 
-  // The exec allowlist: only these (and the target) exist as executables inside.
-  args.push("--ro-bind", request.program, request.program);
-  for (const path of policy.exec) if (path !== request.program) args.push("--ro-bind-try", path, path);
-  for (const path of policy.fs.read) args.push("--ro-bind-try", path, path);
-  for (const path of policy.fs.write) args.push("--bind", path, path);
-  if (options.strictWrite) {
-    // Later mounts shadow earlier ones: these read-only binds sit on top of the writable roots.
-    for (const root of policy.fs.write) {
-      for (const name of STRICT_WRITE_PROTECTED) {
-        args.push("--ro-bind-try", `${root}/${name}`, `${root}/${name}`);
-      }
-    }
+  // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
+  // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
+  // inside a writable root stays read-only, and strict-write protection sits on its root.
+  const binds: { path: string; kind: BindKind }[] = [
+    { path: request.program, kind: "exec" },
+    ...policy.exec.filter((path) => path !== request.program).map((path) => ({
+      path,
+      kind: "exec" as const,
+    })),
+    ...policy.fs.read.map((path) => ({ path, kind: "read" as const })),
+    ...policy.fs.write.map((path) => ({ path, kind: "write" as const })),
+    ...(options.protect ?? []).map((path) => ({ path, kind: "protect" as const })),
+  ];
+  const depth = (path: string) => path.split("/").length;
+  binds.sort((a, b) => depth(a.path) - depth(b.path) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
+  for (const { path, kind } of binds) {
+    const flag = kind === "write" ? "--bind" : path === request.program ? "--ro-bind" : "--ro-bind-try";
+    args.push(flag, path, path);
   }
 
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Policy } from "../policy/types.ts";
-import { bwrapPlan, SANDBOX_ID, STRICT_WRITE_PROTECTED } from "./bwrap.ts";
+import { bwrapPlan, SANDBOX_ID } from "./bwrap.ts";
 import { compileLaunchPlan, type HostFacts, type LaunchRequest } from "./plan.ts";
 
 const host: HostFacts = {
@@ -94,18 +94,19 @@ Deno.test("exec, read and write allowlists map to binds; network on shares the n
   assert.ok(!pairs(bwrapPlan(policy(), request, host).argv, "--ro-bind-try").includes("/etc/resolv.conf"));
 });
 
-Deno.test("strict-write protects every listed name inside every writable root, after the writable bind", () => {
-  const plan = bwrapPlan(policy({ fs: { read: [], write: ["/a", "/b"] } }), request, host, {
-    strictWrite: true,
-  });
-  const protectedPaths = pairs(plan.argv, "--ro-bind-try").filter((p) =>
-    p.startsWith("/a/") || p.startsWith("/b/")
+Deno.test("protected paths and deeper read-only paths land on top of writable roots (depth order)", () => {
+  const plan = bwrapPlan(
+    policy({ fs: { read: ["/a/secret", "/c"], write: ["/a", "/c/out"] } }),
+    request,
+    host,
+    { protect: ["/a/.git", "/a/.bashrc"] },
   );
-  assert.equal(protectedPaths.length, STRICT_WRITE_PROTECTED.length * 2);
-  for (const name of STRICT_WRITE_PROTECTED) {
-    const at = plan.argv.indexOf(`/a/${name}`);
-    assert.ok(at > plan.argv.indexOf("/a"), `${name} is bound after (on top of) the writable root`);
-  }
+  const at = (path: string) => plan.argv.indexOf(path);
+  assert.ok(at("/a/secret") > at("/a"), "read-only /a/secret is bound after (over) writable /a");
+  assert.ok(at("/a/.git") > at("/a") && at("/a/.bashrc") > at("/a"));
+  assert.ok(at("/c/out") > at("/c"), "writable /c/out is bound after (over) read-only /c");
+  assert.equal(plan.argv[at("/a/.git") - 1], "--ro-bind-try");
+  assert.equal(plan.argv[at("/a") - 1], "--bind");
 });
 
 Deno.test("a host without merged /usr binds /lib* instead of symlinking", () => {

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { SandboxError } from "../errors.ts";
-import { DEFAULT_PRESET, loadPolicy } from "../policy/mod.ts";
+import { PolicyError, SandboxError } from "../errors.ts";
+import { DEFAULT_PRESET, isValidatedPolicy, loadPolicy } from "../policy/mod.ts";
 import type { Policy } from "../policy/types.ts";
 import { closeQuietly } from "../pty/_libc.ts";
 import { contentFd } from "../pty/content_fd.ts";
@@ -13,7 +13,14 @@ import { resolveProgram, spawnOnPty } from "../pty/spawn.ts";
 import { CastWriter } from "../recording/asciicast.ts";
 import { compileLaunchPlan, type LaunchPlan, type SandboxBackend } from "../sandbox/plan.ts";
 import { hostFacts } from "../sandbox/probe.ts";
-import { type ResolvedOptions, resolveOptions, type SandboxOption, type SpawnOptions } from "./options.ts";
+import { realizePolicy } from "../sandbox/realize.ts";
+import {
+  DEFAULTS,
+  type ResolvedOptions,
+  resolveOptions,
+  type SandboxOption,
+  type SpawnOptions,
+} from "./options.ts";
 import { nowSeconds, Session } from "./session.ts";
 
 let limitRaised = false;
@@ -42,26 +49,67 @@ export function defaultSandbox(cwd: string): SandboxOption {
   return { mode: "auto", policy };
 }
 
-function planFor(resolved: ResolvedOptions, program: string): LaunchPlan {
+function min(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
+
+/** What a launch needs beyond the options: the plan, and the options with the policy's budgets applied. */
+interface Prepared {
+  readonly plan: LaunchPlan;
+  readonly program: string;
+  readonly options: ResolvedOptions;
+}
+
+function prepare(resolved: ResolvedOptions): Prepared {
   const sandbox = resolved.sandbox ?? defaultSandbox(resolved.cwd);
   const policy: Policy | null = "policy" in sandbox ? sandbox.policy : null;
+  if (policy !== null && !isValidatedPolicy(policy)) {
+    throw new PolicyError([{
+      code: "E_POLICY_SCHEMA",
+      field: "(policy)",
+      message: "The policy was not produced by loadPolicy or checkPolicyDocument, so it is not trusted",
+    }]);
+  }
+  const backend: SandboxBackend = sandbox.mode === "auto" ? platformBackend() : sandbox.mode;
+  const sandboxed = backend !== "none" && backend !== "external";
+
   // Variables the policy passes through come from this process; explicit `env` options still win.
+  // Inside a sandbox PATH is the standard one unless given: the caller's names host directories.
   const passed: Record<string, string> = {};
   for (const name of policy?.env ?? []) {
     const value = Deno.env.get(name);
     if (value !== undefined) passed[name] = value;
   }
-  const request = {
-    program,
-    args: resolved.argv.slice(1),
-    argv0: resolved.argv[0]!,
-    cwd: resolved.cwd,
-    env: { ...resolved.env, ...passed, ...resolved.explicitEnv },
+  const env: Record<string, string> = {
+    ...resolved.env,
+    ...(sandboxed ? { PATH: DEFAULTS.path } : {}),
+    ...passed,
+    ...resolved.explicitEnv,
   };
-  const backend: SandboxBackend = sandbox.mode === "auto" ? platformBackend() : sandbox.mode;
-  const host = backend === "bwrap" ? hostFacts(policy?.network === "on") : NO_HOST;
+  const program = resolveProgram(resolved.argv[0]!, env.PATH, resolved.cwd);
+
+  // The policy's enforceable budgets tighten the session's own limits (never loosen them).
+  const options: ResolvedOptions = {
+    ...resolved,
+    env,
+    timeoutMs: min(resolved.timeoutMs, policy?.budgets.wall_ms ?? null),
+    maxOutputBytes: min(resolved.maxOutputBytes, policy?.budgets.output_bytes ?? null),
+  };
+  const request = { program, args: resolved.argv.slice(1), argv0: resolved.argv[0]!, cwd: resolved.cwd, env };
+  if (!sandboxed || policy === null) {
+    return { plan: compileLaunchPlan(policy, request, backend, NO_HOST), program, options };
+  }
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
-  return compileLaunchPlan(policy, request, backend, host, { strictWrite });
+  const realized = realizePolicy(policy, {
+    cwd: resolved.cwd,
+    home: Deno.env.get("HOME") ?? "/",
+    strictWrite,
+  });
+  const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
+  const plan = compileLaunchPlan(realized.policy, { ...request, cwd: realized.cwd }, backend, host, {
+    protect: realized.protect,
+  });
+  return { plan, program, options };
 }
 
 // Backends other than bwrap read no host facts.
@@ -77,10 +125,10 @@ const NO_HOST = {
  * are buffered until consumed (`frames()` / `nextFrames()`); a session nobody reads pauses once
  * `bufferBytes` are queued.
  *
- * Throws `E_USAGE` for bad options, `E_POLICY_*` for a bad policy, `E_SANDBOX_UNAVAILABLE` when the
- * sandbox cannot run (never a silent fallback), `E_SPAWN_NOT_FOUND` / `E_SPAWN_NOT_EXECUTABLE` /
- * `E_SPAWN_CWD` / `E_SPAWN` / `E_PTY_OPEN` when the program cannot start, `E_RECORD` when the recording
- * cannot be created.
+ * Throws `E_USAGE` for bad options, `E_POLICY_*` for a bad policy (also one that resolves through
+ * symlinks to a forbidden place), `E_SANDBOX_UNAVAILABLE` when the sandbox cannot run (never a silent
+ * fallback), `E_SPAWN_NOT_FOUND` / `E_SPAWN_NOT_EXECUTABLE` / `E_SPAWN_CWD` / `E_SPAWN` / `E_PTY_OPEN`
+ * when the program cannot start, `E_RECORD` when the recording cannot be created.
  *
  * @example
  * ```ts
@@ -98,14 +146,13 @@ export function spawn(options: SpawnOptions): Session {
     raiseOpenFileLimit();
     limitRaised = true;
   }
-  const program = resolveProgram(resolved.argv[0]!, resolved.env.PATH, resolved.cwd);
-  const plan = planFor(resolved, program);
-  const recorder = resolved.record === null ? null : CastWriter.create(resolved.record.path, {
-    width: resolved.cols,
-    height: resolved.rows,
+  const { plan, program, options: effective } = prepare(resolved);
+  const recorder = effective.record === null ? null : CastWriter.create(effective.record.path, {
+    width: effective.cols,
+    height: effective.rows,
     timestamp: Math.floor(nowSeconds()),
-    env: { TERM: resolved.env.TERM ?? "", ...(resolved.env.SHELL ? { SHELL: resolved.env.SHELL } : {}) },
-    ...(resolved.title === null ? {} : { title: resolved.title }),
+    env: { TERM: effective.env.TERM ?? "", ...(effective.env.SHELL ? { SHELL: effective.env.SHELL } : {}) },
+    ...(effective.title === null ? {} : { title: effective.title }),
   });
   const passed: number[] = [];
   try {
@@ -115,21 +162,18 @@ export function spawn(options: SpawnOptions): Session {
       argv0: plan.argv0,
       env: plan.env,
       cwd: plan.cwd,
-      cols: resolved.cols,
-      rows: resolved.rows,
+      cols: effective.cols,
+      rows: effective.rows,
       inheritFds: [
-        ...resolved.inheritFds,
+        ...effective.inheritFds,
         ...plan.files.map((file, i) => ({ fd: passed[i]!, target: file.target })),
       ],
     });
     return new Session(
       child,
-      { ...resolved, argv: [program, ...resolved.argv.slice(1)], cwd: plan.programCwd },
+      { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
       recorder,
-      {
-        backend: plan.backend,
-        policy: plan.policy?.source ?? null,
-      },
+      { backend: plan.backend, policy: plan.policy?.source ?? null },
     );
   } catch (error: unknown) {
     recorder?.close();

@@ -12,6 +12,7 @@ import {
   pythonAttempts,
   results,
   runSandboxed,
+  shareWithSandbox,
   withHostDir,
 } from "./_sandbox.ts";
 
@@ -331,3 +332,70 @@ sessionTest(
     assert.equal(await Deno.readTextFile(sysctl), before, "the host sysctl is unchanged");
   },
 );
+
+sessionTest("a write root that is a symlink to / is refused before anything runs", async () => {
+  await withHostDir(async (dir) => {
+    await Deno.symlink("/", `${dir}/rootlink`);
+    await assert.rejects(
+      runSandboxed([SH, "-c", "echo pwned > /tmp/x"], policyOf({ fs: { write: [`${dir}/rootlink`] } })),
+      (e: unknown) => (e as { code: string }).code === "E_POLICY_BROAD_ROOT",
+    );
+  });
+});
+
+sessionTest("a .git symlink planted in the workspace cannot make strict-write bind host /etc", async () => {
+  await withHostDir(async (dir) => {
+    await Deno.symlink("../../../../../../../etc", `${dir}/.git`);
+    const policy = policyOf({ exec: ["/usr/bin"], fs: { write: [dir] } });
+    const { spawn } = await import("../../src/session/spawn_session.ts");
+    const { Transcript } = await import("../../src/mod.ts");
+    const t = new Transcript(spawn({
+      argv: [SH, "-c", "test -e /etc/shadow && echo HOST_ETC || echo SANDBOX_ETC; ls /etc | wc -l"],
+      idleMs: 0,
+      sandbox: { mode: "bwrap", policy, strictWrite: true },
+    }));
+    await t.exit();
+    assert.match(t.text, /SANDBOX_ETC/, t.text);
+  });
+});
+
+sessionTest("a read-only path inside a writable root stays read-only", async () => {
+  await withHostDir(async (dir) => {
+    await Deno.mkdir(`${dir}/secret`);
+    await shareWithSandbox(`${dir}/secret`);
+    const policy = policyOf({ fs: { read: [`${dir}/secret`], write: [dir] } });
+    const { text } = await runSandboxed(
+      [
+        SH,
+        "-c",
+        `echo a > "${dir}/ok" && echo WRITE_OK; echo b > "${dir}/secret/f" 2>/dev/null || echo SECRET_RO`,
+      ],
+      policy,
+    );
+    assert.match(text, /WRITE_OK[\s\S]*SECRET_RO/);
+    await assert.rejects(Deno.stat(`${dir}/secret/f`));
+  });
+});
+
+sessionTest("the policy's wall_ms budget is enforced", async () => {
+  const { t } = await runSandboxed(
+    ["/usr/bin/sleep", "30"],
+    policyOf({ exec: ["/usr/bin"], budgets: { wall_ms: 300 } }),
+  );
+  const exit = await t.exit();
+  assert.equal(exit.timed_out, true);
+});
+
+sessionTest("a hand-built (unvalidated) policy is refused by spawn", async () => {
+  const forged = { ...preset("strict"), fs: { read: [], write: ["/"] } };
+  const { spawn } = await import("../../src/session/spawn_session.ts");
+  assert.throws(
+    () => spawn({ argv: [SH, "-c", "true"], sandbox: { mode: "bwrap", policy: forged } }),
+    { code: "E_POLICY_SCHEMA" },
+  );
+});
+
+sessionTest("inside the sandbox PATH is the standard one, not the caller's", async () => {
+  const { text } = await runSandboxed([SH, "-c", 'echo "PATH=$PATH"'], preset("strict"));
+  assert.match(text, /PATH=\/usr\/local\/sbin:\/usr\/local\/bin:\/usr\/sbin:\/usr\/bin:\/sbin:\/bin\r?\n/);
+});

@@ -1,0 +1,59 @@
+/**
+ * Which paths a policy may name, per use: `exec` (programs), `read` or `write`. Broad roots come from
+ * {@link BROAD_ROOTS}; on top of that, some trees are never allowed, and system trees are never
+ * writable. Checked on the policy's text and again, at spawn, on the path each entry resolves to.
+ *
+ * @module
+ */
+import { broadRootReason, stripTrailingSlashes } from "./broad_roots.ts";
+
+/** How a policy path is used. */
+export type PathUse = "exec" | "read" | "write";
+
+/** Trees never allowed in any list: kernel interfaces and runtime sockets (e.g. `/run/docker.sock`). */
+export const FORBIDDEN_TREES = ["/proc", "/sys", "/dev", "/run", "/var/run", "/private/var/run"] as const;
+
+/** Trees never writable: the system itself, and state and logs other programs trust. */
+export const SYSTEM_TREES = [
+  "/usr",
+  "/etc",
+  "/boot",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/var/lib",
+  "/var/log",
+  "/var/spool",
+  "/var/cache",
+  "/System",
+  "/Library",
+  "/private/etc",
+] as const;
+
+/** Broad roots that are nonetheless fine as `exec` entries: the standard binary directories. */
+export const BINARY_DIRS = ["/bin", "/sbin"] as const;
+
+function inside(path: string, tree: string): boolean {
+  const p = path.toLowerCase();
+  const t = tree.toLowerCase();
+  return p === t || p.startsWith(`${t}/`);
+}
+
+/**
+ * Why `path` (absolute, normalized) cannot be used for `use`, or `null` when it can. `home` is the
+ * caller's home directory (see {@link broadRootReason}).
+ */
+export function pathSafetyReason(path: string, use: PathUse, home: string): string | null {
+  const clean = stripTrailingSlashes(path);
+  const forbidden = FORBIDDEN_TREES.find((tree) => inside(clean, tree));
+  if (forbidden !== undefined) return `is inside "${forbidden}", which a policy may never grant`;
+  if (use === "write") {
+    const system = SYSTEM_TREES.find((tree) => inside(clean, tree));
+    if (system !== undefined) return `is inside the system tree "${system}", which is never writable`;
+  }
+  if (use === "exec" && (BINARY_DIRS as readonly string[]).includes(clean)) return null;
+  return broadRootReason(clean, home);
+}
