@@ -132,3 +132,33 @@ export async function runCli(
   const frames = text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
   return { code, frames, stdout: text, stderr };
 }
+
+/**
+ * Drives bash job control through `r`, whose prompt matches `prompt` (anchored at the end): `sleep 100`,
+ * ctrl-z (bash reports the job stopped), `jobs`, `fg`, ctrl-c, and `jobs` again (empty). Shared by the
+ * PTY tests and the sandbox tests, which must show the same behaviour.
+ */
+export async function jobControlRoundTrip(r: Transcript, prompt: RegExp): Promise<void> {
+  await r.until((f) => f.type === "prompt", 10_000, "prompt");
+  let mark = r.text.length;
+  r.session.write("sleep 100\r");
+  await r.output("sleep 100\r\n", 5_000, mark);
+  await new Promise((resolve) => setTimeout(resolve, 300)); // Let bash fork and exec sleep.
+  mark = r.text.length;
+  r.session.press("ctrl-z");
+  await r.output(new RegExp(`Stopped\\s+sleep 100[\\s\\S]*${prompt.source}`), 5_000, mark);
+  mark = r.text.length;
+  r.session.write("jobs\r");
+  await r.output(/\[1\]\+\s+Stopped\s+sleep 100/, 5_000, mark);
+  mark = r.text.length;
+  r.session.write("fg\r");
+  await r.output("sleep 100\r\n", 5_000, mark);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  mark = r.text.length;
+  r.session.press("ctrl-c");
+  await r.output(prompt, 5_000, mark);
+  mark = r.text.length;
+  r.session.write("jobs; echo jobs-done\r");
+  await r.output(/jobs-done\r\n/, 5_000, mark);
+  if (r.textSince(mark).includes("sleep 100")) throw new Error("The job is still there after ctrl-c");
+}

@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { alive, NO_SANDBOX, sessionTest, start, withTempDir } from "./_helpers.ts";
+import { alive, jobControlRoundTrip, NO_SANDBOX, sessionTest, start, withTempDir } from "./_helpers.ts";
 import { spawn, Transcript } from "../src/mod.ts";
 import { reactor } from "../src/pty/reactor.ts";
 import { libc } from "../src/pty/_libc.ts";
@@ -37,28 +37,7 @@ sessionTest("bash job control: ctrl-z stops a job, fg resumes it, ctrl-c ends it
     env: { PS1: "PROMPT$ " },
     promptRegex: ["PROMPT\\$ $"],
   });
-  await r.until((f) => f.type === "prompt", 10_000, "prompt");
-  let mark = r.text.length;
-  r.session.write("sleep 100\r");
-  await r.output("sleep 100\r\n", 5_000, mark);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // Let bash fork and exec sleep.
-  mark = r.text.length;
-  r.session.press("ctrl-z");
-  await r.output(/Stopped\s+sleep 100[\s\S]*PROMPT\$ $/, 5_000, mark);
-  mark = r.text.length;
-  r.session.write("jobs\r");
-  await r.output(/\[1\]\+\s+Stopped\s+sleep 100/, 5_000, mark);
-  mark = r.text.length;
-  r.session.write("fg\r");
-  await r.output("sleep 100\r\n", 5_000, mark);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  mark = r.text.length;
-  r.session.press("ctrl-c");
-  await r.output(/PROMPT\$ $/, 5_000, mark);
-  mark = r.text.length;
-  r.session.write("jobs; echo jobs-done\r");
-  await r.output(/jobs-done\r\n/, 5_000, mark);
-  assert(!r.textSince(mark).includes("sleep 100"), "the job is gone after ctrl-c");
+  await jobControlRoundTrip(r, /PROMPT\$ $/);
   r.session.write("exit 7\r");
   assert.deepEqual((await r.exit()).code, 7);
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Policy } from "../policy/types.ts";
+import { testPolicy } from "../policy/_testing.ts";
 import { bwrapPlan, SANDBOX_ID } from "./bwrap.ts";
 import { compileLaunchPlan, type HostFacts, type LaunchRequest } from "./plan.ts";
 
@@ -16,25 +16,7 @@ const request: LaunchRequest = {
   env: { TERM: "xterm-256color", PATH: "/usr/bin", HOME: "/home/me", LANG: "C.UTF-8" },
 };
 
-function policy(overrides: Partial<Policy> = {}): Policy {
-  return {
-    version: 1,
-    source: "test",
-    exec: [],
-    fs: { read: [], write: [] },
-    env: [],
-    network: "off",
-    budgets: {
-      wall_ms: null,
-      cpu_seconds: null,
-      memory_bytes: null,
-      processes: null,
-      output_bytes: null,
-      file_size_bytes: null,
-    },
-    ...overrides,
-  };
-}
+const policy = testPolicy;
 
 /** The `[flag, a, b]` triples of an argv, e.g. every `--ro-bind SRC DEST`. */
 function pairs(argv: readonly string[], flag: string): string[] {

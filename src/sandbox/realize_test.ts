@@ -1,24 +1,10 @@
 import assert from "node:assert/strict";
 import type { Policy } from "../policy/types.ts";
+import { testPolicy } from "../policy/_testing.ts";
 import { type RealizeFs, realizePolicy } from "./realize.ts";
 
 function policy(fs: Partial<Policy["fs"]>, exec: string[] = []): Policy {
-  return {
-    version: 1,
-    source: "test",
-    exec,
-    fs: { read: fs.read ?? [], write: fs.write ?? [] },
-    env: [],
-    network: "off",
-    budgets: {
-      wall_ms: null,
-      cpu_seconds: null,
-      memory_bytes: null,
-      processes: null,
-      output_bytes: null,
-      file_size_bytes: null,
-    },
-  };
+  return testPolicy({ exec, fs: { read: fs.read ?? [], write: fs.write ?? [] } });
 }
 
 /** A fake filesystem: `links` maps a path to its resolved target; `files` are plain existing paths. */

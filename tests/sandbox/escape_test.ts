@@ -3,7 +3,7 @@
  * unchanged. Then the positive cases: what the policy allows does work.
  */
 import assert from "node:assert/strict";
-import { sessionTest } from "../_helpers.ts";
+import { jobControlRoundTrip, sessionTest } from "../_helpers.ts";
 import {
   ERRNO,
   policyOf,
@@ -263,21 +263,7 @@ sessionTest("positive: job control works inside the sandbox", async () => {
     idleMs: 0,
     sandbox: { mode: "bwrap", policy },
   }));
-  await r.until((f) => f.type === "prompt", 10_000, "prompt");
-  let mark = r.text.length;
-  r.session.write("sleep 100\r");
-  await r.output("sleep 100\r\n", 5_000, mark);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  mark = r.text.length;
-  r.session.press("ctrl-z");
-  await r.output(/Stopped\s+sleep 100/, 5_000, mark);
-  mark = r.text.length;
-  r.session.write("fg\r");
-  await r.output("sleep 100\r\n", 5_000, mark);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  mark = r.text.length;
-  r.session.press("ctrl-c");
-  await r.output(/BOX\$ $/, 5_000, mark);
+  await jobControlRoundTrip(r, /BOX\$ $/);
   r.session.write("exit 3\r");
   assert.equal((await r.exit()).code, 3);
 });
