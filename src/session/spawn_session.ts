@@ -54,13 +54,22 @@ function min(a: number | null, b: number | null): number | null {
 }
 
 /** What a launch needs beyond the options: the plan, and the options with the policy's budgets applied. */
-interface Prepared {
+export interface PreparedLaunch {
   readonly plan: LaunchPlan;
   readonly program: string;
   readonly options: ResolvedOptions;
 }
 
-function prepare(resolved: ResolvedOptions): Prepared {
+/**
+ * Everything `spawn` decides before starting anything: the sandbox, the environment, the program's
+ * path, the realized policy and the launch plan. `specter policy render` prints this plan, so what an
+ * auditor reads is exactly what a run with the same options executes.
+ */
+export function prepareLaunch(options: SpawnOptions): PreparedLaunch {
+  return prepare(resolveOptions(options));
+}
+
+function prepare(resolved: ResolvedOptions): PreparedLaunch {
   const sandbox = resolved.sandbox ?? defaultSandbox(resolved.cwd);
   const policy: Policy | null = "policy" in sandbox ? sandbox.policy : null;
   if (policy !== null && !isValidatedPolicy(policy)) {
