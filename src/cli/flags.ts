@@ -34,6 +34,10 @@ export const SESSION_FLAGS = {
   "prompt-regex": { type: "string", multiple: true },
   timeout: { type: "string" },
   "max-output": { type: "string" },
+  "max-memory": { type: "string" },
+  "max-cpu": { type: "string" },
+  "max-procs": { type: "string" },
+  "max-file-size": { type: "string" },
   buffer: { type: "string" },
   "overflow-timeout": { type: "string" },
   grace: { type: "string" },
@@ -127,6 +131,15 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
   set("overflowTimeoutMs", duration("overflow-timeout"));
   set("terminateGraceMs", duration("grace"));
   set("lastLines", count("last-lines"));
+  // Ceilings only ever tighten the policy's budgets (the session takes the smaller of the two).
+  const cpu = duration("max-cpu");
+  const limits = {
+    ...(size("max-memory") === undefined ? {} : { memoryBytes: size("max-memory")! }),
+    ...(cpu === undefined ? {} : { cpuSeconds: Math.max(1, Math.ceil(cpu / 1000)) }),
+    ...(count("max-procs") === undefined ? {} : { processes: count("max-procs")! }),
+    ...(size("max-file-size") === undefined ? {} : { fileSizeBytes: size("max-file-size")! }),
+  };
+  if (Object.keys(limits).length > 0) options.limits = limits;
   if (record !== undefined) options.record = { path: record, input: values["record-input"] === true };
   return options;
 }

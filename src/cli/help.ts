@@ -32,6 +32,11 @@ Session flags:
   --prompt-regex RE        Emit a prompt frame when RE matches the current line (repeatable)
   --timeout DUR            Wall-clock limit: terminate, exit.timed_out = true
   --max-output SIZE        Output budget: overflow frame (max_output), then SIGKILL
+  --max-memory SIZE        Resident memory of the whole process tree (capsule_kill memory)
+  --max-cpu DUR            CPU time, whole seconds (capsule_kill cpu)
+  --max-procs N            Processes in the tree (capsule_kill processes)
+  --max-file-size SIZE     Largest file the program may write (RLIMIT_FSIZE)
+                           The ceilings (and --timeout, --max-output) only tighten the policy's budgets
   --buffer SIZE            Unconsumed frame bytes before reading pauses (default 8M)
   --overflow-timeout DUR   Buffer full this long: overflow frame (buffer), then SIGKILL (default 5s)
   --grace DUR              SIGHUP/SIGTERM → SIGKILL grace when terminating (default 2s)
@@ -83,14 +88,29 @@ Exec flags:
 
 ${SESSION_FLAGS_HELP}`,
   policy: `Usage: specter policy check FILE|PRESET [flags]
+       specter policy explain FILE|PRESET [flags]
+       specter policy render FILE|PRESET [--backend bwrap|seatbelt] [flags] [-- CMD ARGS…]
 
-Validates a policy file (.json or .toml, spec/policy.md) or a preset (strict, basic, workspace)
-for a run in --cwd and prints every problem as "CODE field: message", or one "ok: …" line that
-summarizes what the policy allows. Exits 0 when the policy is valid, 2 otherwise.
+Every subcommand first validates a policy file (.json or .toml, spec/policy.md) or a preset (strict,
+basic, workspace) for a run in --cwd. A bad policy prints every problem as "CODE field: message" (with
+--json: {ok, source, problems, policy}) and exits 2. For a valid policy (exit 0):
+  check      One "ok: …" line that summarizes what the policy allows
+  explain    What the program may do and what the sandbox always enforces, in plain words
+  render     The exact launch plan a run with the same options executes: the command line (environment
+             values <redacted>), the seccomp rule table and its sha256 (bwrap) or the Seatbelt profile
+             (seatbelt), and the fingerprint a run's audit log records. Default command: /bin/sh
 
 Policy flags:
   --ack-unsafe-write       Accept a policy that allows host writes (fs.write)
   --ack-network            Accept a policy with network "on"
   --cwd DIR                The run's working directory, \${workspace} (default: current directory)
-  --json                   Print {ok, source, problems, policy} as one JSON object`,
+  --json                   check: {ok, source, problems, policy}; explain: {source, cwd, allows, always,
+                           policy}; render: {backend, source, program, program_cwd, argv, env_names,
+                           fingerprint, seccomp | profile}
+
+Render flags (the run's choices that change its plan; give the same ones as the run):
+  --backend NAME           bwrap or seatbelt (default: this platform's). Seatbelt renders anywhere (text)
+  --strict-write           As for run: protected names stay read-only (needs --ack-unsafe-write)
+  --env NAME=VALUE         As for run (repeatable); the value is never printed
+  --shell                  As for run: the command goes through /bin/sh -c`,
 };

@@ -101,6 +101,18 @@ export const OverflowFrameSchema = z.object({
   limit: z.int().nonnegative().optional(),
 });
 
+/** The reasons a resource ceiling ends a session. */
+export const CAPSULE_KILL_REASONS = ["memory", "cpu", "wall", "processes", "output"] as const;
+
+/** A resource ceiling was breached: the whole process tree is being killed; `exit` follows. */
+export const CapsuleKillFrameSchema = z.object({
+  ...base,
+  type: z.literal("capsule_kill"),
+  reason: z.enum(CAPSULE_KILL_REASONS),
+  limit: z.number().nonnegative().describe("The ceiling: bytes, CPU seconds, milliseconds or processes"),
+  value: z.number().nonnegative().optional().describe("What was measured when it was breached"),
+});
+
 /** A signal was sent to the program on the driver's request. */
 export const SignalFrameSchema = z.object({
   ...base,
@@ -164,6 +176,7 @@ export const FrameSchema = z.discriminatedUnion("type", [
   PromptFrameSchema,
   IdleFrameSchema,
   OverflowFrameSchema,
+  CapsuleKillFrameSchema,
   SignalFrameSchema,
   StoppedFrameSchema,
   ContinuedFrameSchema,

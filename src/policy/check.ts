@@ -167,28 +167,6 @@ export function isValidatedPolicy(policy: Policy): boolean {
   return VALIDATED.has(policy);
 }
 
-/**
- * Budgets Specter cannot enforce yet (they need rlimits and a process-tree watcher). Accepting them
- * would run the program weaker than its policy asks, so they are refused until they are enforced.
- * `wall_ms` and `output_bytes` are enforced by the session.
- */
-export const UNENFORCED_BUDGETS = ["cpu_seconds", "memory_bytes", "processes", "file_size_bytes"] as const;
-
-function budgetProblems(doc: unknown): LocatedProblem[] {
-  // Only well-formed values: a malformed one already has its schema problem.
-  const given = (key: string) => {
-    const value = valueAt(doc, ["budgets", key]);
-    return typeof value === "number" && Number.isInteger(value) && value > 0;
-  };
-  return UNENFORCED_BUDGETS.filter(given).map((key) =>
-    problemAt(
-      ["budgets", key],
-      "E_POLICY_SCHEMA",
-      `Field "budgets.${key}" is not enforced yet (resource ceilings arrive with Guardrails II): remove it rather than run weaker than asked`,
-    )
-  );
-}
-
 function workspaceProblems(workspace: string): LocatedProblem[] {
   const fault = pathFault(workspace);
   if (fault === null) return [];
@@ -215,7 +193,6 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
     ...schemaProblems(doc),
     ...pathProblems(doc, vars),
     ...ackProblems(doc, ctx.acks),
-    ...budgetProblems(doc),
   ]);
   if (problems.length > 0) return { policy: null, problems };
   const file = PolicyFileSchema.parse(doc);

@@ -95,17 +95,6 @@ Deno.test("a full policy resolves with variables substituted", () => {
   });
 });
 
-Deno.test("budgets Specter cannot enforce yet are refused, not silently ignored", () => {
-  for (const key of ["cpu_seconds", "memory_bytes", "processes", "file_size_bytes"]) {
-    assertOnly(
-      { version: 1, budgets: { [key]: 5 } },
-      "E_POLICY_SCHEMA",
-      `budgets.${key}`,
-      /not enforced yet/,
-    );
-  }
-});
-
 Deno.test("the policy is deeply frozen", () => {
   const { policy } = checkPolicyDocument(
     { version: 1, exec: ["/usr/bin"], fs: { read: ["/srv/a"] }, env: ["A"] },

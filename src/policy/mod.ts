@@ -6,13 +6,7 @@
  */
 export type { Budgets, Policy } from "./types.ts";
 export { BROAD_ROOTS, type BroadRoot, broadRootReason } from "./broad_roots.ts";
-export {
-  checkPolicyDocument,
-  isValidatedPolicy,
-  type PolicyCheck,
-  type PolicyContext,
-  UNENFORCED_BUDGETS,
-} from "./check.ts";
+export { checkPolicyDocument, isValidatedPolicy, type PolicyCheck, type PolicyContext } from "./check.ts";
 export { BINARY_DIRS, FORBIDDEN_TREES, pathSafetyReason, type PathUse, SYSTEM_TREES } from "./path_safety.ts";
 export { loadPolicy, MAX_POLICY_FILE_BYTES, type PolicyReading, readPolicy } from "./load.ts";
 export { formatOfPath, parsePolicyText, POLICY_FORMATS, type PolicyFormat } from "./parse.ts";

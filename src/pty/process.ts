@@ -16,7 +16,16 @@ export function sendSignal(pid: number, signal: SignalName): boolean {
 }
 
 const SNAPSHOT_MS = 5;
-let snapshot: { startedAt: number; endedAt: number; bySession: Map<number, number[]> } | undefined;
+interface Snapshot {
+  readonly startedAt: number;
+  readonly endedAt: number;
+  /** Session id → live (not zombie) pids. */
+  readonly bySession: Map<number, number[]>;
+  /** Session id → zombies not yet reaped (they still count against RLIMIT_NPROC). */
+  readonly zombiesBySession: Map<number, number>;
+}
+
+let snapshot: Snapshot | undefined;
 
 /**
  * Maps session id → live (not zombie) pids by reading `/proc` once (a scan of a busy machine takes
@@ -25,14 +34,15 @@ let snapshot: { startedAt: number; endedAt: number; bySession: Map<number, numbe
  * is not newer than the scan (`notBefore`: a scan that began before your last kill cannot tell whether
  * the kill worked).
  */
-function scanSessions(notBefore: number): Map<number, number[]> {
+function scanSessions(notBefore: number): Snapshot {
   if (
     snapshot && snapshot.startedAt >= notBefore && performance.now() - snapshot.endedAt < SNAPSHOT_MS
   ) {
-    return snapshot.bySession;
+    return snapshot;
   }
   const startedAt = performance.now();
   const bySession = new Map<number, number[]>();
+  const zombiesBySession = new Map<number, number>();
   for (const entry of Deno.readDirSync("/proc")) {
     const pid = Number(entry.name);
     if (!Number.isInteger(pid) || pid === Deno.pid) continue;
@@ -44,14 +54,18 @@ function scanSessions(notBefore: number): Map<number, number[]> {
     }
     // "pid (comm) state ppid pgrp session …"; comm may itself contain spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (fields[0] === "Z" || fields[0] === "X") continue; // Dead already; only waiting to be reaped.
     const sid = Number(fields[3]);
+    if (fields[0] === "Z" || fields[0] === "X") {
+      // Dead already, only waiting to be reaped: nothing to kill, but it still counts as a process.
+      zombiesBySession.set(sid, (zombiesBySession.get(sid) ?? 0) + 1);
+      continue;
+    }
     const members = bySession.get(sid);
     if (members) members.push(pid);
     else bySession.set(sid, [pid]);
   }
-  snapshot = { startedAt, endedAt: performance.now(), bySession };
-  return bySession;
+  snapshot = { startedAt, endedAt: performance.now(), bySession, zombiesBySession };
+  return snapshot;
 }
 
 /**
@@ -61,7 +75,7 @@ function scanSessions(notBefore: number): Map<number, number[]> {
  */
 export function sessionMembers(sid: number, notBefore = -Infinity): number[] {
   if (Deno.build.os !== "linux") return [];
-  return scanSessions(notBefore).get(sid) ?? [];
+  return scanSessions(notBefore).bySession.get(sid) ?? [];
 }
 
 /** What {@link signalSession} did. */
@@ -88,6 +102,45 @@ export function signalSession(
     for (const pid of members) sendSignal(pid, signal);
   }
   return { at: performance.now(), signalled };
+}
+
+/** Resource use of a whole session (every live member), as far as `/proc` shows it. */
+export interface TreeUsage {
+  /** Processes, counting zombies not yet reaped (as RLIMIT_NPROC does). */
+  readonly processes: number;
+  /** Sum of resident set sizes, in bytes. */
+  readonly rssBytes: number;
+  /** Sum of user + system CPU time, in seconds. */
+  readonly cpuSeconds: number;
+}
+
+// USER_HZ: the unit of utime/stime in /proc/<pid>/stat, 100 on every Linux architecture.
+const USER_HZ = 100;
+
+/**
+ * Measures session `sid` from `/proc` (Linux; `null` elsewhere). Reads each member's `status` (VmRSS,
+ * in kB whatever the page size) and `stat` (utime + stime).
+ */
+export function treeUsage(sid: number): TreeUsage | null {
+  if (Deno.build.os !== "linux") return null;
+  const scan = scanSessions(performance.now());
+  let processes = scan.zombiesBySession.get(sid) ?? 0; // RLIMIT_NPROC counts them too.
+  let rssBytes = 0;
+  let ticks = 0;
+  for (const pid of scan.bySession.get(sid) ?? []) {
+    try {
+      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // Fields after "(comm)": state is [0], utime [11], stime [12].
+      ticks += Number(fields[11]) + Number(fields[12]);
+      rssBytes += Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) * 1024;
+      processes++;
+    } catch {
+      // The process exited between the scan and the read: it uses nothing any more.
+    }
+  }
+  return { processes, rssBytes, cpuSeconds: ticks / USER_HZ };
 }
 
 /** What a process does on receiving a signal. */

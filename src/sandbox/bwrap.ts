@@ -17,7 +17,7 @@
  * @module
  */
 import type { Policy } from "../policy/types.ts";
-import type { HostFacts, LaunchPlan, LaunchRequest } from "./plan.ts";
+import { type HostFacts, type LaunchPlan, type LaunchRequest, programCommand } from "./plan.ts";
 
 /** The uid and gid the program runs as inside the sandbox (`nobody` on most systems). */
 export const SANDBOX_ID = 65534;
@@ -124,8 +124,11 @@ export function bwrapPlan(
   // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
   // inside a writable root stays read-only, and strict-write protection sits on its root.
+  const command = programCommand(request);
   const binds: { path: string; kind: BindKind }[] = [
     { path: request.program, kind: "exec" },
+    // The rlimit launcher, when there is one, must exist inside too.
+    ...(command[0] !== request.program ? [{ path: command[0]!, kind: "exec" as const }] : []),
     ...policy.exec.filter((path) => path !== request.program).map((path) => ({
       path,
       kind: "exec" as const,
@@ -137,7 +140,9 @@ export function bwrapPlan(
   const depth = (path: string) => path.split("/").length;
   binds.sort((a, b) => depth(a.path) - depth(b.path) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
   for (const { path, kind } of binds) {
-    const flag = kind === "write" ? "--bind" : path === request.program ? "--ro-bind" : "--ro-bind-try";
+    // The program and its launcher must exist (a plain --ro-bind fails loudly); allowlist entries may not.
+    const required = path === request.program || path === command[0];
+    const flag = kind === "write" ? "--bind" : required ? "--ro-bind" : "--ro-bind-try";
     args.push(flag, path, path);
   }
 
@@ -156,7 +161,7 @@ export function bwrapPlan(
     args.push("--setenv", name, value);
   }
   args.push("--seccomp", String(SECCOMP_FD));
-  args.push("--", request.program, ...request.args);
+  args.push("--", ...command);
 
   const drop = host.dropPrivileges;
   const launcher = drop === null ? [] : [

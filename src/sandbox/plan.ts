@@ -27,6 +27,41 @@ export interface LaunchRequest {
   readonly cwd: string;
   /** The complete environment the program should see. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Rlimits to set before the program's first instruction, by running it through util-linux `prlimit`
+   * (`posix_spawn` cannot set them). Absent or empty: none, and no launcher.
+   */
+  readonly rlimits?: Rlimits;
+}
+
+/** Rlimits for {@link LaunchRequest.rlimits}; the absolute `prlimit` path is required when any is set. */
+export interface Rlimits {
+  /** Absolute path of util-linux `prlimit`. */
+  readonly prlimit: string;
+  /** RLIMIT_AS in bytes. */
+  readonly addressSpace?: number;
+  /** RLIMIT_CPU in seconds. */
+  readonly cpuSeconds?: number;
+  /** RLIMIT_NPROC. */
+  readonly processes?: number;
+  /** RLIMIT_FSIZE in bytes. */
+  readonly fileSize?: number;
+}
+
+/**
+ * The program's command line, behind `prlimit` when rlimits are requested: `prlimit --as=… -- program
+ * args`. prlimit sets the limits on itself and execs the program, so they hold from its first
+ * instruction.
+ */
+export function programCommand(request: LaunchRequest): string[] {
+  const limits = request.rlimits;
+  const flags: string[] = [];
+  if (limits?.addressSpace !== undefined) flags.push(`--as=${limits.addressSpace}`);
+  if (limits?.cpuSeconds !== undefined) flags.push(`--cpu=${limits.cpuSeconds}`);
+  if (limits?.processes !== undefined) flags.push(`--nproc=${limits.processes}`);
+  if (limits?.fileSize !== undefined) flags.push(`--fsize=${limits.fileSize}`);
+  if (limits === undefined || flags.length === 0) return [request.program, ...request.args];
+  return [limits.prlimit, ...flags, "--", request.program, ...request.args];
 }
 
 /** Facts about the host a backend needs; gathered once by `hostFacts()` in `probe.ts`. */
@@ -99,7 +134,7 @@ export function compileLaunchPlan(
     case "none":
       return {
         backend,
-        argv: [request.program, ...request.args],
+        argv: programCommand(request),
         argv0: request.argv0 ?? request.program,
         env: request.env,
         cwd: request.cwd,

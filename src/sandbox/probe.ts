@@ -50,6 +50,24 @@ export function privilegeDrop(
   return { ok: true, drop: { setpriv, uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } };
 }
 
+/** Where util-linux `prlimit` is looked for (needed only when resource ceilings are set). */
+export const PRLIMIT_CANDIDATES = ["/usr/bin/prlimit", "/bin/prlimit"] as const;
+
+/** The `prlimit` launcher, or throws `E_SANDBOX_UNAVAILABLE`: ceilings are never silently dropped. */
+export function findPrlimit(): string {
+  const path = findExecutable(PRLIMIT_CANDIDATES);
+  if (path === undefined) {
+    throw new SandboxError(
+      "E_SANDBOX_UNAVAILABLE",
+      "Resource ceilings need util-linux prlimit, which was not found",
+      {
+        details: { fix: "Install util-linux (Debian/Ubuntu: apt-get install util-linux)" },
+      },
+    );
+  }
+  return path;
+}
+
 /** Where bwrap is looked for when `SPECTER_BWRAP` does not name it. */
 export const BWRAP_CANDIDATES = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"] as const;
 

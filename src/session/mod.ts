@@ -3,7 +3,13 @@
  *
  * @module
  */
-export { defaultSandbox, platformBackend, type PreparedLaunch, prepareLaunch, spawn } from "./spawn_session.ts";
+export {
+  defaultSandbox,
+  platformBackend,
+  type PreparedLaunch,
+  prepareLaunch,
+  spawn,
+} from "./spawn_session.ts";
 export { nowSeconds, Session } from "./session.ts";
 export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";
 export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";

@@ -60,6 +60,20 @@ export interface SpawnOptions {
   readonly promptSettleMs?: number;
   /** Wall-clock limit in ms; on expiry the session is terminated and `exit.timed_out` is true. None when absent. */
   readonly timeoutMs?: number;
+  /**
+   * Resource ceilings for the whole process tree; each absent field means no ceiling of that kind.
+   * A policy's budgets can only tighten them. A breach emits `capsule_kill`, kills the tree, then `exit`.
+   */
+  readonly limits?: {
+    /** Resident memory of the whole tree, in bytes (watched; RLIMIT_AS at 4× as a backstop). */
+    readonly memoryBytes?: number;
+    /** CPU seconds (RLIMIT_CPU per process, and the tree's total watched). */
+    readonly cpuSeconds?: number;
+    /** Processes (RLIMIT_NPROC, and the tree's count watched). */
+    readonly processes?: number;
+    /** Largest file the program may write, in bytes (RLIMIT_FSIZE). */
+    readonly fileSizeBytes?: number;
+  };
   /** Output budget in bytes; reaching it emits `overflow` (`max_output`) and kills the session. None when absent. */
   readonly maxOutputBytes?: number;
   /** Unconsumed frame bytes before reading pauses (default 8 MiB). */
@@ -83,6 +97,14 @@ export interface SpawnOptions {
   readonly sandbox?: SandboxOption;
 }
 
+/** Resource ceilings after defaults: `null` means none of that kind. */
+export interface ResolvedLimits {
+  readonly memoryBytes: number | null;
+  readonly cpuSeconds: number | null;
+  readonly processes: number | null;
+  readonly fileSizeBytes: number | null;
+}
+
 /** Options with every default applied and values checked. */
 export interface ResolvedOptions {
   readonly argv: readonly string[];
@@ -101,6 +123,7 @@ export interface ResolvedOptions {
   readonly promptSettleMs: number;
   readonly timeoutMs: number | null;
   readonly maxOutputBytes: number | null;
+  readonly limits: ResolvedLimits;
   readonly bufferBytes: number;
   readonly overflowTimeoutMs: number;
   readonly terminateGraceMs: number;
@@ -199,6 +222,12 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     promptSettleMs: nonNegative("promptSettleMs", options.promptSettleMs, DEFAULTS.promptSettleMs),
     timeoutMs: optional("timeoutMs", options.timeoutMs),
     maxOutputBytes: optionalBytes("maxOutputBytes", options.maxOutputBytes),
+    limits: {
+      memoryBytes: optionalBytes("limits.memoryBytes", options.limits?.memoryBytes),
+      cpuSeconds: optionalBytes("limits.cpuSeconds", options.limits?.cpuSeconds),
+      processes: optionalBytes("limits.processes", options.limits?.processes),
+      fileSizeBytes: optionalBytes("limits.fileSizeBytes", options.limits?.fileSizeBytes),
+    },
     bufferBytes: Math.max(
       1,
       Math.floor(nonNegative("bufferBytes", options.bufferBytes, DEFAULTS.bufferBytes)),

@@ -20,6 +20,7 @@ import {
   sessionMembers,
   signalDisposition,
   signalSession,
+  treeUsage,
 } from "../pty/process.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
 import type { CastWriter } from "../recording/asciicast.ts";
@@ -34,6 +35,10 @@ const DRAIN_DEADLINE_MS = 2000;
 /** Bytes read for one session before others get a turn. */
 const READ_TURN_BYTES = 1 << 20;
 const READ_BUFFER = new Uint8Array(64 * 1024);
+/** How often the process tree is measured against memory, CPU and process ceilings. */
+const LIMIT_SAMPLE_MS = 100;
+
+type CapsuleKillReason = "memory" | "cpu" | "wall" | "processes" | "output";
 const READ_CHUNK = 4096;
 const READ_CHUNK_BIG = BigInt(READ_CHUNK);
 /** Re-checks for session members still dying before `exit` (5 ms apart, 2 s at most). */
@@ -80,6 +85,7 @@ export class Session {
   #paused = false;
   #discard = false;
   #timedOut = false;
+  #breached: CapsuleKillReason | null = null;
   readonly #signalGroup: boolean;
   #sweeps = 0;
   #lastKillAt = -Infinity;
@@ -141,12 +147,15 @@ export class Session {
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
     reactor().add(this.#client);
     if (options.timeoutMs !== null) {
-      this.#later(options.timeoutMs, () => {
+      const wall = options.timeoutMs;
+      this.#later(wall, () => {
         if (this.#reaped !== null) return; // It exited in time; only the wind-down is still going on.
         this.#timedOut = true;
+        this.#capsuleKill("wall", wall, Math.round(performance.now() - this.#startedAt));
         void this.terminate();
       });
     }
+    this.#watchLimits();
     if (options.heartbeatMs > 0) {
       const beat = setInterval(() => this.#emit({ type: "ping" }), options.heartbeatMs);
       this.#timers.add(beat);
@@ -444,7 +453,57 @@ export class Session {
     this.#truncated = true;
     this.#discard = true;
     this.#emit({ type: "overflow", reason: "max_output", limit });
+    this.#capsuleKill("output", limit, this.#outputBytes);
     this.#kill();
+  }
+
+  // ── resource ceilings ───────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Samples the process tree every {@link LIMIT_SAMPLE_MS} while a memory, CPU or process ceiling is set.
+   * Rlimits (set by the prlimit launcher) act per process; this catches the tree as a whole.
+   */
+  #watchLimits(): void {
+    if (!this.#hasTreeLimits()) return;
+    const sample = () => {
+      if (this.#breached !== null || this.#reaped !== null) return;
+      if (!this.#checkLimits()) this.#later(LIMIT_SAMPLE_MS, sample);
+    };
+    this.#later(LIMIT_SAMPLE_MS, sample);
+  }
+
+  #hasTreeLimits(): boolean {
+    const { memoryBytes, cpuSeconds, processes } = this.#options.limits;
+    return memoryBytes !== null || cpuSeconds !== null || processes !== null;
+  }
+
+  /** Measures the tree once; on a breach emits `capsule_kill`, kills the tree and returns true. */
+  #checkLimits(): boolean {
+    const { memoryBytes, cpuSeconds, processes } = this.#options.limits;
+    const usage = treeUsage(this.pid);
+    if (usage === null) return false;
+    if (memoryBytes !== null && usage.rssBytes > memoryBytes) {
+      this.#breach("memory", memoryBytes, usage.rssBytes);
+    } else if (cpuSeconds !== null && usage.cpuSeconds >= cpuSeconds) {
+      this.#breach("cpu", cpuSeconds, usage.cpuSeconds);
+    } else if (processes !== null && usage.processes >= processes) {
+      this.#breach("processes", processes, usage.processes);
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  #breach(reason: CapsuleKillReason, limit: number, value: number): void {
+    this.#capsuleKill(reason, limit, value);
+    this.#kill();
+  }
+
+  /** Emits `capsule_kill` once per session (the first breach is the reason). */
+  #capsuleKill(reason: CapsuleKillReason, limit: number, value: number): void {
+    if (this.#breached !== null) return;
+    this.#breached = reason;
+    this.#emit({ type: "capsule_kill", reason, limit, value });
   }
 
   #pause(): void {
@@ -513,6 +572,17 @@ export class Session {
         return;
       case "exited":
       case "signaled":
+        // RLIMIT_CPU ends a process with SIGXCPU before the sampler may have seen the tree's total.
+        if (
+          status.kind === "signaled" && this.#options.limits.cpuSeconds !== null &&
+          signalName(status.signal, libc().table) === "XCPU"
+        ) {
+          this.#capsuleKill("cpu", this.#options.limits.cpuSeconds, this.#options.limits.cpuSeconds);
+        }
+        // The tree as the leader left it counts too: a burst that ended between two samples is still a
+        // breach. (Under bwrap the PID namespace has already taken the tree with it; this matters
+        // for the none and external backends.)
+        if (this.#breached === null && this.#hasTreeLimits()) this.#checkLimits();
         this.#reaped = status;
         this.#reapedAt = at;
         // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).

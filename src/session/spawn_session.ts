@@ -12,7 +12,7 @@ import { raiseOpenFileLimit } from "../pty/process.ts";
 import { resolveProgram, spawnOnPty } from "../pty/spawn.ts";
 import { CastWriter } from "../recording/asciicast.ts";
 import { compileLaunchPlan, type LaunchPlan, type SandboxBackend } from "../sandbox/plan.ts";
-import { hostFacts } from "../sandbox/probe.ts";
+import { findPrlimit, hostFacts } from "../sandbox/probe.ts";
 import { realizePolicy } from "../sandbox/realize.ts";
 import {
   DEFAULTS,
@@ -24,6 +24,16 @@ import {
 import { nowSeconds, Session } from "./session.ts";
 
 let limitRaised = false;
+
+/** RLIMIT_AS is this multiple of the memory budget (a backstop; see `prepare`). */
+export const ADDRESS_SPACE_FACTOR = 4;
+/** RLIMIT_CPU is the CPU budget plus this many seconds (a backstop; see `prepare`). */
+export const CPU_BACKSTOP_SECONDS = 1;
+
+/** RLIMIT_NPROC for a process budget: the budget plus a quarter, at least 8 more (a backstop). */
+export function processBackstop(budget: number): number {
+  return budget + Math.max(8, Math.ceil(budget / 4));
+}
 
 /** The backend `auto` means on this platform (throws `E_SANDBOX_UNAVAILABLE` elsewhere). */
 export function platformBackend(os: string = Deno.build.os): "bwrap" | "seatbelt" {
@@ -97,14 +107,44 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch {
   };
   const program = resolveProgram(resolved.argv[0]!, env.PATH, resolved.cwd);
 
-  // The policy's enforceable budgets tighten the session's own limits (never loosen them).
+  // The policy's budgets tighten the session's own limits (never loosen them).
+  const budgets = policy?.budgets;
+  const limits = {
+    memoryBytes: min(resolved.limits.memoryBytes, budgets?.memory_bytes ?? null),
+    cpuSeconds: min(resolved.limits.cpuSeconds, budgets?.cpu_seconds ?? null),
+    processes: min(resolved.limits.processes, budgets?.processes ?? null),
+    fileSizeBytes: min(resolved.limits.fileSizeBytes, budgets?.file_size_bytes ?? null),
+  };
   const options: ResolvedOptions = {
     ...resolved,
     env,
-    timeoutMs: min(resolved.timeoutMs, policy?.budgets.wall_ms ?? null),
-    maxOutputBytes: min(resolved.maxOutputBytes, policy?.budgets.output_bytes ?? null),
+    timeoutMs: min(resolved.timeoutMs, budgets?.wall_ms ?? null),
+    maxOutputBytes: min(resolved.maxOutputBytes, budgets?.output_bytes ?? null),
+    limits,
   };
-  const request = { program, args: resolved.argv.slice(1), argv0: resolved.argv[0]!, cwd: resolved.cwd, env };
+  const anyLimit = Object.values(limits).some((value) => value !== null);
+  const rlimits = anyLimit
+    ? {
+      prlimit: findPrlimit(),
+      // Programs reserve far more address space than they touch: RLIMIT_AS is only a backstop, the
+      // budget itself is enforced on the tree's resident memory.
+      ...(limits.memoryBytes === null ? {} : { addressSpace: limits.memoryBytes * ADDRESS_SPACE_FACTOR }),
+      // CPU and processes: the watcher enforces the budget on the tree and reports capsule_kill; the
+      // rlimits sit a little above as a per-process backstop (at the budget itself, the kernel would
+      // kill or refuse first and the breach would go unreported).
+      ...(limits.cpuSeconds === null ? {} : { cpuSeconds: limits.cpuSeconds + CPU_BACKSTOP_SECONDS }),
+      ...(limits.processes === null ? {} : { processes: processBackstop(limits.processes) }),
+      ...(limits.fileSizeBytes === null ? {} : { fileSize: limits.fileSizeBytes }),
+    }
+    : undefined;
+  const request = {
+    program,
+    args: resolved.argv.slice(1),
+    argv0: resolved.argv[0]!,
+    cwd: resolved.cwd,
+    env,
+    ...(rlimits === undefined ? {} : { rlimits }),
+  };
   if (!sandboxed || policy === null) {
     return { plan: compileLaunchPlan(policy, request, backend, NO_HOST), program, options };
   }
