@@ -5,6 +5,17 @@
  */
 import { type Session, spawn, type SpawnOptions, Transcript } from "../src/mod.ts";
 
+// Every CLI run writes an audit log; keep the tests' logs out of the real ~/.local/state.
+const STATE_DIR = Deno.makeTempDirSync({ prefix: "specter-test-state-" });
+Deno.env.set("XDG_STATE_HOME", STATE_DIR);
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(STATE_DIR, { recursive: true });
+  } catch {
+    // Already gone; nothing to clean.
+  }
+});
+
 /** The repository root. */
 export const ROOT: string = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 /** The Deno binary running the tests (used to start the CLI). */

@@ -10,6 +10,7 @@ import { spawn } from "../session/spawn_session.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseEscapes } from "./units.ts";
+import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
 import { terminateOnSignals } from "./signals.ts";
 
 const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
@@ -43,15 +44,23 @@ export async function execCommand(
   warn: (text: string) => void,
 ): Promise<number> {
   const { values, command } = parseCommandLine(args, EXEC_FLAGS);
-  const options = sessionOptions(values, command);
-  const input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
-  if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
+  // From here on the run is audited, also when it fails to start (bad policy, no sandbox).
+  const audit = startRunAudit(values, command, "exec");
   const started = performance.now();
   let session;
+  let input: string | undefined;
   try {
-    session = spawn(options);
+    const options = sessionOptions(values, command);
+    input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
+    if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
+    session = spawn({ ...options, id: audit.runId, artifacts: audit.dir });
+    auditLaunch(audit, session);
   } catch (error: unknown) {
     const failure = toSpecterError(error);
+    auditError(audit, failure);
+    audit.log.close();
+    // Usage and policy errors are the caller's mistake: reported like every other usage error.
+    if (exitCodeForError(failure.code) === 2) throw failure;
     const result: ExecResult = {
       success: false,
       session_id: null,
@@ -72,10 +81,12 @@ export async function execCommand(
   const chunks: Uint8Array[] = [];
   const encoder = new TextEncoder();
   for await (const frame of session.frames()) {
+    auditFrame(audit, frame);
     if (frame.type === "stdout") {
       chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
     }
   }
+  audit.log.close();
   const exit = await session.exited;
   const raw = new TextDecoder().decode(concat(chunks));
   const result: ExecResult = {

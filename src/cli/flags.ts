@@ -43,6 +43,7 @@ export const SESSION_FLAGS = {
   grace: { type: "string" },
   "last-lines": { type: "string" },
   record: { type: "string" },
+  artifacts: { type: "string" },
   "record-input": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsOptionsConfig;

@@ -108,9 +108,11 @@ Policy flags:
                            policy}; render: {backend, source, program, program_cwd, argv, env_names,
                            fingerprint, seccomp | profile}
 
-Render flags (the run's choices that change its plan; give the same ones as the run):
+Render flags (the run's flags that change its plan; give the same ones as the run):
   --backend NAME           bwrap or seatbelt (default: this platform's). Seatbelt renders anywhere (text)
   --strict-write           As for run: protected names stay read-only (needs --ack-unsafe-write)
   --env NAME=VALUE         As for run (repeatable); the value is never printed
-  --shell                  As for run: the command goes through /bin/sh -c`,
+  --shell                  As for run: the command goes through /bin/sh -c
+  --max-memory SIZE, --max-cpu DUR, --max-procs N, --max-file-size SIZE
+                           As for run: ceilings (they add the prlimit launcher to the plan)`,
 };

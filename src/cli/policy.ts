@@ -1,12 +1,17 @@
 /**
- * `specter policy check FILE|PRESET`: validate a policy file or preset and print every problem with its
- * stable code, or a one-line summary of the resolved policy.
+ * `specter policy check|explain|render FILE|PRESET`: validate a policy file or preset and print every
+ * problem with its stable code; or, for a valid policy, a one-line summary (`check`), what it allows and
+ * denies in plain words (`explain`), or the exact launch plan a run executes (`render`).
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
+import { platformBackend } from "../session/spawn_session.ts";
+import { explainPolicy, formatExplanation } from "./policy_explain.ts";
+import { type FlagValues, sessionOptions } from "./flags.ts";
+import { DEFAULT_RENDER_COMMAND, formatRendering, RENDER_BACKENDS, renderLaunch } from "./policy_render.ts";
 
 const POLICY_FLAGS = {
   "ack-unsafe-write": { type: "boolean" },
@@ -14,9 +19,48 @@ const POLICY_FLAGS = {
   cwd: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  // render only: the backend, and the run flags that change its launch plan (as `specter run` takes them).
+  backend: { type: "string" },
+  "strict-write": { type: "boolean" },
+  env: { type: "string", multiple: true },
+  shell: { type: "boolean" },
+  "max-memory": { type: "string" },
+  "max-cpu": { type: "string" },
+  "max-procs": { type: "string" },
+  "max-file-size": { type: "string" },
 } as const;
 
-const USAGE = "specter policy check FILE|PRESET [--ack-unsafe-write] [--ack-network] [--cwd DIR] [--json]";
+/** Flags only `policy render` accepts. */
+const RENDER_ONLY_FLAGS = [
+  "backend",
+  "strict-write",
+  "env",
+  "shell",
+  "max-memory",
+  "max-cpu",
+  "max-procs",
+  "max-file-size",
+] as const;
+
+/** The run flags `policy render` hands to the run's own option builder unchanged. */
+const RUN_FLAGS = [
+  "ack-unsafe-write",
+  "ack-network",
+  "cwd",
+  "strict-write",
+  "env",
+  "shell",
+  "max-memory",
+  "max-cpu",
+  "max-procs",
+  "max-file-size",
+] as const;
+
+/** The policy subcommands. */
+export const POLICY_SUBCOMMANDS = ["check", "explain", "render"] as const;
+
+const USAGE = "specter policy check|explain|render FILE|PRESET [--ack-unsafe-write] [--ack-network] " +
+  "[--cwd DIR] [--json]";
 
 /** The JSON document `specter policy check --json` prints. */
 export interface PolicyCheckResult {
@@ -31,8 +75,18 @@ export interface PolicyCheckResult {
 }
 
 function parse(args: readonly string[]) {
+  // Everything after the first "--" is the command `policy render` renders.
+  const dash = args.indexOf("--");
+  const flags = dash < 0 ? args : args.slice(0, dash);
+  const command = dash < 0 ? null : args.slice(dash + 1);
   try {
-    return parseArgs({ args: [...args], options: POLICY_FLAGS, allowPositionals: true, strict: true });
+    const parsed = parseArgs({
+      args: [...flags],
+      options: POLICY_FLAGS,
+      allowPositionals: true,
+      strict: true,
+    });
+    return { ...parsed, command };
   } catch (error: unknown) {
     throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
   }
@@ -48,10 +102,14 @@ export function policySummary(policy: Policy): string {
 }
 
 /**
- * Runs `specter policy ARGS`. Prints problems (`CODE field: message`, one per line) or the summary with
- * `out`, or the {@link PolicyCheckResult} with `--json`; a count of problems goes to `err` in human mode.
- * Resolves with 0 when the policy is valid and 2 when it is not; throws `UsageError` for a bad command
- * line. The workspace is `--cwd` (default: the current directory), the home directory `HOME`.
+ * Runs `specter policy ARGS`. Every subcommand first validates the policy: problems are printed as
+ * `CODE field: message` lines with `out` (or the {@link PolicyCheckResult} with `--json`), a count goes to
+ * `err` in human mode, and the command resolves with 2. For a valid policy, `check` prints the summary (or
+ * the result), `explain` the {@link formatExplanation} text (or the explanation as JSON) and `render` the
+ * {@link formatRendering} text (or the rendering as JSON), and the command resolves with 0. Throws
+ * `UsageError` for a bad command line and, for `render`, what `spawn` would throw before starting
+ * anything (e.g. `E_SANDBOX_UNAVAILABLE`). The workspace is `--cwd` (default: the current directory), the
+ * home directory `HOME`.
  */
 export function policyCommand(
   args: readonly string[],
@@ -62,34 +120,95 @@ export function policyCommand(
   return new Promise((resolve) => resolve(policy(args, out, err)));
 }
 
+type Subcommand = typeof POLICY_SUBCOMMANDS[number];
+
+function isSubcommand(name: string): name is Subcommand {
+  return (POLICY_SUBCOMMANDS as readonly string[]).includes(name);
+}
+
 function policy(args: readonly string[], out: (s: string) => void, err: (s: string) => void): number {
-  const { values, positionals } = parse(args);
+  const { values, positionals, command } = parse(args);
   const [subcommand, spec, ...extra] = positionals;
   if (subcommand === undefined) throw new UsageError(`Missing subcommand: ${USAGE}`);
-  if (subcommand !== "check") throw new UsageError(`Unknown policy subcommand "${subcommand}": ${USAGE}`);
+  if (!isSubcommand(subcommand)) throw new UsageError(`Unknown policy subcommand "${subcommand}": ${USAGE}`);
   if (spec === undefined) {
     throw new UsageError(`Missing policy: give a file or a preset (${PRESET_NAMES.join(", ")})`);
   }
   if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}": ${USAGE}`);
+  if (subcommand !== "render") {
+    const flag = RENDER_ONLY_FLAGS.find((name) => values[name] !== undefined);
+    if (flag !== undefined) throw new UsageError(`Flag "--${flag}" applies only to specter policy render`);
+    if (command !== null) {
+      throw new UsageError(`Unexpected command after "--": only specter policy render takes one`);
+    }
+  }
+  // Checked before the policy is read: a wrong backend or an empty command is a usage error either way.
+  const render = subcommand === "render" ? renderChoices(values, command) : null;
+  const cwd = values.cwd ?? Deno.cwd();
+  const home = Deno.env.get("HOME") ?? "";
   const reading = readPolicy(spec, {
-    workspace: values.cwd ?? Deno.cwd(),
-    home: Deno.env.get("HOME") ?? "",
+    workspace: cwd,
+    home,
     acks: { unsafeWrite: values["ack-unsafe-write"] === true, network: values["ack-network"] === true },
   });
-  const ok = reading.policy !== null;
-  if (values.json === true) {
-    const result: PolicyCheckResult = {
-      ok,
-      source: reading.source,
-      problems: reading.problems.map(({ code, field, message }) => ({ code, field, message })),
-      policy: reading.policy,
-    };
-    out(JSON.stringify(result));
-  } else if (reading.policy !== null) {
-    out(policySummary(reading.policy));
-  } else {
-    for (const problem of reading.problems) out(`${problem.code} ${problem.field}: ${problem.message}`);
-    err(`specter: ${reading.problems.length} problem(s) in ${reading.source}`);
+  if (reading.policy === null) {
+    if (values.json === true) {
+      const result: PolicyCheckResult = {
+        ok: false,
+        source: reading.source,
+        problems: reading.problems.map(({ code, field, message }) => ({ code, field, message })),
+        policy: null,
+      };
+      out(JSON.stringify(result));
+    } else {
+      for (const problem of reading.problems) out(`${problem.code} ${problem.field}: ${problem.message}`);
+      err(`specter: ${reading.problems.length} problem(s) in ${reading.source}`);
+    }
+    return 2;
   }
-  return ok ? 0 : 2;
+  const json = values.json === true;
+  switch (subcommand) {
+    case "check": {
+      const result: PolicyCheckResult = {
+        ok: true,
+        source: reading.source,
+        problems: [],
+        policy: reading.policy,
+      };
+      out(json ? JSON.stringify(result) : policySummary(reading.policy));
+      return 0;
+    }
+    case "explain": {
+      const explanation = explainPolicy(reading.policy, { cwd, home });
+      out(json ? JSON.stringify(explanation) : formatExplanation(explanation));
+      return 0;
+    }
+    case "render": {
+      // The run's own option builder turns the same flags into the same spawn options.
+      const options = sessionOptions({ ...render!.values, policy: spec }, render!.command);
+      const rendering = renderLaunch(options);
+      out(json ? JSON.stringify(rendering) : formatRendering(rendering));
+      return 0;
+    }
+  }
+}
+
+/**
+ * The run that `policy render` renders: the flags `specter run` would get (`--sandbox BACKEND` and the
+ * run flags given here; the caller adds `--policy`) and the command (default: `/bin/sh`).
+ */
+function renderChoices(
+  values: ReturnType<typeof parse>["values"],
+  command: string[] | null,
+): { values: FlagValues; command: string[] } {
+  const backend = values.backend ?? platformBackend();
+  if (!(RENDER_BACKENDS as readonly string[]).includes(backend)) {
+    throw new UsageError(`Flag "--backend" must be one of ${RENDER_BACKENDS.join(", ")}, got "${backend}"`);
+  }
+  if (command !== null && command.length === 0) {
+    throw new UsageError('No command after "--": give one, or leave out "--" to render /bin/sh');
+  }
+  const run: FlagValues = { sandbox: backend };
+  for (const flag of RUN_FLAGS) run[flag] = values[flag];
+  return { values: run, command: command ?? [...DEFAULT_RENDER_COMMAND] };
 }

@@ -14,6 +14,7 @@ import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseDuration } from "./units.ts";
 import { terminateOnSignals } from "./signals.ts";
+import { auditError, auditFrame, auditLaunch, type RunAudit, startRunAudit } from "./audit_run.ts";
 import { UsageError } from "../errors.ts";
 
 /** Where `run` writes and reads; real stdio by default, replaceable in tests. */
@@ -55,16 +56,24 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
   let framing: Framing = "ndjson"; // Until --framing itself is known to be valid.
   let session: Session;
   let values: FlagValues;
+  let audit: RunAudit | undefined;
   try {
     const parsed = parseCommandLine(args, RUN_FLAGS);
     values = parsed.values;
     framing = framingOf(values);
+    // From here on the run is audited, also when it fails to start (bad policy, no sandbox).
+    audit = startRunAudit(values, parsed.command, "run");
     const options = sessionOptions(values, parsed.command);
     const heartbeat = typeof values.heartbeat === "string" ? parseDuration(values.heartbeat, "heartbeat") : 0;
     if (options.sandbox?.mode === "none") io.stderr(UNSAFE_BANNER);
-    session = spawn({ ...options, heartbeatMs: heartbeat });
+    session = spawn({ ...options, heartbeatMs: heartbeat, id: audit.runId, artifacts: audit.dir });
+    auditLaunch(audit, session);
   } catch (error: unknown) {
     const failure = toSpecterError(error);
+    if (audit) {
+      auditError(audit, failure);
+      audit.log.close();
+    }
     // Drivers get the failure as a frame too: the stream is the contract.
     await writer.write(encodeFrames([errorFrame(failure)], framing)).catch(() => {
       // Nobody reads stdout: the error still goes to stderr through the caller.
@@ -79,17 +88,21 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     for (;;) {
       const batch = await session.nextFrames();
       if (batch.length === 0) break;
+      for (const frame of batch) auditFrame(audit, frame);
       await writer.write(encodeFrames(batch, framing));
     }
   } catch (error: unknown) {
     // Nobody is reading the frames any more: end the program rather than let it run unobserved.
     io.stderr(`specter: E_IO: Writing frames failed: ${(error as Error).message}`);
-    await session.terminate(0);
+    auditError(audit, error);
+    const exit = await session.terminate(0);
+    auditFrame(audit, exit);
     return exitCodeForError("E_IO");
   } finally {
     stopForwarding();
     reading.cancel();
     writer.releaseLock();
+    audit.log.close();
   }
   return exitCodeForExit(await session.exited);
 }

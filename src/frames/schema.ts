@@ -51,6 +51,7 @@ export const StartFrameSchema = z.object({
   pid: z.int().positive(),
   sandbox: z.string().optional().describe("Sandbox backend in force: bwrap, seatbelt, external or none"),
   policy: z.string().optional().describe('The policy enforced, e.g. "preset:strict" or "file:/abs/path"'),
+  artifacts: z.string().optional().describe("Directory holding this run's audit log and other artifacts"),
 });
 
 /** Output of the program. A multi-byte character is never split across frames. */

@@ -9,6 +9,7 @@
 import { SandboxError } from "../errors.ts";
 import type { Policy } from "../policy/types.ts";
 import { type BwrapOptions, bwrapPlan } from "./bwrap.ts";
+import { seatbeltPlan } from "./seatbelt/seatbelt_plan.ts";
 
 /** The sandbox backends. `none` and `external` run the program directly. */
 export const SANDBOX_BACKENDS = ["bwrap", "seatbelt", "external", "none"] as const;
@@ -111,9 +112,9 @@ export interface LaunchPlan {
 }
 
 /**
- * Compiles a launch plan. `policy` is required by enforcing backends and ignored by `none`/`external`.
- * Throws `E_SANDBOX_UNAVAILABLE` for a backend that cannot run on this platform (Seatbelt is macOS-only
- * and arrives with issue 4).
+ * Compiles a launch plan. `policy` is required by enforcing backends (`E_SANDBOX_START` without one)
+ * and ignored by `none`/`external`. Pure on every platform: a Seatbelt plan can be compiled and rendered
+ * on Linux; `spawn` refuses to run it anywhere but macOS.
  */
 export function compileLaunchPlan(
   policy: Policy | null,
@@ -127,9 +128,9 @@ export function compileLaunchPlan(
       if (policy === null) throw new SandboxError("E_SANDBOX_START", "The bwrap backend needs a policy");
       return bwrapPlan(policy, request, host, options);
     case "seatbelt":
-      throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend is not available yet", {
-        details: { backend, fix: "On Linux use --sandbox bwrap (the default)" },
-      });
+      // Pure, like bwrap: whether sandbox-exec exists (macOS) is decided at spawn time, not here.
+      if (policy === null) throw new SandboxError("E_SANDBOX_START", "The Seatbelt backend needs a policy");
+      return seatbeltPlan(policy, request, host, options);
     case "external":
     case "none":
       return {

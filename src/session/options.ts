@@ -88,6 +88,8 @@ export interface SpawnOptions {
   readonly heartbeatMs?: number;
   /** Write an asciicast v2 recording; `input: true` also records what was typed. None when absent. */
   readonly record?: { readonly path: string; readonly input?: boolean };
+  /** The run's artifacts directory, named in the `start` frame; none when absent. */
+  readonly artifacts?: string;
   /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
   readonly inheritFds?: readonly InheritedFd[];
   /**
@@ -131,6 +133,7 @@ export interface ResolvedOptions {
   readonly heartbeatMs: number;
   readonly record: { readonly path: string; readonly input: boolean } | null;
   readonly inheritFds: readonly InheritedFd[];
+  readonly artifacts: string | null;
   readonly sandbox: SandboxOption | null;
 }
 
@@ -242,6 +245,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
     inheritFds: options.inheritFds ?? [],
+    artifacts: options.artifacts ?? null,
     sandbox: options.sandbox ?? null,
   };
 }

@@ -29,6 +29,8 @@ import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { CursorKeyMode, OutputTail } from "./output_tail.ts";
 import { VERSION } from "../version.ts";
+import type { Policy } from "../policy/types.ts";
+import type { PlanFingerprint } from "../sandbox/fingerprint.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
 const DRAIN_DEADLINE_MS = 2000;
@@ -51,6 +53,22 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 type Timer = ReturnType<typeof setTimeout>;
 
+/** How a session was launched: what an audit log records. Never holds environment values. */
+export interface LaunchInfo {
+  /** The sandbox backend. */
+  readonly backend: string;
+  /** The policy as enforced (paths resolved), or `null` for `none`/`external`. */
+  readonly policy: Policy | null;
+  /** Fingerprint of the launch plan (see `policy render`). */
+  readonly fingerprint: PlanFingerprint;
+  /** The effective resource ceilings (`null`: none of that kind). */
+  readonly limits: ResolvedOptions["limits"];
+  /** Effective wall-clock limit in ms, or `null`. */
+  readonly timeoutMs: number | null;
+  /** Effective output budget in bytes, or `null`. */
+  readonly maxOutputBytes: number | null;
+}
+
 /** Seconds since the epoch with microsecond precision. */
 export function nowSeconds(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
@@ -66,6 +84,8 @@ export class Session {
   readonly argv: readonly string[];
   /** Resolves with the `exit` frame once the session is over. Never rejects. */
   readonly exited: Promise<ExitFrame>;
+  /** How the session was launched (backend, policy, plan fingerprint), for audit logs. */
+  readonly launch: LaunchInfo;
 
   readonly #options: ResolvedOptions;
   readonly #master: number;
@@ -111,7 +131,9 @@ export class Session {
     options: ResolvedOptions,
     recorder: CastWriter | null,
     sandbox: { readonly backend: string; readonly policy: string | null },
+    launch: LaunchInfo,
   ) {
+    this.launch = launch;
     this.#options = options;
     // Under a sandbox the direct child is its launcher (bwrap); the program shares its process group.
     this.#signalGroup = sandbox.backend === "bwrap";
@@ -143,6 +165,7 @@ export class Session {
       pid: child.pid,
       sandbox: sandbox.backend,
       ...(sandbox.policy === null ? {} : { policy: sandbox.policy }),
+      ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
     reactor().add(this.#client);

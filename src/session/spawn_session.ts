@@ -13,6 +13,7 @@ import { resolveProgram, spawnOnPty } from "../pty/spawn.ts";
 import { CastWriter } from "../recording/asciicast.ts";
 import { compileLaunchPlan, type LaunchPlan, type SandboxBackend } from "../sandbox/plan.ts";
 import { findPrlimit, hostFacts } from "../sandbox/probe.ts";
+import { fingerprintPlan } from "../sandbox/fingerprint.ts";
 import { realizePolicy } from "../sandbox/realize.ts";
 import {
   DEFAULTS,
@@ -196,6 +197,16 @@ export function spawn(options: SpawnOptions): Session {
     limitRaised = true;
   }
   const { plan, program, options: effective } = prepare(resolved);
+  if (plan.backend === "seatbelt" && Deno.build.os !== "darwin") {
+    // Seatbelt plans can be prepared and rendered anywhere (they are text); only macOS can run them.
+    throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend runs only on macOS", {
+      details: {
+        backend: plan.backend,
+        os: Deno.build.os,
+        fix: "On Linux use --sandbox bwrap (the default)",
+      },
+    });
+  }
   const recorder = effective.record === null ? null : CastWriter.create(effective.record.path, {
     width: effective.cols,
     height: effective.rows,
@@ -223,6 +234,14 @@ export function spawn(options: SpawnOptions): Session {
       { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
       recorder,
       { backend: plan.backend, policy: plan.policy?.source ?? null },
+      {
+        backend: plan.backend,
+        policy: plan.policy,
+        fingerprint: fingerprintPlan(plan),
+        limits: effective.limits,
+        timeoutMs: effective.timeoutMs,
+        maxOutputBytes: effective.maxOutputBytes,
+      },
     );
   } catch (error: unknown) {
     recorder?.close();

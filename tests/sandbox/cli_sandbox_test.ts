@@ -144,3 +144,13 @@ sessionTest(
     }
   },
 );
+
+sessionTest(
+  "--sandbox seatbelt on Linux fails with E_SANDBOX_UNAVAILABLE, never runs unsandboxed",
+  async () => {
+    const { code, frames } = await runCli(["run", "--sandbox", "seatbelt", "--", "true"]);
+    assert.equal(code, 125);
+    assert.equal(frames[0]!.code, "E_SANDBOX_UNAVAILABLE");
+    assert.equal(frames.some((f) => f.type === "start"), false);
+  },
+);

@@ -1,0 +1,123 @@
+/**
+ * Auditing a `run`/`exec` from the command line: the run's id and artifacts directory, and the records
+ * written at start, launch, breach, end, or error. Flags are recorded by name (values only for flags
+ * that carry no secret): `--env` values, for one, never reach the log.
+ *
+ * @module
+ */
+import { AuditLog, defaultArtifactsDir } from "../artifacts/audit.ts";
+import { SpecterError } from "../errors.ts";
+import type { Frame } from "../frames/schema.ts";
+import type { Session } from "../session/session.ts";
+import type { FlagValues } from "./flags.ts";
+
+/** Flags whose values are recorded; every other flag is recorded by name only. */
+const RECORDED_VALUES = [
+  "sandbox",
+  "policy",
+  "sandbox-profile",
+  "cwd",
+  "timeout",
+  "max-output",
+  "max-memory",
+  "max-cpu",
+  "max-procs",
+  "max-file-size",
+] as const;
+
+/** Acknowledgement and unsafe flags, listed separately for auditors. */
+const ACK_FLAGS = [
+  "ack-unsafe-write",
+  "ack-network",
+  "ack-external-sandbox",
+  "ack-no-network-enforcement",
+  "unsafe-no-sandbox",
+  "strict-write",
+] as const;
+
+/** A run's audit context. */
+export interface RunAudit {
+  /** The run id (also the session id). */
+  readonly runId: string;
+  /** The artifacts directory. */
+  readonly dir: string;
+  /** The log. */
+  readonly log: AuditLog;
+}
+
+/** Opens the audit log of a run and records its start (throws `E_IO` when it cannot be written). */
+export function startRunAudit(
+  values: FlagValues,
+  command: readonly string[],
+  kind: "run" | "exec",
+): RunAudit {
+  const requested = typeof values.id === "string" ? values.id : undefined;
+  // The id names a directory: anything but a plain name gets a fresh id (the requested one is recorded).
+  const runId = requested !== undefined && /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(requested)
+    ? requested
+    : crypto.randomUUID();
+  const dir = typeof values.artifacts === "string" ? values.artifacts : defaultArtifactsDir(runId);
+  const log = AuditLog.open(dir, runId);
+  const flags = Object.keys(values).filter((name) => values[name] !== undefined && values[name] !== false)
+    .sort();
+  log.record("start", {
+    command: kind,
+    argv: [...command],
+    cwd: typeof values.cwd === "string" ? values.cwd : Deno.cwd(),
+    flags,
+    flag_values: Object.fromEntries(
+      RECORDED_VALUES.filter((name) => typeof values[name] === "string").map((name) => [name, values[name]]),
+    ),
+    acks: ACK_FLAGS.filter((name) => values[name] === true).map((name) => `--${name}`),
+    ...(requested !== undefined && requested !== runId ? { requested_id: requested } : {}),
+  });
+  return { runId, dir, log };
+}
+
+/** Records how `session` was launched. */
+export function auditLaunch(audit: RunAudit, session: Session): void {
+  const { launch } = session;
+  audit.log.record("launch", {
+    session_id: session.info.id,
+    pid: session.pid,
+    program_argv: [...session.argv],
+    backend: launch.backend,
+    policy: launch.policy,
+    policy_sha256: launch.fingerprint.policy_sha256,
+    fingerprint: launch.fingerprint,
+    limits: launch.limits,
+    timeout_ms: launch.timeoutMs,
+    max_output_bytes: launch.maxOutputBytes,
+  });
+}
+
+/** Records what in `frame` an auditor needs (breaches and the end). */
+export function auditFrame(audit: RunAudit, frame: Frame): void {
+  switch (frame.type) {
+    case "capsule_kill":
+      audit.log.record("breach", { reason: frame.reason, limit: frame.limit, value: frame.value ?? null });
+      return;
+    case "overflow":
+      audit.log.record("breach", { reason: `overflow:${frame.reason}`, limit: frame.limit ?? null });
+      return;
+    case "exit":
+      audit.log.record("end", {
+        code: frame.code,
+        signal: frame.signal,
+        timed_out: frame.timed_out,
+        duration_ms: frame.duration_ms,
+        output_bytes: frame.output_bytes ?? null,
+      });
+      return;
+    default:
+      return;
+  }
+}
+
+/** Records a failure that ended the run (before or after launch). */
+export function auditError(audit: RunAudit, error: unknown): void {
+  const failure = error instanceof SpecterError
+    ? error.toJSON()
+    : { code: "E_IO", message: String(error), details: {} };
+  audit.log.record("error", { code: failure.code, message: failure.message, details: failure.details });
+}
