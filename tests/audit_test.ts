@@ -142,3 +142,25 @@ sessionTest(
     });
   },
 );
+
+sessionTest("specter policy render prints the hashes the audit log records for the same run", async () => {
+  await withTempDir(async (dir) => {
+    const args = ["--cwd", "/tmp", "--policy", "basic", "--max-procs", "64", "--", "/usr/bin/true"];
+    await cli(["run", "--artifacts", dir, ...args]);
+    const launch = (await audit(dir)).find((r) => r.event === "launch")!;
+    const render = await cli([
+      "policy",
+      "render",
+      "basic",
+      "--json",
+      "--cwd",
+      "/tmp",
+      "--max-procs",
+      "64",
+      "--",
+      "/usr/bin/true",
+    ]);
+    assert.equal(render.code, 0, render.stdout);
+    assert.deepEqual(JSON.parse(render.stdout).fingerprint, launch.fingerprint);
+  });
+});

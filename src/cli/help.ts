@@ -52,6 +52,8 @@ Usage:
   specter run  [flags] -- CMD ARGS…   Stream frames on stdout, read driver messages on stdin
   specter exec [flags] -- CMD ARGS…   Run to completion, print one JSON result
   specter policy check FILE|PRESET    Validate a policy file or preset, print every problem
+  specter policy explain FILE|PRESET  What a policy allows and denies, in plain words
+  specter policy render FILE|PRESET   The exact launch argv, seccomp table or Seatbelt profile, and hashes
   specter sandbox probe [--json]      Which sandbox backends can run here, and how to fix them
   specter help <command>              Show help for a command
   specter --version

@@ -92,8 +92,9 @@ export function realizePolicy(
   fs: RealizeFs = REAL_FS,
 ): RealizedPolicy {
   const problems: PolicyProblem[] = [];
-  const resolve = (paths: readonly string[], field: string, use: PathUse): string[] =>
-    paths.map((path, i) => {
+  // Different entries may resolve to one place (/bin -> /usr/bin): each place is bound once.
+  const resolve = (paths: readonly string[], field: string, use: PathUse): string[] => [
+    ...new Set(paths.map((path, i) => {
       const real = fs.realPath(path);
       if (real === null || real === path) return path;
       const reason = pathSafetyReason(real, use, options.home);
@@ -106,7 +107,8 @@ export function realizePolicy(
         });
       }
       return real;
-    });
+    })),
+  ];
   const exec = resolve(policy.exec, "exec", "exec");
   const read = resolve(policy.fs.read, "fs.read", "read");
   const write = resolve(policy.fs.write, "fs.write", "write");

@@ -45,6 +45,11 @@ Deno.test("symlinks into forbidden trees are refused for every list", () => {
   assert.throws(() => realizePolicy(policy({}, ["/w/sys"]), opts, fs), { code: "E_POLICY_BROAD_ROOT" });
 });
 
+Deno.test("entries that resolve to one place are bound once", () => {
+  const fs = fakeFs({ "/bin": "/usr/bin" }, ["/usr/bin"]);
+  assert.deepEqual(realizePolicy(policy({}, ["/usr/bin", "/bin"]), opts, fs).policy.exec, ["/usr/bin"]);
+});
+
 Deno.test("harmless symlinks are bound at their resolved location; missing paths stay as written", () => {
   const fs = fakeFs({ "/w/data": "/srv/data" }, ["/srv/data", "/w"]);
   const realized = realizePolicy(policy({ read: ["/w/data", "/w/missing"], write: ["/w"] }), opts, fs);
