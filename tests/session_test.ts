@@ -262,6 +262,8 @@ sessionTest("max output budget: overflow frame, truncated output, session killed
   const r = start({ argv: ["sh", "-c", "yes abcdefghij"], maxOutputBytes: 10_000 });
   const overflow = await r.until((f) => f.type === "overflow");
   assert.deepEqual(overflow.type === "overflow" && overflow.reason, "max_output");
+  const kill = await r.until((f) => f.type === "capsule_kill");
+  assert.deepEqual(kill.type === "capsule_kill" && [kill.reason, kill.limit], ["output", 10_000]);
   const exit = await r.exit();
   assert.deepEqual(r.bytes.length, 10_000);
   assert.deepEqual(r.session.truncated, true);

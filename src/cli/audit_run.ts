@@ -9,6 +9,7 @@ import { AuditLog, defaultArtifactsDir } from "../artifacts/audit.ts";
 import { SpecterError } from "../errors.ts";
 import type { Frame } from "../frames/schema.ts";
 import type { Session } from "../session/session.ts";
+import { fingerprintPlan } from "../sandbox/fingerprint.ts";
 import type { FlagValues } from "./flags.ts";
 
 /** Flags whose values are recorded; every other flag is recorded by name only. */
@@ -77,14 +78,15 @@ export function startRunAudit(
 /** Records how `session` was launched. */
 export function auditLaunch(audit: RunAudit, session: Session): void {
   const { launch } = session;
+  const fingerprint = fingerprintPlan(launch.plan);
   audit.log.record("launch", {
     session_id: session.info.id,
     pid: session.pid,
     program_argv: [...session.argv],
     backend: launch.backend,
     policy: launch.policy,
-    policy_sha256: launch.fingerprint.policy_sha256,
-    fingerprint: launch.fingerprint,
+    policy_sha256: fingerprint.policy_sha256,
+    fingerprint,
     limits: launch.limits,
     timeout_ms: launch.timeoutMs,
     max_output_bytes: launch.maxOutputBytes,

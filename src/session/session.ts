@@ -30,7 +30,7 @@ import type { ResolvedOptions } from "./options.ts";
 import { CursorKeyMode, OutputTail } from "./output_tail.ts";
 import { VERSION } from "../version.ts";
 import type { Policy } from "../policy/types.ts";
-import type { PlanFingerprint } from "../sandbox/fingerprint.ts";
+import type { LaunchPlan } from "../sandbox/plan.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
 const DRAIN_DEADLINE_MS = 2000;
@@ -59,8 +59,8 @@ export interface LaunchInfo {
   readonly backend: string;
   /** The policy as enforced (paths resolved), or `null` for `none`/`external`. */
   readonly policy: Policy | null;
-  /** Fingerprint of the launch plan (see `policy render`). */
-  readonly fingerprint: PlanFingerprint;
+  /** The launch plan (fingerprint it with `fingerprintPlan`, as the audit log does). */
+  readonly plan: LaunchPlan;
   /** The effective resource ceilings (`null`: none of that kind). */
   readonly limits: ResolvedOptions["limits"];
   /** Effective wall-clock limit in ms, or `null`. */

@@ -13,7 +13,6 @@ import { resolveProgram, spawnOnPty } from "../pty/spawn.ts";
 import { CastWriter } from "../recording/asciicast.ts";
 import { compileLaunchPlan, type LaunchPlan, type SandboxBackend } from "../sandbox/plan.ts";
 import { findPrlimit, hostFacts } from "../sandbox/probe.ts";
-import { fingerprintPlan } from "../sandbox/fingerprint.ts";
 import { realizePolicy } from "../sandbox/realize.ts";
 import {
   DEFAULTS,
@@ -237,7 +236,8 @@ export function spawn(options: SpawnOptions): Session {
       {
         backend: plan.backend,
         policy: plan.policy,
-        fingerprint: fingerprintPlan(plan),
+        // Hashing is left to whoever audits (the CLI): a library host spawning thousands pays nothing.
+        plan,
         limits: effective.limits,
         timeoutMs: effective.timeoutMs,
         maxOutputBytes: effective.maxOutputBytes,
