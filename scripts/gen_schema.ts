@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { DriverMessageSchema } from "../src/frames/driver.ts";
 import { FrameSchema } from "../src/frames/schema.ts";
+import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
 
 /** Every generated schema: file name → zod schema and title. */
@@ -14,6 +15,7 @@ export const SCHEMAS = {
   "frame.schema.json": { schema: FrameSchema, title: "Specter frame (protocol v1)" },
   "driver.schema.json": { schema: DriverMessageSchema, title: "Specter driver message (protocol v1)" },
   "policy.schema.json": { schema: PolicyFileSchema, title: "Specter policy file (version 1)" },
+  "scenario.schema.json": { schema: ScenarioSchema, title: "Specter scenario (version 1)" },
 } as const;
 
 /** Renders one schema as formatted JSON text. */

@@ -1,0 +1,15 @@
+/**
+ * Scenarios: a run configuration and steps that drive a program and check what it shows.
+ *
+ * @module
+ */
+export { type LoadedScenario, loadScenario, parseScenario } from "./load.ts";
+export {
+  type RunConfig,
+  RunConfigSchema,
+  type Scenario,
+  SCENARIO_VERSION,
+  ScenarioSchema,
+  type Step,
+  StepSchema,
+} from "./schema.ts";

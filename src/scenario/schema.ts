@@ -1,0 +1,98 @@
+/**
+ * The scenario format, version 1: a run configuration and the steps that drive and check a program.
+ * This zod schema is the single source of truth (`spec/schema/scenario.schema.json` is generated).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { DRIVER_SIGNALS } from "../frames/driver.ts";
+
+/** Scenario format version. */
+export const SCENARIO_VERSION = 1;
+
+const positive = z.int().positive();
+const timeout = positive.max(600_000).optional().describe(
+  "Milliseconds before the step fails (default 10000)",
+);
+
+/** How the program runs. Absent fields take the session defaults; the sandbox is on (policy strict). */
+export const RunConfigSchema = z.strictObject({
+  argv: z.array(z.string().min(1)).min(1).describe("Program and arguments"),
+  cwd: z.string().optional().describe("Absolute working directory; default: the scenario file's directory"),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional()
+    .describe("Variables added to the minimal environment; none when absent"),
+  cols: positive.max(1000).optional().describe("Columns (default 80)"),
+  rows: positive.max(1000).optional().describe("Rows (default 24)"),
+  policy: z.string().optional().describe(
+    "Preset name or policy file (relative to the scenario); default strict",
+  ),
+  ack_unsafe_write: z.boolean().optional().describe("Acknowledge a policy with fs.write"),
+  timeout_ms: positive.optional().describe("Wall-clock limit of the whole run"),
+  max_output_bytes: positive.optional(),
+  max_memory_bytes: positive.optional(),
+  max_procs: positive.optional(),
+  allow_binary: z.boolean().optional().describe(
+    "Accept output that is not valid UTF-8 (default false: E_TERMINAL_PARSE)",
+  ),
+  normalize: z.array(z.strictObject({ pattern: z.string(), replacement: z.string() })).optional()
+    .describe("Extra regex redactions applied before comparing snapshots and transcripts"),
+});
+
+/** Wait until a condition holds (polling the screen model; never a fixed sleep). */
+const WaitForSchema = z.strictObject({
+  wait_for: z.union([
+    z.strictObject({ text: z.string().min(1) }),
+    z.strictObject({ regex: z.string().min(1) }),
+    z.strictObject({ screen_stable: positive.describe("Milliseconds without a screen change") }),
+    z.strictObject({ prompt: z.string().min(1).describe("Regex the cursor line must match") }),
+    z.strictObject({ idle: positive.describe("Milliseconds without output") }),
+    z.strictObject({ exit: z.literal(true) }),
+  ]),
+  timeout_ms: timeout,
+  retries: z.int().nonnegative().max(10).optional().describe("Extra attempts after a timeout (default 0)"),
+});
+
+/** Assert on what the screen shows, or on the exit. */
+const ExpectSchema = z.strictObject({
+  expect: z.union([
+    z.strictObject({ screen_contains: z.string().min(1) }),
+    z.strictObject({ screen_matches: z.string().min(1) }),
+    z.strictObject({ line: z.int().nonnegative(), equals: z.string() }),
+    z.strictObject({ cursor: z.strictObject({ x: z.int().nonnegative(), y: z.int().nonnegative() }) }),
+    z.strictObject({ alt_screen: z.boolean() }),
+    z.strictObject({ exit_code: z.int() }),
+    z.strictObject({
+      snapshot_equals: z.string().min(1).describe("Golden .txt file, relative to the scenario"),
+    }),
+  ]),
+});
+
+/** One step. Exactly one action key per step. */
+export const StepSchema = z.union([
+  z.strictObject({ type: z.string().describe("Text to type (no Enter added)") }),
+  z.strictObject({
+    press: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe("Key name(s)"),
+  }),
+  z.strictObject({ resize: z.strictObject({ cols: positive.max(1000), rows: positive.max(1000) }) }),
+  WaitForSchema,
+  ExpectSchema,
+  z.strictObject({ snapshot: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).describe("Snapshot name") }),
+  z.strictObject({ signal: z.enum(DRIVER_SIGNALS) }),
+  z.strictObject({ terminate: z.strictObject({ grace_ms: z.int().nonnegative().optional() }) }),
+]);
+
+/** A scenario file. */
+export const ScenarioSchema = z.strictObject({
+  version: z.literal(SCENARIO_VERSION),
+  name: z.string().min(1).describe("Human name, shown in summaries"),
+  description: z.string().optional(),
+  run: RunConfigSchema,
+  steps: z.array(StepSchema).min(1),
+});
+
+/** A scenario, as validated. */
+export type Scenario = z.infer<typeof ScenarioSchema>;
+/** One step, as validated. */
+export type Step = z.infer<typeof StepSchema>;
+/** The run configuration, as validated. */
+export type RunConfig = z.infer<typeof RunConfigSchema>;
