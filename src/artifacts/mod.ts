@@ -4,3 +4,4 @@
  * @module
  */
 export { AUDIT_FILE, type AuditEvent, AuditLog, defaultArtifactsDir } from "./audit.ts";
+export { ArtifactBundle, type ChecksumReport, checksums, CHECKSUMS_FILE, verifyChecksums } from "./bundle.ts";

@@ -1,0 +1,27 @@
+import assert from "node:assert/strict";
+import { ArtifactBundle, verifyChecksums } from "./bundle.ts";
+
+Deno.test("a finished bundle verifies; tampering, deletion and additions are each detected", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const bundle = new ArtifactBundle(dir);
+    bundle.writeJson("run.json", { status: "Passed" });
+    bundle.event({ seq: 0, type: "start" });
+    bundle.event({ seq: 1, type: "exit" });
+    bundle.writeText(`${ArtifactBundle.snapshotPath(1, "first")}.txt`, "screen\n");
+    const sums = bundle.finish();
+    assert.deepEqual(Object.keys(sums), ["events.ndjson", "run.json", "snapshots/001-first.txt"]);
+    assert.equal(verifyChecksums(dir).ok, true);
+
+    await Deno.writeTextFile(`${dir}/run.json`, '{"status":"Passed!"}');
+    assert.deepEqual(verifyChecksums(dir).altered, ["run.json"]);
+    await Deno.remove(`${dir}/run.json`);
+    assert.deepEqual(verifyChecksums(dir).missing, ["run.json"]);
+    await Deno.writeTextFile(`${dir}/extra.txt`, "x");
+    assert.deepEqual(verifyChecksums(dir).added, ["extra.txt"]);
+    await Deno.remove(`${dir}/checksums.json`);
+    assert.equal(verifyChecksums(dir).noChecksums, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
