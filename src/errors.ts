@@ -34,6 +34,8 @@ export const ERROR_CODES = {
   E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
   E_SANDBOX_START: "The sandbox backend failed to start the program",
   E_SCENARIO_PARSE: "The scenario file is not valid YAML or JSON",
+  E_TERMINAL_PARSE:
+    "The program wrote output that is not valid UTF-8 (in a scenario that does not allow binary output)",
   E_SCENARIO_SCHEMA: "The scenario has an unknown key or a field with the wrong type or value",
 } as const;
 

@@ -44,6 +44,20 @@ export type {
   StartFrame,
 } from "./frames/mod.ts";
 export type { SignalName } from "./pty/platform.ts";
+export {
+  CellRunSchema,
+  ScreenSnapshotSchema,
+  snapshotText,
+  TerminalModel,
+  Watermarks,
+} from "./terminal/mod.ts";
+export type {
+  CellRun,
+  Color,
+  ScreenSnapshot,
+  SnapshotOptions,
+  TerminalModelOptions,
+} from "./terminal/mod.ts";
 export { ERROR_CODES, ProtocolError, SessionError, SpawnError, SpecterError, UsageError } from "./errors.ts";
 export type { ErrorCode } from "./errors.ts";
 export { VERSION } from "./version.ts";

@@ -11,6 +11,7 @@ import { HELP } from "./help.ts";
 import { policyCommand } from "./policy.ts";
 import { runCommand } from "./run.ts";
 import { sandboxCommand } from "./sandbox.ts";
+import { testCommand } from "./test.ts";
 
 const encoder = new TextEncoder();
 
@@ -48,6 +49,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await execCommand(rest, out, err);
       case "sandbox":
         return sandboxCommand(rest, out);
+      case "test":
+        return await testCommand(rest, out);
       case "policy":
         return await policyCommand(rest, out, err);
       default:

@@ -64,6 +64,14 @@ export const PingMessageSchema = z.strictObject({
   id: z.union([z.string(), z.number()]).optional(),
 });
 
+/** Ask for a `snapshot` frame of the screen (`cells`: include per-cell attributes). */
+export const SnapshotMessageSchema = z.strictObject({
+  v,
+  type: z.literal("snapshot"),
+  name: z.string().optional(),
+  cells: z.boolean().optional(),
+});
+
 /** Any driver message. */
 export const DriverMessageSchema = z.discriminatedUnion("type", [
   InputMessageSchema,
@@ -72,6 +80,7 @@ export const DriverMessageSchema = z.discriminatedUnion("type", [
   SignalMessageSchema,
   TerminateMessageSchema,
   PingMessageSchema,
+  SnapshotMessageSchema,
 ]);
 
 /** Any driver message. */

@@ -39,3 +39,15 @@ for (const [line, code, message] of BAD) {
     });
   });
 }
+
+Deno.test("snapshot messages parse; name and cells are optional", () => {
+  assert.deepEqual(parseDriverLine('{"v":1,"type":"snapshot"}'), { v: 1, type: "snapshot" });
+  assert.deepEqual(parseDriverLine('{"v":1,"type":"snapshot","name":"menu","cells":true}'), {
+    v: 1,
+    type: "snapshot",
+    name: "menu",
+    cells: true,
+  });
+  assert.throws(() => parseDriverLine('{"v":1,"type":"snapshot","cells":"yes"}'), /field "cells"/);
+  assert.throws(() => parseDriverLine('{"v":1,"type":"snapshot","name":7}'), /field "name"/);
+});

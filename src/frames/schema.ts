@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { SIGNAL_NAMES } from "../pty/platform.ts";
+import { ScreenSnapshotSchema } from "../terminal/snapshot.ts";
 
 /** Version of the frame and driver protocol. */
 export const PROTOCOL_VERSION = 1;
@@ -167,6 +168,14 @@ export const PongFrameSchema = z.object({
   id: z.union([z.string(), z.number()]).optional(),
 });
 
+/** The screen, answering a driver `snapshot` message once everything read before it was parsed. */
+export const SnapshotFrameSchema = z.object({
+  ...base,
+  type: z.literal("snapshot"),
+  name: z.string().optional().describe("The name given in the snapshot message"),
+  screen: ScreenSnapshotSchema,
+});
+
 /** Any frame. */
 export const FrameSchema = z.discriminatedUnion("type", [
   StartFrameSchema,
@@ -185,6 +194,7 @@ export const FrameSchema = z.discriminatedUnion("type", [
   ErrorFrameSchema,
   PingFrameSchema,
   PongFrameSchema,
+  SnapshotFrameSchema,
 ]);
 
 /** Any frame. */

@@ -18,7 +18,9 @@ const timeout = positive.max(600_000).optional().describe(
 /** How the program runs. Absent fields take the session defaults; the sandbox is on (policy strict). */
 export const RunConfigSchema = z.strictObject({
   argv: z.array(z.string().min(1)).min(1).describe("Program and arguments"),
-  cwd: z.string().optional().describe("Absolute working directory; default: the scenario file's directory"),
+  cwd: z.string().optional().describe(
+    "Working directory, relative to the scenario file; default: its directory",
+  ),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional()
     .describe("Variables added to the minimal environment; none when absent"),
   cols: positive.max(1000).optional().describe("Columns (default 80)"),

@@ -7,6 +7,7 @@ import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { InheritedFd } from "../pty/spawn.ts";
 import type { Policy } from "../policy/types.ts";
+import { SCREEN_HISTORY } from "../terminal/history.ts";
 
 /**
  * How to sandbox a session. `auto` picks the platform backend (bubblewrap on Linux) and fails with
@@ -93,6 +94,18 @@ export interface SpawnOptions {
   /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
   readonly inheritFds?: readonly InheritedFd[];
   /**
+   * Keep a terminal model from the start, so every `screen()` snapshot is exact (default false). Without
+   * it the model is created on the first `screen()` / `snapshot` request and replays only the retained
+   * recent output (`screenHistory`); snapshots say `partial: true` when older output was dropped.
+   */
+  readonly screen?: boolean;
+  /**
+   * Recent output retained for a terminal model created late, in UTF-16 code units (≈ bytes of ASCII;
+   * default 16384; 0 keeps none). Held only once the program printed something, and never more than it
+   * printed. Ignored with `screen: true`.
+   */
+  readonly screenHistory?: number;
+  /**
    * The sandbox. Absent: `{ mode: "auto" }` with the `strict` preset (bubblewrap on Linux). Running
    * without one must be asked for explicitly and acknowledged.
    */
@@ -133,6 +146,8 @@ export interface ResolvedOptions {
   readonly heartbeatMs: number;
   readonly record: { readonly path: string; readonly input: boolean } | null;
   readonly inheritFds: readonly InheritedFd[];
+  readonly screen: boolean;
+  readonly screenHistory: number;
   readonly artifacts: string | null;
   readonly sandbox: SandboxOption | null;
 }
@@ -147,6 +162,7 @@ export const DEFAULTS = {
   overflowTimeoutMs: 5000,
   terminateGraceMs: 2000,
   lastLines: 20,
+  screenHistory: SCREEN_HISTORY,
   path: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 } as const;
 
@@ -245,6 +261,8 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
     inheritFds: options.inheritFds ?? [],
+    screen: options.screen ?? false,
+    screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),
     artifacts: options.artifacts ?? null,
     sandbox: options.sandbox ?? null,
   };

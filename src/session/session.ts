@@ -31,6 +31,8 @@ import { CursorKeyMode, OutputTail } from "./output_tail.ts";
 import { VERSION } from "../version.ts";
 import type { Policy } from "../policy/types.ts";
 import type { LaunchPlan } from "../sandbox/plan.ts";
+import { ScreenTracker } from "../terminal/screen.ts";
+import type { ScreenSnapshot, SnapshotOptions } from "../terminal/snapshot.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
 const DRAIN_DEADLINE_MS = 2000;
@@ -102,7 +104,14 @@ export class Session {
   #eof = false;
   #reaped: WaitStatus | null = null;
   #finished = false;
+  /** Reading paused because the frame consumer is behind (`bufferBytes` queued). */
   #paused = false;
+  /** Reading paused because the terminal model is behind (its high watermark). */
+  #backlogged = false;
+  /** The terminal model; created at the first output, resize or screen request (or at spawn with `screen`). */
+  #screen: ScreenTracker | null = null;
+  /** Snapshot requests still waiting for the model: `exit` waits for their frames. */
+  #snapshotsPending = 0;
   #discard = false;
   #timedOut = false;
   #breached: CapsuleKillReason | null = null;
@@ -184,6 +193,7 @@ export class Session {
       this.#timers.add(beat);
     }
     this.#scheduleQuiet();
+    if (options.screen) this.#tracker();
   }
 
   /** True once the `exit` frame was emitted. */
@@ -191,9 +201,13 @@ export class Session {
     return this.#finished;
   }
 
-  /** True when the program switched on application cursor keys (arrows then send `ESC O x`). */
+  /**
+   * True when the program switched on application cursor keys (arrows then send `ESC O x`). The terminal
+   * model decides when there is one and it has parsed all output; otherwise a scanner of the output does
+   * (it runs as output is read, so it is never behind, but it does not see resets such as `ESC c`).
+   */
   get applicationCursor(): boolean {
-    return this.#cursorMode.application;
+    return this.#screen?.applicationCursor ?? this.#cursorMode.application;
   }
 
   /** Bytes of output read so far. */
@@ -229,7 +243,7 @@ export class Session {
 
   /** Presses a named key (see `keys.ts`), honouring application cursor mode. */
   press(key: string): void {
-    const sequence = encodeKey(key, { applicationCursor: this.#cursorMode.application });
+    const sequence = encodeKey(key, { applicationCursor: this.applicationCursor });
     this.#input(encoder.encode(sequence), sequence, key);
   }
 
@@ -248,7 +262,17 @@ export class Session {
       return;
     }
     this.#record("r", `${cols}x${rows}`);
+    this.#tracker().resize(cols, rows);
     this.#emit({ type: "resize_ack", cols, rows });
+  }
+
+  /**
+   * The screen: waits until everything read so far is parsed by the terminal model, then snapshots it.
+   * Works after `exit` too. The first call creates the model when the session was not spawned with
+   * `screen: true` (see `SpawnOptions.screen` for when that snapshot is `partial`).
+   */
+  screen(options: SnapshotOptions = {}): Promise<ScreenSnapshot> {
+    return this.#tracker().snapshot(options);
   }
 
   /**
@@ -312,11 +336,30 @@ export class Session {
       case "ping":
         this.#emit({ type: "pong", ...(message.id === undefined ? {} : { id: message.id }) });
         return;
+      case "snapshot":
+        this.#snapshotFrame(message.name, message.cells === true);
+        return;
       default: {
         const never: never = message;
         throw new Error(`Unhandled driver message ${JSON.stringify(never)}`);
       }
     }
+  }
+
+  /** Answers a `snapshot` message with a `snapshot` frame (or an `error` frame); `exit` waits for it. */
+  #snapshotFrame(name: string | undefined, cells: boolean): void {
+    if (this.#finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
+    this.#snapshotsPending++;
+    void this.screen({ cells }).then(
+      (screen) => this.#emit({ type: "snapshot", ...(name === undefined ? {} : { name }), screen }),
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        this.#emitError("E_IO", `The screen could not be snapshotted: ${message}`);
+      },
+    ).finally(() => {
+      this.#snapshotsPending--;
+      this.#maybeFinish();
+    });
   }
 
   /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
@@ -405,13 +448,13 @@ export class Session {
   #interest(): number {
     const { POLLIN, POLLOUT } = libc().table.poll;
     if (this.#eof) return 0;
-    return (this.#paused ? 0 : POLLIN) | (this.#pendingInput.length > 0 ? POLLOUT : 0);
+    return (this.#blocked() ? 0 : POLLIN) | (this.#pendingInput.length > 0 ? POLLOUT : 0);
   }
 
   #ready(revents: number): void {
     const { POLLOUT } = libc().table.poll;
     if (revents & POLLOUT) this.#flushInput();
-    if (!this.#paused && (revents & ~POLLOUT) !== 0) this.#readAvailable();
+    if (!this.#blocked() && (revents & ~POLLOUT) !== 0) this.#readAvailable();
   }
 
   /** Reads until EAGAIN, EOF/EIO, a pause, or the end of this session's turn. */
@@ -419,7 +462,7 @@ export class Session {
     const lib = libc();
     const { EAGAIN, EINTR } = lib.table.errno;
     let turn = 0;
-    while (!this.#eof && !this.#paused) {
+    while (!this.#eof && !this.#blocked()) {
       let filled = 0;
       let drained = false;
       while (filled < READ_BUFFER.length) {
@@ -469,7 +512,27 @@ export class Session {
     );
     this.#tail.push(text);
     this.#cursorMode.push(text);
+    this.#tracker().output(text);
     this.#record("o", text);
+  }
+
+  /** The screen tracker, created on first use: a session that never prints or resizes holds none. */
+  #tracker(): ScreenTracker {
+    this.#screen ??= new ScreenTracker({
+      size: { cols: this.#options.cols, rows: this.#options.rows },
+      eager: this.#options.screen,
+      history: this.#options.screenHistory,
+      onPressure: (behind) => {
+        this.#backlogged = behind;
+        if (!behind) reactor().wake();
+      },
+    });
+    return this.#screen;
+  }
+
+  /** True while reading the terminal is paused, for the consumer or for the terminal model. */
+  #blocked(): boolean {
+    return this.#paused || this.#backlogged;
   }
 
   #breachOutput(limit: number): void {
@@ -632,7 +695,7 @@ export class Session {
   #armDrainDeadline(): void {
     this.#later(DRAIN_DEADLINE_MS, () => {
       if (this.#eof) return;
-      if (this.#paused) {
+      if (this.#blocked()) {
         this.#armDrainDeadline();
         return;
       }
@@ -669,7 +732,7 @@ export class Session {
   }
 
   #maybeFinish(): void {
-    if (this.#finished || !this.#eof || this.#reaped === null) return;
+    if (this.#finished || !this.#eof || this.#reaped === null || this.#snapshotsPending > 0) return;
     // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
     // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
     if (performance.now() - this.#lastKillAt < SWEEP_INTERVAL_MS) {

@@ -1,0 +1,82 @@
+/**
+ * `specter test SCENARIO… [--artifacts DIR] [--update-goldens] [--json]`: runs scenario files and
+ * reports each step. Exits 0 when every scenario passed, 1 when one failed, and with the error's code
+ * when one could not run.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { defaultArtifactsDir } from "../artifacts/audit.ts";
+import { toSpecterError, UsageError } from "../errors.ts";
+import { loadScenario } from "../scenario/load.ts";
+import { type RunResult, runScenario, type StepResult } from "../scenario/runner.ts";
+import { exitCodeForError } from "./exit_codes.ts";
+
+function slug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "scenario";
+}
+
+function stepLine(step: StepResult): string {
+  const mark = step.status === "passed" ? "✓" : step.status === "failed" ? "✗" : "-";
+  const head = `  ${mark} ${String(step.index + 1).padStart(2)} ${step.action}`;
+  const line = `${head.padEnd(60)} ${String(step.duration_ms).padStart(6)} ms  (line ${step.line})`;
+  if (step.status !== "failed" || !step.diagnostic) return line;
+  const screen = step.diagnostic.actual_screen.split("\n").map((l) => `        | ${l}`).join("\n");
+  return `${line}\n      ${step.message}\n      expected: ${step.diagnostic.expected}\n      actual screen:\n${screen}`;
+}
+
+/** Runs `specter test ARGS`; resolves with the process exit code. */
+export async function testCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      artifacts: { type: "string" },
+      "update-goldens": { type: "boolean" },
+      json: { type: "boolean" },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length === 0) throw new UsageError("No scenario given (specter test SCENARIO…)");
+  const results: RunResult[] = [];
+  let code = 0;
+  for (const [i, file] of positionals.entries()) {
+    let loaded;
+    try {
+      loaded = await loadScenario(file);
+    } catch (error: unknown) {
+      const failure = toSpecterError(error);
+      if (values.json) out(JSON.stringify({ scenario: file, status: "Error", error: failure.toJSON() }));
+      else out(`✗ ${file}: ${failure.code}: ${failure.message}`);
+      code = Math.max(code, exitCodeForError(failure.code));
+      continue;
+    }
+    const name = loaded.scenario.name;
+    const dir = typeof values.artifacts === "string"
+      ? (positionals.length === 1 ? values.artifacts : join(values.artifacts, `${i + 1}-${slug(name)}`))
+      : defaultArtifactsDir(`${slug(name)}-${crypto.randomUUID().slice(0, 8)}`);
+    if (!values.json) out(`● ${name} (${file})`);
+    const result = await runScenario(loaded, {
+      artifacts: dir,
+      updateGoldens: values["update-goldens"] === true,
+      ...(values.json ? {} : { onStep: (step: StepResult) => out(stepLine(step)) }),
+    });
+    results.push(result);
+    if (!values.json) {
+      const verdict = result.status === "Passed" ? "PASSED" : result.status === "Failed" ? "FAILED" : "ERROR";
+      const error = result.error ? `  ${result.error.code}: ${result.error.message}` : "";
+      out(
+        `${verdict}  ${
+          result.steps.filter((s) => s.status === "passed").length
+        }/${result.steps.length} steps, ` +
+          `${result.duration_ms} ms${error}\n  artifacts: ${result.artifacts}\n`,
+      );
+    }
+    if (result.status === "Failed") code = Math.max(code, 1);
+    if (result.status === "Error") {
+      code = Math.max(code, exitCodeForError(result.error?.code as never ?? "E_IO"));
+    }
+  }
+  if (values.json) out(JSON.stringify(results.length === 1 ? results[0] : results));
+  return code;
+}

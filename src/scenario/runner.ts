@@ -1,0 +1,418 @@
+/**
+ * Running a scenario: start the program in its sandbox with a screen model, execute each step, wait
+ * by polling the screen (never a fixed sleep), and write the artifact bundle (also when the run fails).
+ *
+ * @module
+ */
+import { isAbsolute, join, resolve } from "node:path";
+import { AuditLog } from "../artifacts/audit.ts";
+import { ArtifactBundle } from "../artifacts/bundle.ts";
+import { SpecterError, toSpecterError } from "../errors.ts";
+import type { ExitFrame, Frame } from "../frames/schema.ts";
+import { isPresetName, loadPolicy } from "../policy/mod.ts";
+import type { Session } from "../session/session.ts";
+import { spawn } from "../session/spawn_session.ts";
+import { snapshotText } from "../terminal/mod.ts";
+import type { LoadedScenario } from "./load.ts";
+import type { Step } from "./schema.ts";
+
+/** How often waits look at the screen again. */
+export const POLL_MS = 50;
+/** Default step timeout. */
+export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
+
+/** The outcome of one step. */
+export interface StepResult {
+  /** 0-based index. */
+  readonly index: number;
+  /** Source line in the scenario file. */
+  readonly line: number;
+  /** The step in short, e.g. `press down`. */
+  readonly action: string;
+  /** `failed` stops the run; later steps are `skipped`. */
+  readonly status: "passed" | "failed" | "skipped";
+  /** Wall time of the step. */
+  readonly duration_ms: number;
+  /** Why it failed. */
+  readonly message?: string;
+  /** Expected vs actual, for a failed step. */
+  readonly diagnostic?: {
+    readonly expected: string;
+    readonly actual_screen: string;
+    readonly last_frames: readonly Frame[];
+  };
+}
+
+/** The result of a scenario run (`run.json`). */
+export interface RunResult {
+  readonly version: 1;
+  readonly name: string;
+  readonly scenario: string;
+  /** Passed: every step passed. Failed: a step failed. Error: the run could not be carried out. */
+  readonly status: "Passed" | "Failed" | "Error";
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly session_id: string | null;
+  readonly steps: readonly StepResult[];
+  readonly exit:
+    | { readonly code: number | null; readonly signal: string | null; readonly timed_out: boolean }
+    | null;
+  readonly duration_ms: number;
+  readonly artifacts: string;
+}
+
+/** Options of {@link runScenario}. */
+export interface RunScenarioOptions {
+  /** The artifacts directory of this run. */
+  readonly artifacts: string;
+  /** Rewrite golden files instead of comparing with them. */
+  readonly updateGoldens?: boolean;
+  /** Called after each step (for progress lines). */
+  readonly onStep?: (result: StepResult) => void;
+}
+
+/** A step failed: carries the diagnostic. */
+class StepFailure extends Error {
+  constructor(message: string, readonly expected: string) {
+    super(message);
+  }
+}
+
+function describe(step: Step): string {
+  const [key, value] = Object.entries(step)[0]!;
+  return `${key} ${typeof value === "string" ? value : JSON.stringify(value)}`;
+}
+
+function normalizer(rules: readonly { pattern: string; replacement: string }[]): (text: string) => string {
+  const compiled = rules.map((r) => [new RegExp(r.pattern, "g"), r.replacement] as const);
+  return (text) => compiled.reduce((t, [re, rep]) => t.replace(re, rep), text);
+}
+
+/** Runs one loaded scenario to completion and returns its result; never throws for a failing program. */
+export async function runScenario(loaded: LoadedScenario, options: RunScenarioOptions): Promise<RunResult> {
+  const started = performance.now();
+  const { scenario } = loaded;
+  const run = scenario.run;
+  const bundle = new ArtifactBundle(options.artifacts);
+  const runId = crypto.randomUUID();
+  const audit = AuditLog.open(options.artifacts, runId);
+  const normalize = normalizer(run.normalize ?? []);
+  const cwd = run.cwd === undefined ? loaded.dir : resolvePath(loaded.dir, run.cwd);
+  bundle.writeJson("scenario.resolved.json", { ...scenario, run: { ...run, cwd }, source: loaded.path });
+  audit.record("start", { command: "test", scenario: loaded.path, argv: run.argv, cwd });
+
+  const steps: StepResult[] = [];
+  const frames: Frame[] = [];
+  let session: Session | null = null;
+  let error: { code: string; message: string } | null = null;
+  let exit: ExitFrame | null = null;
+  let lastOutput = performance.now();
+  let terminalError: SpecterError | null = null;
+
+  const finish = (status: RunResult["status"]): RunResult => {
+    const result: RunResult = {
+      version: 1,
+      name: scenario.name,
+      scenario: loaded.path,
+      status,
+      error,
+      session_id: session?.info.id ?? null,
+      steps,
+      exit: exit && { code: exit.code, signal: exit.signal, timed_out: exit.timed_out },
+      duration_ms: Math.round(performance.now() - started),
+      artifacts: options.artifacts,
+    };
+    bundle.writeJson("run.json", result);
+    audit.record(status === "Error" ? "error" : "end", { status, error, exit: result.exit });
+    audit.close();
+    bundle.finish();
+    return result;
+  };
+
+  try {
+    // A preset by name, otherwise a policy file relative to the scenario.
+    const policyFile = run.policy === undefined
+      ? "strict"
+      : isPresetName(run.policy)
+      ? run.policy
+      : resolvePath(loaded.dir, run.policy);
+    const policy = loadPolicy(policyFile, {
+      workspace: cwd,
+      home: Deno.env.get("HOME") ?? "/",
+      acks: { unsafeWrite: run.ack_unsafe_write === true, network: false },
+    });
+    session = spawn({
+      argv: run.argv,
+      cwd,
+      ...(run.env ? { env: run.env } : {}),
+      ...(run.cols ? { cols: run.cols } : {}),
+      ...(run.rows ? { rows: run.rows } : {}),
+      sandbox: { mode: "auto", policy },
+      ...(run.timeout_ms ? { timeoutMs: run.timeout_ms } : {}),
+      ...(run.max_output_bytes ? { maxOutputBytes: run.max_output_bytes } : {}),
+      limits: {
+        ...(run.max_memory_bytes ? { memoryBytes: run.max_memory_bytes } : {}),
+        ...(run.max_procs ? { processes: run.max_procs } : {}),
+      },
+      record: { path: join(options.artifacts, "session.cast"), input: true },
+      screen: true,
+      idleMs: 0,
+      id: runId,
+      artifacts: options.artifacts,
+    });
+  } catch (failure: unknown) {
+    const e = toSpecterError(failure);
+    error = { code: e.code, message: e.message };
+    return finish("Error");
+  }
+  const live = session;
+  bundle.writeJson("policy.effective.json", live.launch.policy);
+  audit.record("launch", {
+    session_id: live.info.id,
+    backend: live.launch.backend,
+    policy: live.launch.policy,
+  });
+
+  // Every frame goes to events.ndjson as it arrives; invalid UTF-8 fails the run unless allowed.
+  const pump = (async () => {
+    for await (const frame of live.frames()) {
+      frames.push(frame);
+      if (frames.length > 200) frames.shift();
+      bundle.event(frame);
+      if (frame.type === "stdout") {
+        lastOutput = performance.now();
+        if (frame.binary && run.allow_binary !== true && terminalError === null) {
+          terminalError = new SpecterError(
+            "E_TERMINAL_PARSE",
+            "The program wrote output that is not valid UTF-8",
+            {
+              details: { seq: frame.seq },
+            },
+          );
+          void live.terminate(500);
+        }
+      }
+      if (frame.type === "exit") exit = frame;
+    }
+  })();
+
+  const screen = () => live.screen();
+  const screenText = async () => normalize(snapshotText(await screen()));
+  const waitUntil = async (test: () => Promise<boolean>, timeoutMs: number, what: string) => {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      if (terminalError) throw terminalError;
+      if (await test()) return;
+      if (performance.now() >= deadline) {
+        throw new StepFailure(`Timed out after ${timeoutMs} ms waiting for ${what}`, what);
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  };
+  const exited = async (timeoutMs: number): Promise<ExitFrame> => {
+    const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), timeoutMs));
+    const result = await Promise.race([live.exited, timer]);
+    if (result === "timeout") {
+      throw new StepFailure(`The program did not exit within ${timeoutMs} ms`, "exit");
+    }
+    return result;
+  };
+
+  let snapshotIndex = 0;
+  let failed = false;
+  for (const [index, step] of scenario.steps.entries()) {
+    const line = loaded.stepLines[index] ?? 0;
+    const action = describe(step);
+    if (failed) {
+      steps.push({ index, line, action, status: "skipped", duration_ms: 0 });
+      continue;
+    }
+    const t0 = performance.now();
+    try {
+      await runStep(step);
+      const result: StepResult = {
+        index,
+        line,
+        action,
+        status: "passed",
+        duration_ms: Math.round(performance.now() - t0),
+      };
+      steps.push(result);
+      options.onStep?.(result);
+    } catch (failure: unknown) {
+      if (failure instanceof SpecterError && failure.code === "E_TERMINAL_PARSE") {
+        error = { code: failure.code, message: failure.message };
+      }
+      failed = true;
+      const actual = await screenText().catch(() => "(no screen)");
+      const result: StepResult = {
+        index,
+        line,
+        action,
+        status: "failed",
+        duration_ms: Math.round(performance.now() - t0),
+        message: (failure as Error).message,
+        diagnostic: {
+          expected: failure instanceof StepFailure ? failure.expected : action,
+          actual_screen: actual,
+          last_frames: frames.slice(-10),
+        },
+      };
+      steps.push(result);
+      options.onStep?.(result);
+    }
+  }
+
+  async function runStep(step: Step): Promise<void> {
+    if ("type" in step) return live.write(step.type);
+    if ("press" in step) {
+      for (const key of Array.isArray(step.press) ? step.press : [step.press]) live.press(key);
+      return;
+    }
+    if ("resize" in step) return live.resize(step.resize.cols, step.resize.rows);
+    if ("signal" in step) return live.signal(step.signal);
+    if ("terminate" in step) {
+      await live.terminate(step.terminate.grace_ms);
+      return;
+    }
+    if ("snapshot" in step) {
+      const snap = await screen();
+      const path = ArtifactBundle.snapshotPath(++snapshotIndex, step.snapshot);
+      bundle.writeText(`${path}.txt`, normalize(snapshotText(snap)));
+      bundle.writeJson(`${path}.json`, snap);
+      return;
+    }
+    if ("wait_for" in step) {
+      const timeout = step.timeout_ms ?? DEFAULT_STEP_TIMEOUT_MS;
+      const attempts = 1 + (step.retries ?? 0);
+      for (let attempt = 1;; attempt++) {
+        try {
+          return await waitFor(step.wait_for, timeout);
+        } catch (failure: unknown) {
+          if (attempt >= attempts || !(failure instanceof StepFailure)) throw failure;
+        }
+      }
+    }
+    if ("expect" in step) return await expect(step.expect);
+    throw new StepFailure(`Unknown step ${JSON.stringify(step)}`, "a known step");
+  }
+
+  async function waitFor(
+    condition: Extract<Step, { wait_for: unknown }>["wait_for"],
+    timeout: number,
+  ): Promise<void> {
+    if ("text" in condition) {
+      return await waitUntil(
+        async () => (await screenText()).includes(condition.text),
+        timeout,
+        `text "${condition.text}"`,
+      );
+    }
+    if ("regex" in condition) {
+      const re = new RegExp(condition.regex, "m");
+      return await waitUntil(async () => re.test(await screenText()), timeout, `regex /${condition.regex}/`);
+    }
+    if ("prompt" in condition) {
+      const re = new RegExp(condition.prompt);
+      return await waitUntil(
+        async () => {
+          const s = await screen();
+          return re.test(s.lines[s.cursor.y] ?? "");
+        },
+        timeout,
+        `a prompt matching /${condition.prompt}/ on the cursor line`,
+      );
+    }
+    if ("screen_stable" in condition) {
+      let last = await screenText();
+      let since = performance.now();
+      return await waitUntil(
+        async () => {
+          const now = await screenText();
+          if (now !== last) {
+            last = now;
+            since = performance.now();
+          }
+          return performance.now() - since >= condition.screen_stable;
+        },
+        timeout,
+        `the screen to stay unchanged for ${condition.screen_stable} ms`,
+      );
+    }
+    if ("idle" in condition) {
+      return await waitUntil(
+        () => Promise.resolve(performance.now() - lastOutput >= condition.idle),
+        timeout,
+        `${condition.idle} ms without output`,
+      );
+    }
+    await exited(timeout);
+  }
+
+  async function expect(what: Extract<Step, { expect: unknown }>["expect"]): Promise<void> {
+    if ("exit_code" in what) {
+      const frame = await exited(DEFAULT_STEP_TIMEOUT_MS);
+      if (frame.code !== what.exit_code) {
+        throw new StepFailure(
+          `Exit code was ${frame.code ?? `signal ${frame.signal}`}`,
+          `exit code ${what.exit_code}`,
+        );
+      }
+      return;
+    }
+    const snap = await screen();
+    const text = normalize(snapshotText(snap));
+    if ("screen_contains" in what) {
+      if (!text.includes(what.screen_contains)) {
+        throw new StepFailure(
+          `The screen does not contain "${what.screen_contains}"`,
+          `screen containing "${what.screen_contains}"`,
+        );
+      }
+    } else if ("screen_matches" in what) {
+      if (!new RegExp(what.screen_matches, "m").test(text)) {
+        throw new StepFailure(
+          `The screen does not match /${what.screen_matches}/`,
+          `screen matching /${what.screen_matches}/`,
+        );
+      }
+    } else if ("line" in what) {
+      const actual = normalize(snap.lines[what.line] ?? "");
+      if (actual !== what.equals) {
+        throw new StepFailure(`Line ${what.line} is "${actual}"`, `line ${what.line} = "${what.equals}"`);
+      }
+    } else if ("cursor" in what) {
+      const { x, y } = snap.cursor;
+      if (x !== what.cursor.x || y !== what.cursor.y) {
+        throw new StepFailure(`The cursor is at ${x},${y}`, `cursor at ${what.cursor.x},${what.cursor.y}`);
+      }
+    } else if ("alt_screen" in what) {
+      if (snap.alt_screen !== what.alt_screen) {
+        throw new StepFailure(`alt_screen is ${snap.alt_screen}`, `alt_screen ${what.alt_screen}`);
+      }
+    } else if ("snapshot_equals" in what) {
+      const golden = resolvePath(loaded.dir, what.snapshot_equals);
+      if (options.updateGoldens) {
+        await Deno.writeTextFile(golden, text);
+        return;
+      }
+      const expected = await Deno.readTextFile(golden).catch(() => null);
+      if (expected === null) {
+        throw new StepFailure(`Golden "${golden}" does not exist (run with --update-goldens)`, text);
+      }
+      if (expected !== text) throw new StepFailure(`The screen differs from golden "${golden}"`, expected);
+    }
+  }
+
+  // The program must not outlive its scenario.
+  if (!live.finished) await live.terminate(500);
+  await pump;
+  if (terminalError !== null) {
+    error = { code: (terminalError as SpecterError).code, message: (terminalError as SpecterError).message };
+    return finish("Error");
+  }
+  return finish(failed ? "Failed" : "Passed");
+}
+
+function resolvePath(dir: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(dir, path);
+}

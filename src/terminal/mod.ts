@@ -1,0 +1,20 @@
+/**
+ * The terminal model: what a program's terminal shows, as snapshots (`@xterm/headless` underneath,
+ * loaded only when a screen is first asked for).
+ *
+ * @module
+ */
+export {
+  type CellRun,
+  CellRunSchema,
+  type Color,
+  ColorSchema,
+  type ScreenSnapshot,
+  ScreenSnapshotSchema,
+  type SnapshotOptions,
+  snapshotText,
+} from "./snapshot.ts";
+export { loadXterm, TerminalModel, type TerminalModelOptions } from "./model.ts";
+export { HIGH_WATERMARK, LOW_WATERMARK, Watermarks } from "./watermarks.ts";
+export { type HistoryEntry, OutputHistory, SCREEN_HISTORY, type Size } from "./history.ts";
+export { type ModelFactory, type ScreenModel, ScreenTracker, type ScreenTrackerOptions } from "./screen.ts";

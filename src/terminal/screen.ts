@@ -1,0 +1,161 @@
+/**
+ * `ScreenTracker`: the terminal model of one session, created lazily, fed without awaiting, and holding
+ * the session's reading back when the emulator falls behind.
+ *
+ * - **Eager** (`screen: true`): the model is created at spawn; every byte of output reaches it, so
+ *   snapshots are exact.
+ * - **Lazy** (default): until someone asks for a screen, only an {@link OutputHistory} of the most recent
+ *   output is kept (a silent session holds nothing). The first request creates the model and replays that
+ *   history; when older output had already been dropped, every snapshot of this model says
+ *   `partial: true`. From then on all output reaches the model.
+ *
+ * While xterm is loading, output is queued; queued and unparsed output both count towards the
+ * {@link Watermarks} that pause reading.
+ *
+ * @module
+ */
+import { type HistoryEntry, OutputHistory, SCREEN_HISTORY, type Size } from "./history.ts";
+import { TerminalModel } from "./model.ts";
+import type { ScreenSnapshot, SnapshotOptions } from "./snapshot.ts";
+import { HIGH_WATERMARK, LOW_WATERMARK, Watermarks } from "./watermarks.ts";
+
+/** What the tracker needs of a model (a {@link TerminalModel}; tests pass a fake). */
+export interface ScreenModel {
+  write(data: string): void;
+  resize(cols: number, rows: number): void;
+  settled(): Promise<void>;
+  snapshot(options?: SnapshotOptions): ScreenSnapshot;
+  readonly applicationCursor: boolean;
+}
+
+/** Creates a model of `size` that reports parsed units to `onParsed`. */
+export type ModelFactory = (size: Size, onParsed: (units: number) => void) => Promise<ScreenModel>;
+
+/** Options of a {@link ScreenTracker}. */
+export interface ScreenTrackerOptions {
+  /** The terminal's size at spawn. */
+  readonly size: Size;
+  /** Create the model now rather than on the first request (default false). */
+  readonly eager?: boolean;
+  /** Units of recent output kept for a model created late (default {@link SCREEN_HISTORY}; 0: none). */
+  readonly history?: number;
+  /** Told `true` when reading must pause (the model is behind), `false` when it may go on. */
+  readonly onPressure: (paused: boolean) => void;
+  /** Watermarks on unparsed units (defaults {@link HIGH_WATERMARK}, {@link LOW_WATERMARK}). */
+  readonly high?: number;
+  readonly low?: number;
+  /** Makes the model; default: a {@link TerminalModel} (xterm, loaded on first use). */
+  readonly createModel?: ModelFactory;
+}
+
+const defaultFactory: ModelFactory = (size, onParsed) => TerminalModel.create({ ...size, onParsed });
+
+/** The screen of one session. */
+export class ScreenTracker {
+  readonly #options: ScreenTrackerOptions;
+  readonly #watermarks: Watermarks;
+  #size: Size;
+  #history: OutputHistory | null = null;
+  #model: ScreenModel | null = null;
+  #loading: Promise<ScreenModel> | null = null;
+  /** Output and resizes that arrived while the model was loading, in order. */
+  #queue: HistoryEntry[] = [];
+  #partial = false;
+  /** Output was lost when creating a model failed: a later model is partial. */
+  #lost = false;
+
+  /** Starts tracking; with `eager` the model starts loading at once. */
+  constructor(options: ScreenTrackerOptions) {
+    this.#options = options;
+    this.#size = options.size;
+    this.#watermarks = new Watermarks(
+      options.onPressure,
+      options.high ?? HIGH_WATERMARK,
+      options.low ?? LOW_WATERMARK,
+    );
+    if (options.eager) void this.#ensure().catch(() => {/* reported by the first snapshot request */});
+  }
+
+  /** True once a model exists or is being created. */
+  get active(): boolean {
+    return this.#loading !== null;
+  }
+
+  /** Units of output not yet parsed by the model (queued while loading included). */
+  get pending(): number {
+    return this.#watermarks.pending;
+  }
+
+  /**
+   * DECCKM as the model sees it, or `null` when there is no model or it has not caught up with the
+   * output yet (then a cheaper scanner that runs as output is read is more current).
+   */
+  get applicationCursor(): boolean | null {
+    if (this.#model === null || this.#watermarks.pending > 0) return null;
+    return this.#model.applicationCursor;
+  }
+
+  /** Feeds decoded output. */
+  output(text: string): void {
+    if (text.length === 0) return;
+    if (this.#model !== null) {
+      this.#watermarks.add(text.length);
+      this.#model.write(text);
+    } else if (this.#loading !== null) {
+      this.#queue.push(text);
+      this.#watermarks.add(text.length);
+    } else {
+      this.#history ??= new OutputHistory(this.#options.history ?? SCREEN_HISTORY, this.#size);
+      this.#history.push(text);
+    }
+  }
+
+  /** The terminal was resized: output from now on is drawn for `cols`×`rows`. */
+  resize(cols: number, rows: number): void {
+    this.#size = { cols, rows };
+    if (this.#model !== null) this.#model.resize(cols, rows);
+    else if (this.#loading !== null) this.#queue.push({ cols, rows });
+    else this.#history?.resize(this.#size);
+  }
+
+  /** Waits until everything output so far is parsed, then snapshots the screen. */
+  async snapshot(options: SnapshotOptions = {}): Promise<ScreenSnapshot> {
+    const model = await this.#ensure();
+    await model.settled();
+    return { ...model.snapshot(options), partial: this.#partial };
+  }
+
+  #ensure(): Promise<ScreenModel> {
+    if (this.#loading !== null) return this.#loading;
+    const history = this.#history;
+    this.#history = null;
+    this.#partial = this.#lost || (history?.dropped ?? false);
+    this.#queue = history?.entries() ?? [];
+    for (const entry of this.#queue) if (typeof entry === "string") this.#watermarks.add(entry.length);
+    const create = this.#options.createModel ?? defaultFactory;
+    this.#loading = create(history?.start ?? this.#size, (units) => this.#watermarks.done(units)).then(
+      (model) => {
+        // Synchronously, before anyone awaiting the model runs: the queue reaches it in order.
+        for (const entry of this.#queue) {
+          if (typeof entry === "string") model.write(entry);
+          else model.resize(entry.cols, entry.rows);
+        }
+        this.#queue = [];
+        this.#model = model;
+        return model;
+      },
+      (error: unknown) => {
+        // Nothing will parse the queue: release the reader. A later request tries again with what is
+        // retained from now on, knowing that the queued output is lost.
+        let queued = 0;
+        for (const entry of this.#queue) if (typeof entry === "string") queued += entry.length;
+        this.#queue = [];
+        this.#loading = null;
+        this.#lost ||= queued > 0 || this.#partial;
+        this.#watermarks.done(queued);
+        throw error;
+      },
+    );
+    return this.#loading;
+  }
+}

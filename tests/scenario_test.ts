@@ -1,0 +1,138 @@
+/**
+ * Scenarios end to end: the fixture scenarios run for real in the sandbox, deterministically; failures
+ * carry a diagnostic; artifacts are complete, checksummed, and written also when a run fails.
+ */
+import assert from "node:assert/strict";
+import { verifyChecksums } from "../src/artifacts/bundle.ts";
+import { loadScenario, parseScenario } from "../src/scenario/load.ts";
+import { runScenario } from "../src/scenario/runner.ts";
+import { DENO, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
+
+const FIXTURES = ["menu", "progress", "fullscreen", "prompt", "pager"];
+
+async function snapshotsOf(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for await (const entry of Deno.readDir(`${dir}/snapshots`)) {
+    if (entry.name.endsWith(".txt")) {
+      out[entry.name] = await Deno.readTextFile(`${dir}/snapshots/${entry.name}`);
+    }
+  }
+  return out;
+}
+
+for (const name of FIXTURES) {
+  sessionTest(
+    `fixture scenario "${name}" passes 20 runs in a row with byte-identical snapshots`,
+    async () => {
+      const loaded = await loadScenario(`${ROOT}/fixtures/scenarios/${name}.yaml`);
+      await withTempDir(async (tmp) => {
+        let first: Record<string, string> | undefined;
+        for (let run = 0; run < 20; run++) {
+          const result = await runScenario(loaded, { artifacts: `${tmp}/${run}` });
+          assert.equal(
+            result.status,
+            "Passed",
+            JSON.stringify(result.steps.find((s) => s.status === "failed")),
+          );
+          const snapshots = await snapshotsOf(`${tmp}/${run}`);
+          assert.ok(Object.keys(snapshots).length > 0);
+          if (first === undefined) first = snapshots;
+          else assert.deepEqual(snapshots, first, `run ${run} drifted`);
+        }
+      });
+    },
+    120_000,
+  );
+}
+
+sessionTest(
+  "a wrong expectation fails with a diagnostic: expected vs actual screen, source line",
+  async () => {
+    const text = `version: 1
+name: wrong on purpose
+run:
+  argv: [/usr/bin/python3, menu.py]
+  cwd: ${ROOT}/fixtures/tuis
+  policy: ${ROOT}/fixtures/scenarios/tui.policy.toml
+steps:
+  - wait_for: { text: "> apple" }
+  - expect: { screen_contains: "> mango" }
+  - press: enter
+`;
+    const loaded = parseScenario(text, `${ROOT}/fixtures/scenarios/wrong.yaml`);
+    await withTempDir(async (dir) => {
+      const result = await runScenario(loaded, { artifacts: dir });
+      assert.equal(result.status, "Failed");
+      const failed = result.steps[1]!;
+      assert.equal(failed.status, "failed");
+      assert.equal(failed.line, 9);
+      assert.match(failed.diagnostic!.expected, /> mango/);
+      assert.match(failed.diagnostic!.actual_screen, /> apple/);
+      assert.ok(failed.diagnostic!.last_frames.length > 0);
+      assert.equal(result.steps[2]!.status, "skipped");
+      assert.equal(verifyChecksums(dir).ok, true, "artifacts are complete even for a failed run");
+    });
+  },
+);
+
+sessionTest("invalid UTF-8 fails the run with E_TERMINAL_PARSE and still writes every artifact", async () => {
+  const loaded = parseScenario(
+    `version: 1\nname: binary\nrun:\n  argv: [/usr/bin/printf, "ok\\\\377\\\\n"]\nsteps:\n  - wait_for: { exit: true }\n`,
+    `${ROOT}/fixtures/scenarios/binary.yaml`,
+  );
+  await withTempDir(async (dir) => {
+    const result = await runScenario(loaded, { artifacts: dir });
+    assert.equal(result.status, "Error");
+    assert.equal(result.error?.code, "E_TERMINAL_PARSE");
+    for (const file of ["run.json", "events.ndjson", "session.cast", "audit.ndjson", "checksums.json"]) {
+      await Deno.stat(`${dir}/${file}`);
+    }
+    const allowed = parseScenario(
+      `version: 1\nname: binary ok\nrun:\n  argv: [/usr/bin/printf, "ok\\\\377\\\\n"]\n  allow_binary: true\nsteps:\n  - wait_for: { exit: true }\n`,
+      `${ROOT}/fixtures/scenarios/binary.yaml`,
+    );
+    assert.equal((await runScenario(allowed, { artifacts: `${dir}/allowed` })).status, "Passed");
+  });
+});
+
+sessionTest("tampering with any artifact is detected by its checksums", async () => {
+  const loaded = await loadScenario(`${ROOT}/fixtures/scenarios/menu.yaml`);
+  await withTempDir(async (dir) => {
+    await runScenario(loaded, { artifacts: dir });
+    const files = Object.keys(JSON.parse(await Deno.readTextFile(`${dir}/checksums.json`)));
+    assert.ok(files.includes("events.ndjson") && files.includes("snapshots/001-start.txt"), files.join(","));
+    for (const file of files) {
+      const original = await Deno.readFile(`${dir}/${file}`);
+      await Deno.writeFile(`${dir}/${file}`, new Uint8Array([...original, 0x20]));
+      assert.deepEqual(verifyChecksums(dir).altered, [file]);
+      await Deno.writeFile(`${dir}/${file}`, original);
+    }
+    assert.equal(verifyChecksums(dir).ok, true);
+  });
+});
+
+sessionTest("specter test: progress lines, --json RunResult, non-zero exit on failure", async () => {
+  await withTempDir(async (dir) => {
+    const run = (args: string[]) =>
+      new Deno.Command(DENO, {
+        args: ["run", "-A", `${ROOT}/main.ts`, "test", ...args],
+        stdout: "piped",
+        stderr: "piped",
+      })
+        .output();
+    const human = await run(["--artifacts", `${dir}/h`, `${ROOT}/fixtures/scenarios/menu.yaml`]);
+    const text = new TextDecoder().decode(human.stdout);
+    assert.equal(human.code, 0, text);
+    assert.match(text, /✓  3 press \["down","down"\]/);
+    assert.match(text, /PASSED {2}10\/10 steps/);
+    await Deno.writeTextFile(
+      `${dir}/wrong.yaml`,
+      `version: 1\nname: wrong\nrun:\n  argv: [/usr/bin/true]\nsteps:\n  - wait_for: { exit: true }\n  - expect: { exit_code: 3 }\n`,
+    );
+    const json = await run(["--json", "--artifacts", `${dir}/j`, `${dir}/wrong.yaml`]);
+    assert.equal(json.code, 1);
+    const result = JSON.parse(new TextDecoder().decode(json.stdout));
+    assert.equal(result.status, "Failed");
+    assert.equal(result.steps[1].message, "Exit code was 0");
+  });
+});
