@@ -1,8 +1,12 @@
 /**
- * The quick-start demo: drives a real interactive bash (and a python3 REPL inside it) through Specter,
- * inside the default sandbox backend (bubblewrap on Linux) with the `basic` preset (system programs may
- * run; no host writes, no network), prints a readable summary and writes the run's artifacts (frames,
- * recording, summary).
+ * The quick-start demo, in the default sandbox backend (bubblewrap on Linux):
+ *
+ * 1. two scenarios (`fixtures/scenarios/menu.yaml`, `fullscreen.yaml`) drive fixture TUIs, wait on the
+ *    screen model, assert on what is shown and write artifact bundles with snapshots;
+ * 2. an interactive bash (`basic` preset: system programs may run; no host writes, no network) with a
+ *    python3 REPL inside it, job control and a resize.
+ *
+ * It prints a readable summary and where every artifact is.
  *
  *   deno task demo [--out DIR]
  *
@@ -12,6 +16,8 @@ import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { type Frame, plainText, spawn, Transcript } from "../src/mod.ts";
 import { loadPolicy } from "../src/policy/mod.ts";
+import { loadScenario } from "../src/scenario/load.ts";
+import { runScenario } from "../src/scenario/runner.ts";
 
 const { values } = parseArgs({ options: { out: { type: "string" } } });
 const runId = new Date().toISOString().replace(/[:.]/g, "-");
@@ -22,12 +28,30 @@ const encoder = new TextEncoder();
 const events = await Deno.open(join(out, "events.ndjson"), { write: true, create: true, truncate: true });
 const print = (line: string) => Deno.stdout.writeSync(encoder.encode(line + "\n"));
 
+print("Specter demo, part 1: scenarios drive fixture TUIs and check what their screens show\n");
+let scenariosPassed = true;
+for (const name of ["menu", "fullscreen"]) {
+  const loaded = await loadScenario(new URL(`../fixtures/scenarios/${name}.yaml`, import.meta.url).pathname);
+  print(`  ● ${loaded.scenario.name}`);
+  const result = await runScenario(loaded, {
+    artifacts: join(out, `scenario-${name}`),
+    onStep: (step) =>
+      print(
+        `    ${step.status === "passed" ? "✓" : "✗"} ${step.action.padEnd(44)} ${
+          String(step.duration_ms).padStart(5)
+        } ms`,
+      ),
+  });
+  scenariosPassed &&= result.status === "Passed";
+  print(`    ${result.status} in ${result.duration_ms} ms, snapshots in ${result.artifacts}/snapshots/\n`);
+}
+
 const policy = loadPolicy("basic", {
   workspace: Deno.cwd(),
   home: Deno.env.get("HOME") ?? "/",
   acks: { unsafeWrite: false, network: false },
 });
-print("Specter demo: driving an interactive bash on a real pseudo-terminal, inside the sandbox\n");
+print("Specter demo, part 2: driving an interactive bash on a real pseudo-terminal, inside the sandbox\n");
 
 const session = spawn({
   argv: ["bash", "--norc", "--noprofile", "-i"],
@@ -141,4 +165,4 @@ print(`  artifacts: ${out}/`);
 print("    events.ndjson   every frame, one JSON object per line");
 print("    session.cast    asciicast v2 recording (asciinema play)");
 print("    summary.json    this summary");
-Deno.exit(exitCode === 0 ? 0 : 1);
+Deno.exit(exitCode === 0 && scenariosPassed ? 0 : 1);
