@@ -123,7 +123,7 @@ sessionTest("specter test: progress lines, --json RunResult, non-zero exit on fa
     const human = await run(["--artifacts", `${dir}/h`, `${ROOT}/fixtures/scenarios/menu.yaml`]);
     const text = new TextDecoder().decode(human.stdout);
     assert.equal(human.code, 0, text);
-    assert.match(text, /✓  3 press \["down","down"\]/);
+    assert.match(text, /✓ {2}3 press \["down","down"\]/);
     assert.match(text, /PASSED {2}10\/10 steps/);
     await Deno.writeTextFile(
       `${dir}/wrong.yaml`,

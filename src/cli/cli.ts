@@ -12,6 +12,7 @@ import { policyCommand } from "./policy.ts";
 import { runCommand } from "./run.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { testCommand } from "./test.ts";
+import { verifyCommand } from "./verify.ts";
 
 const encoder = new TextEncoder();
 
@@ -51,6 +52,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return sandboxCommand(rest, out);
       case "test":
         return await testCommand(rest, out);
+      case "verify":
+        return await verifyCommand(rest, out, err);
       case "policy":
         return await policyCommand(rest, out, err);
       default:

@@ -55,6 +55,8 @@ Usage:
   specter policy explain FILE|PRESET  What a policy allows and denies, in plain words
   specter policy render FILE|PRESET   The exact launch argv, seccomp table or Seatbelt profile, and hashes
   specter sandbox probe [--json]      Which sandbox backends can run here, and how to fix them
+  specter test SCENARIO…              Run scenario files (spec/scenario.md); --json, --update-goldens
+  specter verify GOLDEN -- CMD…       Diff a run's normalized screen/transcript with a golden (CI gate)
   specter help <command>              Show help for a command
   specter --version
 
