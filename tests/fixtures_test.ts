@@ -396,18 +396,23 @@ fixtureTest("pager.py: an empty file shows `~` rows; a missing file or no argume
 
 // --- the files themselves ---
 
-Deno.test("fixtures are executable python3 scripts with a header, world-readable, sharing one common block", async () => {
-  const common = (text: string) =>
-    text.slice(text.indexOf("# --- common:"), text.indexOf("# --- end common ---"));
-  let first: string | undefined;
+Deno.test("fixtures are executable python3 scripts with a header, world-readable, sharing _tui.py", async () => {
+  const shared = await Deno.readTextFile(`${FIXTURES_DIR}/_tui.py`);
+  assert.ok(
+    ((await Deno.stat(`${FIXTURES_DIR}/_tui.py`)).mode! & 0o444) === 0o444,
+    "_tui.py is world-readable",
+  );
+  assert.doesNotMatch(
+    shared,
+    /\bimport (time|random|datetime|curses)\b|os\.environ/,
+    "_tui.py: deterministic",
+  );
   for (const name of FIXTURES) {
     const path = `${FIXTURES_DIR}/${name}`;
     const text = await Deno.readTextFile(path);
     assert.ok(text.startsWith(`#!/usr/bin/python3\n"""${name}`), `${name}: shebang and header comment`);
     assert.equal((await Deno.stat(path)).mode! & 0o777, 0o755, `${name}: mode 755`);
-    assert.ok(common(text).length > 1000, `${name}: has the common block`);
-    first ??= common(text);
-    assert.equal(common(text), first, `${name}: the common block matches menu.py's`);
+    assert.match(text, /^from _tui import \*/m, `${name}: uses the shared helpers`);
     assert.doesNotMatch(
       text,
       /\bimport (time|random|datetime|curses)\b|os\.environ/,
