@@ -9,6 +9,7 @@ import { DriverMessageSchema } from "../src/frames/driver.ts";
 import { FrameSchema } from "../src/frames/schema.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
+import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay.ts";
 
 /** Every generated schema: file name → zod schema and title. */
 export const SCHEMAS = {
@@ -16,6 +17,11 @@ export const SCHEMAS = {
   "driver.schema.json": { schema: DriverMessageSchema, title: "Specter driver message (protocol v1)" },
   "policy.schema.json": { schema: PolicyFileSchema, title: "Specter policy file (version 1)" },
   "scenario.schema.json": { schema: ScenarioSchema, title: "Specter scenario (version 1)" },
+  "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
+  "replay-diff.schema.json": {
+    schema: z.array(ReplayDifferenceSchema),
+    title: "Specter replay differences (replay/diff.json)",
+  },
 } as const;
 
 /** Renders one schema as formatted JSON text. */

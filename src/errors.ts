@@ -37,6 +37,10 @@ export const ERROR_CODES = {
   E_TERMINAL_PARSE:
     "The program wrote output that is not valid UTF-8 (in a scenario that does not allow binary output)",
   E_SCENARIO_SCHEMA: "The scenario has an unknown key or a field with the wrong type or value",
+  E_REPLAY_BUNDLE: "The directory is not a scenario bundle (scenario.resolved.json missing or invalid)",
+  E_REPLAY_CHECKSUM: "--require-checksums: a bundle file was altered, removed or added since the run",
+  E_REPLAY_EVENTS: "--require-events: events.ndjson is missing, empty or holds an invalid frame",
+  E_REPLAY_RUN: "The replayed run could not be carried out although the recorded one was (e.g. a file moved)",
 } as const;
 
 /** A stable error code. */

@@ -2,21 +2,9 @@
  * `specter verify` as a CI gate: exit 0 on a matching golden, non-zero with a unified diff on drift.
  */
 import assert from "node:assert/strict";
-import { DENO, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
+import { runCli, sessionTest, withTempDir } from "./_helpers.ts";
 
-async function specter(args: string[]) {
-  const out = await new Deno.Command(DENO, {
-    args: ["run", "-A", `${ROOT}/main.ts`, ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-}
+const specter = (args: string[]) => runCli(args);
 
 sessionTest("verify: a matching screen golden exits 0; drift exits 1 with a unified diff", async () => {
   await withTempDir(async (dir) => {

@@ -82,17 +82,30 @@ function files(dir: string, root = dir): string[] {
   const out: string[] = [];
   for (const entry of Deno.readDirSync(dir)) {
     const path = join(dir, entry.name);
+    // Symlinks and special files are listed too (never followed): one added to a bundle is tampering.
     if (entry.isDirectory) out.push(...files(path, root));
-    else if (entry.isFile) out.push(relative(root, path));
+    else out.push(relative(root, path));
   }
   return out.sort();
 }
 
-/** sha256 of every file in `dir` (recursively) except `checksums.json`, by relative path. */
+/**
+ * sha256 of every file in `dir` (recursively) by relative path, except `checksums.json` and the `replay/`
+ * folder (a replay writes there after the bundle was sealed; it carries its own checksums).
+ */
 export function checksums(dir: string): Record<string, string> {
   return Object.fromEntries(
-    files(dir).filter((f) => f !== CHECKSUMS_FILE).map((f) => [f, sha256(Deno.readFileSync(join(dir, f)))]),
+    files(dir).filter((f) => f !== CHECKSUMS_FILE && !f.startsWith("replay/")).map((
+      f,
+    ) => [f, digest(join(dir, f))]),
   );
+}
+
+/** sha256 of a regular file; a symlink or special file gets a marker that never equals a digest. */
+function digest(path: string): string {
+  const info = Deno.lstatSync(path);
+  if (info.isSymlink) return `symlink:${Deno.readLinkSync(path)}`;
+  return info.isFile ? sha256(Deno.readFileSync(path)) : "special";
 }
 
 /** What `verifyChecksums` found. */

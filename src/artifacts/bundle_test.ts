@@ -25,3 +25,22 @@ Deno.test("a finished bundle verifies; tampering, deletion and additions are eac
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a symlink added to a bundle is an addition (never followed); replay/ is not covered", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const bundle = new ArtifactBundle(dir);
+    bundle.writeText("run.json", "{}");
+    bundle.finish();
+    Deno.mkdirSync(`${dir}/replay`);
+    Deno.writeTextFileSync(`${dir}/replay/replay.json`, "{}");
+    assert.equal(verifyChecksums(dir).ok, true);
+    Deno.symlinkSync("/etc/passwd", `${dir}/snapshots/000-x.json`);
+    Deno.symlinkSync("/etc", `${dir}/snapshots/dir-link`);
+    const report = verifyChecksums(dir);
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.added, ["snapshots/000-x.json", "snapshots/dir-link"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

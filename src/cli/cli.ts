@@ -10,6 +10,7 @@ import { exitCodeForError } from "./exit_codes.ts";
 import { HELP } from "./help.ts";
 import { policyCommand } from "./policy.ts";
 import { runCommand } from "./run.ts";
+import { replayCommand } from "./replay.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { testCommand } from "./test.ts";
 import { verifyCommand } from "./verify.ts";
@@ -52,6 +53,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return sandboxCommand(rest, out);
       case "test":
         return await testCommand(rest, out);
+      case "replay":
+        return await replayCommand(rest, out);
       case "verify":
         return await verifyCommand(rest, out, err);
       case "policy":

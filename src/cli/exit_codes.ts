@@ -9,7 +9,7 @@ import { libc } from "../pty/_libc.ts";
 import type { SignalName } from "../pty/platform.ts";
 
 /**
- * Exit code for an error Specter itself reports: usage, protocol and policy errors 2; not found 127;
+ * Exit code for an error Specter itself reports: usage, protocol, policy and replay-bundle errors 2; not found 127;
  * not executable 126; anything else (sandbox unavailable, spawn failure) 125.
  */
 export function exitCodeForError(code: ErrorCode): number {
@@ -18,6 +18,10 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_UNSAFE_ACK_REQUIRED":
     case "E_PROTOCOL":
     case "E_PROTOCOL_VERSION":
+    case "E_REPLAY_BUNDLE":
+    case "E_REPLAY_CHECKSUM":
+    case "E_REPLAY_EVENTS":
+    case "E_REPLAY_RUN":
       return 2;
     case "E_SPAWN_NOT_FOUND":
       return 127;

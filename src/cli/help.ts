@@ -56,6 +56,8 @@ Usage:
   specter policy render FILE|PRESET   The exact launch argv, seccomp table or Seatbelt profile, and hashes
   specter sandbox probe [--json]      Which sandbox backends can run here, and how to fix them
   specter test SCENARIO…              Run scenario files (spec/scenario.md); --json, --update-goldens
+  specter replay DIR                  Re-run a scenario bundle and diff it with the recorded run
+  specter replay report DIR           Print the latest replay's summary and diff
   specter verify GOLDEN -- CMD…       Diff a run's normalized screen/transcript with a golden (CI gate)
   specter help <command>              Show help for a command
   specter --version
@@ -79,6 +81,22 @@ ${SESSION_FLAGS_HELP}`,
 
 Reports which sandbox backends can run on this machine and, for each that cannot, why and how to fix it.
 Exits 0 when the backend --sandbox auto would use is available, 1 otherwise.`,
+  replay: `Usage: specter replay DIR [flags]
+       specter replay report DIR [--json]
+
+Re-runs the scenario recorded in a bundle (scenario.resolved.json) under the policy it recorded
+(policy.effective.json) and compares snapshots, transcript and results with the recording after
+normalization. Every recorded file is validated first. Writes DIR/replay/normalization.json, replay.json,
+diff.json (on drift) and the new run's bundle in DIR/replay/run/.
+Exit 0 match; 1 drift; 2 unusable bundle (E_REPLAY_BUNDLE, _CHECKSUM, _EVENTS) or a replayed run that
+could not start (E_REPLAY_RUN).
+
+  --strict                   No normalization at all (filters and scenario redactions off)
+  --normalize LIST           all (default), none, or filters: ${"timestamps,clock_times,session_ids,temp_paths,durations,pids"}
+  --explain                  Print the normalization settings and their sources; do not replay
+  --require-checksums        Fail (E_REPLAY_CHECKSUM) unless checksums.json matches every file
+  --require-events           Fail (E_REPLAY_EVENTS) unless events.ndjson holds valid frames
+  --json                     Print the report (with the diff) as JSON`,
   exec: `Usage: specter exec [flags] -- CMD ARGS…
 
 Runs the command to completion and prints one JSON object:

@@ -1,7 +1,24 @@
 /**
- * Comparing runs: normalization filters and unified diffs (used by `verify`; `replay` will share them).
+ * Comparing runs: normalization filters, unified diffs, and replaying a scenario bundle.
  *
  * @module
  */
 export { unifiedDiff } from "./diff.ts";
 export { type FilterName, NORMALIZATION_FILTERS, normalizeText, type Redaction } from "./normalize.ts";
+export {
+  explainReplay,
+  latestReplay,
+  type NormalizationSettings,
+  NormalizationSettingsSchema,
+  REPLAY_DIR,
+  replayBundle,
+  type ReplayDifference,
+  ReplayDifferenceSchema,
+  type ReplayOptions,
+  type ReplayReport,
+  ReplayReportSchema,
+  requireChecksums,
+  requireEvents,
+  resolveNormalization,
+  type SettingSource,
+} from "./replay.ts";

@@ -83,6 +83,19 @@ function within(path: string, root: string): boolean {
 }
 
 /**
+ * Where `path` lands inside the sandbox. On a merged-usr host `/bin`, `/sbin`, `/lib` and `/lib64` are
+ * symlinks there too, so a bind at `/bin/sh` would have to be created through a dangling link (bwrap:
+ * "Can't create file"); it goes to `/usr/bin/sh`, which the `/bin` link then reaches.
+ */
+export function sandboxPath(path: string, mergedUsr: boolean): string {
+  if (!mergedUsr) return path;
+  for (const [target, link] of MERGED_USR_LINKS) {
+    if (path === link || path.startsWith(`${link}/`)) return `/${target}${path.slice(link.length)}`;
+  }
+  return path;
+}
+
+/**
  * Builds the bwrap plan. Pure: the same policy, request and host facts always give the same plan.
  * The program starts in `request.cwd` when a policy path makes it visible, otherwise in `/tmp` (the
  * plan's `programCwd` says which).
@@ -137,13 +150,13 @@ export function bwrapPlan(
     ...policy.fs.write.map((path) => ({ path, kind: "write" as const })),
     ...(options.protect ?? []).map((path) => ({ path, kind: "protect" as const })),
   ];
-  const depth = (path: string) => path.split("/").length;
+  const depth = (path: string) => sandboxPath(path, host.mergedUsr).split("/").length;
   binds.sort((a, b) => depth(a.path) - depth(b.path) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
   for (const { path, kind } of binds) {
     // The program and its launcher must exist (a plain --ro-bind fails loudly); allowlist entries may not.
     const required = path === request.program || path === command[0];
     const flag = kind === "write" ? "--bind" : required ? "--ro-bind" : "--ro-bind-try";
-    args.push(flag, path, path);
+    args.push(flag, path, sandboxPath(path, host.mergedUsr));
   }
 
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.

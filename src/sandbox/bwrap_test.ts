@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { testPolicy } from "../policy/_testing.ts";
-import { bwrapPlan, SANDBOX_ID } from "./bwrap.ts";
+import { bwrapPlan, SANDBOX_ID, sandboxPath } from "./bwrap.ts";
 import { compileLaunchPlan, type HostFacts, type LaunchRequest } from "./plan.ts";
 
 const host: HostFacts = {
@@ -131,4 +131,24 @@ Deno.test("none and external run the program directly; seatbelt plans are text; 
   assert.deepEqual(seatbelt.argv.slice(0, 2), ["/usr/bin/sandbox-exec", "-p"]);
   assert.match(seatbelt.argv[2]!, /^\(version 1\)$/m);
   assert.throws(() => compileLaunchPlan(null, request, "bwrap", host), { code: "E_SANDBOX_START" });
+});
+
+Deno.test("merged-usr: a program under /bin is bound at its /usr path, reached through the /bin link", () => {
+  const plan = bwrapPlan(policy(), { ...request, program: "/bin/sh" }, host);
+  const i = plan.argv.indexOf("/bin/sh");
+  assert.deepEqual(plan.argv.slice(i - 1, i + 2), ["--ro-bind", "/bin/sh", "/usr/bin/sh"]);
+  assert.ok(plan.argv.join(" ").includes("--symlink usr/bin /bin"));
+  const split = bwrapPlan(policy(), { ...request, program: "/bin/sh" }, { ...host, mergedUsr: false });
+  const j = split.argv.indexOf("/bin/sh");
+  assert.deepEqual(split.argv.slice(j - 1, j + 2), ["--ro-bind", "/bin/sh", "/bin/sh"]);
+});
+
+Deno.test("sandboxPath maps each merged-usr link and nothing else", () => {
+  assert.equal(sandboxPath("/bin", true), "/usr/bin");
+  assert.equal(sandboxPath("/sbin/ip", true), "/usr/sbin/ip");
+  assert.equal(sandboxPath("/lib/x86_64-linux-gnu/libc.so.6", true), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  assert.equal(sandboxPath("/lib64/ld-linux-x86-64.so.2", true), "/usr/lib64/ld-linux-x86-64.so.2");
+  assert.equal(sandboxPath("/binary/tool", true), "/binary/tool");
+  assert.equal(sandboxPath("/usr/bin/sh", true), "/usr/bin/sh");
+  assert.equal(sandboxPath("/bin/sh", false), "/bin/sh");
 });

@@ -9,7 +9,7 @@ import { AuditLog } from "../artifacts/audit.ts";
 import { ArtifactBundle } from "../artifacts/bundle.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
 import type { ExitFrame, Frame } from "../frames/schema.ts";
-import { isPresetName, loadPolicy } from "../policy/mod.ts";
+import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
 import type { Session } from "../session/session.ts";
 import { spawn } from "../session/spawn_session.ts";
 import { snapshotText } from "../terminal/mod.ts";
@@ -68,6 +68,11 @@ export interface RunScenarioOptions {
   readonly updateGoldens?: boolean;
   /** Called after each step (for progress lines). */
   readonly onStep?: (result: StepResult) => void;
+  /**
+   * A validated policy to enforce instead of loading `run.policy` (a replay enforces the recorded
+   * effective policy). Absent: `run.policy` is loaded (default `strict`).
+   */
+  readonly policy?: Policy;
 }
 
 /** A step failed: carries the diagnostic. */
@@ -135,7 +140,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       : isPresetName(run.policy)
       ? run.policy
       : resolvePath(loaded.dir, run.policy);
-    const policy = loadPolicy(policyFile, {
+    const policy = options.policy ?? loadPolicy(policyFile, {
       workspace: cwd,
       home: Deno.env.get("HOME") ?? "/",
       acks: { unsafeWrite: run.ack_unsafe_write === true, network: false },

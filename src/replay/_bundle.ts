@@ -1,0 +1,172 @@
+/**
+ * Reading a scenario bundle for replay. Everything recorded is read and validated before anything runs,
+ * so a corrupt or hand-edited bundle fails with `E_REPLAY_BUNDLE` naming the file, never a raw parse error.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { z } from "zod";
+import { SpecterError } from "../errors.ts";
+import { checkPolicyDocument, type Policy } from "../policy/mod.ts";
+import type { LoadedScenario } from "../scenario/load.ts";
+import { ScenarioSchema } from "../scenario/schema.ts";
+import { plainText } from "../session/plain_text.ts";
+import { ScreenSnapshotSchema, snapshotText } from "../terminal/mod.ts";
+
+/** The parts of `run.json` a replay compares. */
+const RecordedResultSchema = z.object({
+  status: z.enum(["Passed", "Failed", "Error"]),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  steps: z.array(z.object({ index: z.int().nonnegative(), action: z.string(), status: z.string() }))
+    .readonly(),
+  exit: z.object({ code: z.int().nullable(), signal: z.string().nullable(), timed_out: z.boolean() })
+    .nullable(),
+});
+
+/** The parts of a run's result a replay compares. */
+export type RecordedResult = z.infer<typeof RecordedResultSchema>;
+
+/** What a bundle recorded, validated. Absent files are `null` (or empty), never guessed. */
+export interface RecordedRun {
+  /** The snapshot text forms by file name without extension (`001-start`), from the `.json` files. */
+  readonly snapshots: ReadonlyMap<string, string>;
+  /** The output of `session.cast` as plain text; null without a recording. */
+  readonly transcript: string | null;
+  /** `run.json`; null when absent. */
+  readonly result: RecordedResult | null;
+}
+
+/** An `E_REPLAY_BUNDLE` error about `dir`. */
+export function bundleError(dir: string, message: string, file?: string): SpecterError {
+  return new SpecterError("E_REPLAY_BUNDLE", `Bundle "${dir}": ${message}`, {
+    details: { dir, ...(file === undefined ? {} : { file }) },
+  });
+}
+
+/** A file's text, or null when it does not exist; a symlink or unreadable file is a bundle error. */
+export function readBundleFile(dir: string, name: string): string | null {
+  const path = join(dir, name);
+  try {
+    if (!Deno.lstatSync(path).isFile) throw bundleError(dir, `"${name}" is not a regular file`, name);
+    return Deno.readTextFileSync(path);
+  } catch (error: unknown) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    if (error instanceof SpecterError) throw error;
+    throw bundleError(dir, `"${name}" cannot be read: ${(error as Error).message}`, name);
+  }
+}
+
+function parseJson(dir: string, name: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw bundleError(dir, `"${name}" is not valid JSON`, name); // The parser's position adds little.
+  }
+}
+
+/** The bundle's scenario (`scenario.resolved.json`), ready for the runner. */
+export function recordedScenario(dir: string): LoadedScenario {
+  const name = "scenario.resolved.json";
+  const text = readBundleFile(dir, name);
+  if (text === null) throw bundleError(dir, `"${name}" is missing (not a scenario bundle)`, name);
+  const raw = parseJson(dir, name, text);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw bundleError(dir, `"${name}" is not a scenario`, name);
+  }
+  const { source, ...rest } = raw as Record<string, unknown>;
+  const parsed = ScenarioSchema.safeParse(rest);
+  if (!parsed.success || typeof source !== "string" || !source.startsWith("/")) {
+    const field = parsed.success ? "source" : parsed.error.issues[0]!.path.join(".");
+    throw bundleError(dir, `"${name}" is not a valid scenario (field "${field}")`, name);
+  }
+  return {
+    scenario: parsed.data,
+    path: source,
+    dir: dirname(source),
+    stepLines: parsed.data.steps.map(() => 0),
+  };
+}
+
+/**
+ * The policy the recorded run enforced (`policy.effective.json`), validated again like any policy file;
+ * null when the run ended before launch and wrote none.
+ */
+export function recordedPolicy(dir: string, loaded: LoadedScenario): Policy | null {
+  const name = "policy.effective.json";
+  const text = readBundleFile(dir, name);
+  if (text === null) return null;
+  const raw = parseJson(dir, name, text);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw bundleError(dir, `"${name}" is not a policy`, name);
+  }
+  // The effective form has the file form's fields, plus its source and null for "no ceiling".
+  const { source: _source, budgets, ...rest } = raw as Record<string, unknown>;
+  const doc = {
+    ...rest,
+    ...(typeof budgets === "object" && budgets !== null
+      ? { budgets: Object.fromEntries(Object.entries(budgets).filter(([, v]) => v !== null)) }
+      : budgets === undefined
+      ? {}
+      : { budgets }),
+  };
+  const run = loaded.scenario.run;
+  const check = checkPolicyDocument(doc, `file:${join(dir, name)}`, {
+    workspace: run.cwd ?? loaded.dir,
+    home: Deno.env.get("HOME") ?? "/",
+    acks: { unsafeWrite: run.ack_unsafe_write === true, network: false },
+  });
+  if (check.policy === null) {
+    const first = check.problems[0]!;
+    throw bundleError(dir, `"${name}" is not a valid policy: ${first.code}: ${first.message}`, name);
+  }
+  return check.policy;
+}
+
+function recordedSnapshots(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(join(dir, "snapshots"))];
+  } catch (error: unknown) {
+    if (error instanceof Deno.errors.NotFound) return out; // A scenario without snapshot steps.
+    throw bundleError(dir, `"snapshots" cannot be read: ${(error as Error).message}`, "snapshots");
+  }
+  const names = entries.map((e) => e.name).filter((n) => n.endsWith(".json")).sort();
+  for (const file of names) {
+    const name = `snapshots/${file}`;
+    const parsed = ScreenSnapshotSchema.safeParse(parseJson(dir, name, readBundleFile(dir, name) ?? ""));
+    if (!parsed.success) throw bundleError(dir, `"${name}" is not a valid snapshot`, name);
+    out.set(file.slice(0, -".json".length), snapshotText(parsed.data));
+  }
+  return out;
+}
+
+function recordedTranscript(dir: string): string | null {
+  const name = "session.cast";
+  const text = readBundleFile(dir, name);
+  if (text === null) return null;
+  const [header = "", ...lines] = text.trimEnd().split("\n");
+  const Event = z.tuple([z.number(), z.string(), z.string()]);
+  if (!z.object({ version: z.literal(2) }).safeParse(parseJson(dir, name, header)).success) {
+    throw bundleError(dir, `"${name}" does not start with an asciicast v2 header`, name);
+  }
+  const output: string[] = [];
+  for (const [i, line] of lines.entries()) {
+    const event = Event.safeParse(parseJson(dir, name, line));
+    if (!event.success) throw bundleError(dir, `"${name}" line ${i + 2} is not an asciicast event`, name);
+    if (event.data[1] === "o") output.push(event.data[2]);
+  }
+  return plainText(output.join(""));
+}
+
+/** Reads and validates what a bundle recorded (snapshots, transcript, result). */
+export function recordedRun(dir: string): RecordedRun {
+  const text = readBundleFile(dir, "run.json");
+  let result: RecordedResult | null = null;
+  if (text !== null) {
+    const parsed = RecordedResultSchema.safeParse(parseJson(dir, "run.json", text));
+    if (!parsed.success) throw bundleError(dir, `"run.json" is not a valid run result`, "run.json");
+    result = parsed.data;
+  }
+  return { snapshots: recordedSnapshots(dir), transcript: recordedTranscript(dir), result };
+}

@@ -1,0 +1,262 @@
+/**
+ * Replaying a scenario bundle: re-runs `scenario.resolved.json` and compares the new run with the recorded
+ * one (snapshots, transcript, results) after normalization. Outputs go to `DIR/replay/`, which the
+ * original `checksums.json` does not cover (it is written after the run was sealed); the new run's own
+ * bundle under `DIR/replay/run/` carries its own checksums.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { z } from "zod";
+import { CHECKSUMS_FILE, verifyChecksums } from "../artifacts/bundle.ts";
+import { SpecterError } from "../errors.ts";
+import { FrameSchema } from "../frames/schema.ts";
+import { runScenario } from "../scenario/runner.ts";
+import {
+  bundleError,
+  readBundleFile,
+  recordedPolicy,
+  type RecordedResult,
+  recordedRun,
+  recordedScenario,
+} from "./_bundle.ts";
+import { unifiedDiff } from "./diff.ts";
+import { type FilterName, NORMALIZATION_FILTERS, normalizeText, type Redaction } from "./normalize.ts";
+
+/** Where replay outputs go, inside the bundle. */
+export const REPLAY_DIR = "replay";
+
+/** What a replay is asked to do; absent fields take the defaults noted on each. */
+export interface ReplayOptions {
+  /** Disable every filter and redaction (default false). */
+  readonly strict?: boolean;
+  /** `all` (default), `none`, or a comma-separated list of filter names. */
+  readonly normalize?: string;
+  /** Fail with `E_REPLAY_CHECKSUM` unless `checksums.json` matches every file (default false). */
+  readonly requireChecksums?: boolean;
+  /** Fail with `E_REPLAY_EVENTS` unless `events.ndjson` holds valid frames (default false). */
+  readonly requireEvents?: boolean;
+}
+
+const source = z.string().describe(
+  "`default`, `flag --strict`, `flag --normalize` or `scenario run.normalize`",
+);
+
+/** The normalization a replay applies (`normalization.json`): each setting with where it came from. */
+export const NormalizationSettingsSchema = z.object({
+  filters: z.object({ value: z.array(z.enum(NORMALIZATION_FILTERS.map((f) => f.name))), source }),
+  redactions: z.object({
+    value: z.array(z.object({ pattern: z.string(), replacement: z.string() })),
+    source,
+  }),
+});
+
+/** The normalization a replay applies. */
+export type NormalizationSettings = z.infer<typeof NormalizationSettingsSchema>;
+
+/** One resolved setting and where it came from. */
+export type SettingSource<T> = { value: T; source: string };
+
+/** One difference between the recorded run and the replay (an entry of `diff.json`). */
+export const ReplayDifferenceSchema = z.object({
+  kind: z.enum(["snapshot", "transcript", "result"]),
+  name: z.string().describe("The snapshot file without extension, `session.cast` or `run.json`"),
+  diff: z.string().describe("A unified diff, recorded → replayed"),
+});
+
+/** One difference between the recorded run and the replay. */
+export type ReplayDifference = z.infer<typeof ReplayDifferenceSchema>;
+
+/**
+ * The summary of one replay (`replay.json`). `Match`: nothing differs after normalization. `Drift`:
+ * something does (see `diff.json`). `Error`: the replayed run could not be carried out although the
+ * recorded one was (for example its policy file or program is gone).
+ */
+export const ReplayReportSchema = z.object({
+  version: z.literal(1),
+  status: z.enum(["Match", "Drift", "Error"]),
+  bundle: z.string(),
+  replay_run: z.string().describe("The replayed run's own bundle"),
+  replay_status: z.enum(["Passed", "Failed", "Error"]),
+  replay_error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  normalization: NormalizationSettingsSchema,
+  compared: z.object({ snapshots: z.int().nonnegative(), transcript: z.boolean(), result: z.boolean() }),
+  differences: z.int().nonnegative(),
+  at: z.string().describe("When the replay ran (ISO 8601)"),
+});
+
+/** The summary of one replay. */
+export type ReplayReport = z.infer<typeof ReplayReportSchema>;
+
+/** Resolves the normalization settings from the options and the scenario, recording each source. */
+export function resolveNormalization(
+  options: Pick<ReplayOptions, "strict" | "normalize">,
+  scenarioRedactions: readonly Redaction[],
+): NormalizationSettings {
+  if (options.strict === true) {
+    return {
+      filters: { value: [], source: "flag --strict" },
+      redactions: { value: [], source: "flag --strict" },
+    };
+  }
+  const redactions = scenarioRedactions.length > 0
+    ? { value: [...scenarioRedactions], source: "scenario run.normalize" }
+    : { value: [], source: "default" };
+  const all = NORMALIZATION_FILTERS.map((f) => f.name);
+  if (options.normalize === undefined) return { filters: { value: all, source: "default" }, redactions };
+  if (options.normalize === "all") return { filters: { value: all, source: "flag --normalize" }, redactions };
+  if (options.normalize === "none") return { filters: { value: [], source: "flag --normalize" }, redactions };
+  const names = options.normalize.split(",").map((n) => n.trim());
+  const unknown = names.find((n) => !(all as string[]).includes(n));
+  if (unknown !== undefined) {
+    throw new SpecterError(
+      "E_USAGE",
+      `Unknown normalization filter "${unknown}" (known: ${all.join(", ")}, all, none)`,
+      { details: { filter: unknown } },
+    );
+  }
+  return { filters: { value: names as FilterName[], source: "flag --normalize" }, redactions };
+}
+
+/** Checks `checksums.json` against the bundle; throws `E_REPLAY_CHECKSUM` on any difference. */
+export function requireChecksums(dir: string): void {
+  const report = verifyChecksums(dir);
+  if (report.ok) return;
+  const what = report.noChecksums ? `"${CHECKSUMS_FILE}" is missing or unreadable` : [
+    ...report.altered.map((f) => `"${f}" altered`),
+    ...report.missing.map((f) => `"${f}" missing`),
+    ...report.added.map((f) => `"${f}" added`),
+  ].join(", ");
+  throw new SpecterError("E_REPLAY_CHECKSUM", `Bundle "${dir}" fails its checksums: ${what}`, {
+    details: { dir, altered: report.altered, missing: report.missing, added: report.added },
+  });
+}
+
+/** Checks that `events.ndjson` exists and every line is a valid frame; throws `E_REPLAY_EVENTS`. */
+export function requireEvents(dir: string): void {
+  const text = readBundleFile(dir, "events.ndjson");
+  const fail = (why: string) =>
+    new SpecterError("E_REPLAY_EVENTS", `Bundle "${dir}": events.ndjson ${why}`, { details: { dir } });
+  if (text === null) throw fail("is missing");
+  const lines = text.split("\n").filter((l) => l !== "");
+  if (lines.length === 0) throw fail("is empty");
+  for (const [i, line] of lines.entries()) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw fail(`line ${i + 1} is not JSON`); // The parse error adds nothing for the reader.
+    }
+    if (!FrameSchema.safeParse(value).success) throw fail(`line ${i + 1} is not a valid frame`);
+  }
+}
+
+function resultText(result: RecordedResult): string {
+  const lines = [`status: ${result.status}`, `error: ${result.error?.code ?? "none"}`];
+  for (const s of result.steps) lines.push(`step ${s.index + 1} ${s.action}: ${s.status}`);
+  lines.push(`exit: ${JSON.stringify(result.exit)}`);
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * Re-runs a bundle's scenario under the policy it recorded and compares; writes
+ * `replay/{normalization,replay,diff}.json` and the new run in `replay/run/`. Everything recorded is
+ * validated first (`E_REPLAY_BUNDLE`, `E_REPLAY_CHECKSUM`, `E_REPLAY_EVENTS`). The report's status is
+ * `Error` when the replayed run could not be carried out although the recorded one was.
+ */
+export async function replayBundle(
+  dir: string,
+  options: ReplayOptions = {},
+): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
+  if (options.requireChecksums === true) requireChecksums(dir);
+  if (options.requireEvents === true) requireEvents(dir);
+  const loaded = recordedScenario(dir);
+  const policy = recordedPolicy(dir, loaded);
+  const recorded = recordedRun(dir);
+  const settings = resolveNormalization(options, loaded.scenario.run.normalize ?? []);
+  const out = join(dir, REPLAY_DIR);
+  try {
+    Deno.removeSync(out, { recursive: true });
+  } catch {
+    // No earlier replay: nothing to clear.
+  }
+  Deno.mkdirSync(out, { recursive: true, mode: 0o700 });
+  const write = (name: string, value: unknown) =>
+    Deno.writeTextFileSync(join(out, name), JSON.stringify(value, null, 2) + "\n");
+  write("normalization.json", settings);
+
+  const runDir = join(out, "run");
+  const replayed = await runScenario(loaded, { artifacts: runDir, ...(policy ? { policy } : {}) });
+  const fresh = recordedRun(runDir);
+  const norm = (text: string) => normalizeText(text, settings.filters.value, settings.redactions.value);
+  const differences: ReplayDifference[] = [];
+  const compare = (kind: ReplayDifference["kind"], name: string, before: string, after: string) => {
+    const diff = unifiedDiff(norm(before), norm(after), [`recorded ${name}`, `replayed ${name}`]);
+    if (diff !== "") differences.push({ kind, name, diff });
+  };
+  for (const name of new Set([...recorded.snapshots.keys(), ...fresh.snapshots.keys()])) {
+    const missing = "(no snapshot)\n";
+    compare("snapshot", name, recorded.snapshots.get(name) ?? missing, fresh.snapshots.get(name) ?? missing);
+  }
+  if (recorded.transcript !== null) {
+    compare("transcript", "session.cast", recorded.transcript, fresh.transcript ?? "");
+  }
+  if (recorded.result !== null) {
+    compare("result", "run.json", resultText(recorded.result), resultText(replayed));
+  }
+
+  const broke = replayed.status === "Error" && recorded.result?.status !== "Error";
+  const report: ReplayReport = {
+    version: 1,
+    status: broke ? "Error" : differences.length === 0 ? "Match" : "Drift",
+    bundle: dir,
+    replay_run: runDir,
+    replay_status: replayed.status,
+    replay_error: replayed.error,
+    normalization: settings,
+    compared: {
+      snapshots: recorded.snapshots.size,
+      transcript: recorded.transcript !== null,
+      result: recorded.result !== null,
+    },
+    differences: differences.length,
+    at: new Date().toISOString(),
+  };
+  write("replay.json", report);
+  if (differences.length > 0) write("diff.json", differences);
+  return { report, differences };
+}
+
+/**
+ * The normalization a replay of `dir` would apply, after the same checks a replay makes first (the
+ * bundle's scenario is read and validated; `--require-*` are honoured). Runs nothing.
+ */
+export function explainReplay(dir: string, options: ReplayOptions = {}): NormalizationSettings {
+  if (options.requireChecksums === true) requireChecksums(dir);
+  if (options.requireEvents === true) requireEvents(dir);
+  return resolveNormalization(options, recordedScenario(dir).scenario.run.normalize ?? []);
+}
+
+/** The latest replay of a bundle (`replay/replay.json` and `diff.json`); throws `E_REPLAY_BUNDLE` if none. */
+export function latestReplay(dir: string): { report: ReplayReport; differences: ReplayDifference[] } {
+  const name = `${REPLAY_DIR}/replay.json`;
+  const text = readBundleFile(dir, name);
+  if (text === null) throw bundleError(dir, `has not been replayed (no "${name}")`, name);
+  const report = ReplayReportSchema.safeParse(parseOrNull(text));
+  if (!report.success) throw bundleError(dir, `"${name}" is not a valid replay report`, name);
+  const diffName = `${REPLAY_DIR}/diff.json`;
+  const diffText = readBundleFile(dir, diffName);
+  const differences = z.array(ReplayDifferenceSchema).safeParse(
+    diffText === null ? [] : parseOrNull(diffText),
+  );
+  if (!differences.success) throw bundleError(dir, `"${diffName}" is not a valid diff list`, diffName);
+  return { report: report.data, differences: differences.data };
+}
+
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null; // Fails the schema check that follows, which names the file.
+  }
+}

@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { SpecterError } from "../errors.ts";
+import { NORMALIZATION_FILTERS } from "./normalize.ts";
+import { resolveNormalization } from "./replay.ts";
+
+const all = NORMALIZATION_FILTERS.map((f) => f.name);
+const redaction = { pattern: "token=\\w+", replacement: "token=<redacted>" };
+
+Deno.test("resolveNormalization: defaults, flags and scenario redactions, each with its source", () => {
+  assert.deepEqual(resolveNormalization({}, []), {
+    filters: { value: all, source: "default" },
+    redactions: { value: [], source: "default" },
+  });
+  assert.deepEqual(resolveNormalization({}, [redaction]).redactions, {
+    value: [redaction],
+    source: "scenario run.normalize",
+  });
+  assert.deepEqual(resolveNormalization({ normalize: "all" }, []).filters, {
+    value: all,
+    source: "flag --normalize",
+  });
+  assert.deepEqual(resolveNormalization({ normalize: "none" }, [redaction]), {
+    filters: { value: [], source: "flag --normalize" },
+    redactions: { value: [redaction], source: "scenario run.normalize" },
+  });
+  assert.deepEqual(resolveNormalization({ normalize: " pids,durations" }, []).filters.value, [
+    "pids",
+    "durations",
+  ]);
+  assert.deepEqual(resolveNormalization({ strict: true }, [redaction]), {
+    filters: { value: [], source: "flag --strict" },
+    redactions: { value: [], source: "flag --strict" },
+  });
+});
+
+Deno.test("resolveNormalization: an unknown filter is a usage error naming it", () => {
+  assert.throws(
+    () => resolveNormalization({ normalize: "pids,nope" }, []),
+    (e: unknown) => e instanceof SpecterError && e.code === "E_USAGE" && e.message.includes('"nope"'),
+  );
+});
