@@ -332,3 +332,27 @@ sessionTest(
   },
   60_000,
 );
+
+sessionTest(
+  "replay of a scratch-workspace scenario (vim) gets a fresh workspace the recorded policy moves to",
+  async () => {
+    await withTempDir(async (dir) => {
+      const bundle = `${dir}/vim`;
+      const run = await specter(["test", "--artifacts", bundle, `${ROOT}/fixtures/scenarios/vim.yaml`]);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      const replay = await specter(["replay", bundle, "--require-checksums"]);
+      assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+      assert.equal(
+        await Deno.readTextFile(`${bundle}/replay/run/workspace/notes.txt`),
+        "first line\nsecond line\n",
+      );
+      const before = JSON.parse(await Deno.readTextFile(`${bundle}/policy.effective.json`));
+      const after = JSON.parse(await Deno.readTextFile(`${bundle}/replay/run/policy.effective.json`));
+      const workspace =
+        JSON.parse(await Deno.readTextFile(`${bundle}/replay/run/scenario.resolved.json`)).workspace_dir;
+      assert.notEqual(after.fs.write[0], before.fs.write[0]);
+      assert.deepEqual(after.fs.write, [workspace]);
+    });
+  },
+  60_000,
+);

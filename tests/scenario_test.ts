@@ -45,6 +45,59 @@ for (const name of FIXTURES) {
   );
 }
 
+/** Scenarios that drive real programs from Debian (installed by .ci/run and scripts/dev). */
+const REAL_PROGRAMS = ["vim", "python_repl", "less", "top"];
+
+for (const name of REAL_PROGRAMS) {
+  sessionTest(`real-program scenario "${name}" passes 5 runs in a row`, async () => {
+    const loaded = await loadScenario(`${ROOT}/fixtures/scenarios/${name}.yaml`);
+    await withTempDir(async (tmp) => {
+      for (let run = 0; run < 5; run++) {
+        const result = await runScenario(loaded, { artifacts: `${tmp}/${run}` });
+        assert.equal(
+          result.status,
+          "Passed",
+          JSON.stringify(result.steps.find((s) => s.status === "failed")),
+        );
+        assert.equal(verifyChecksums(`${tmp}/${run}`).ok, true);
+      }
+    });
+  }, 60_000);
+}
+
+sessionTest(
+  "vim edits a file in a scratch workspace, archived in the bundle; a wrong file expectation fails",
+  async () => {
+    await withTempDir(async (tmp) => {
+      const loaded = await loadScenario(`${ROOT}/fixtures/scenarios/vim.yaml`);
+      const result = await runScenario(loaded, { artifacts: `${tmp}/ok` });
+      assert.equal(result.status, "Passed");
+      assert.equal(await Deno.readTextFile(`${tmp}/ok/workspace/notes.txt`), "first line\nsecond line\n");
+      const sums = JSON.parse(await Deno.readTextFile(`${tmp}/ok/checksums.json`));
+      assert.ok("workspace/notes.txt" in sums, "the archived workspace is checksummed");
+      const resolved = JSON.parse(await Deno.readTextFile(`${tmp}/ok/scenario.resolved.json`));
+      assert.match(resolved.workspace_dir, /\/specter-workspace-/);
+      await assert.rejects(
+        Deno.stat(resolved.workspace_dir),
+        Deno.errors.NotFound,
+        "the live workspace is removed",
+      );
+      // The program wrote where the policy allowed: only the workspace was writable.
+      const policy = JSON.parse(await Deno.readTextFile(`${tmp}/ok/policy.effective.json`));
+      assert.deepEqual(policy.fs.write, [resolved.workspace_dir]);
+
+      const text = (await Deno.readTextFile(`${ROOT}/fixtures/scenarios/vim.yaml`))
+        .replace('equals: "first line\\nsecond line\\n"', 'equals: "first line\\n"');
+      const wrong = parseScenario(text, `${ROOT}/fixtures/scenarios/vim-wrong.yaml`);
+      const failed = await runScenario(wrong, { artifacts: `${tmp}/wrong` });
+      assert.equal(failed.status, "Failed");
+      const step = failed.steps.find((s) => s.status === "failed")!;
+      assert.match(step.message ?? "", /File ".*notes\.txt" is "first line\\nsecond line\\n"/);
+    });
+  },
+  60_000,
+);
+
 sessionTest(
   "a wrong expectation fails with a diagnostic: expected vs actual screen, source line",
   async () => {

@@ -64,8 +64,11 @@ function parseJson(dir: string, name: string, text: string): unknown {
   }
 }
 
-/** The bundle's scenario (`scenario.resolved.json`), ready for the runner. */
-export function recordedScenario(dir: string): LoadedScenario {
+/** A bundle's scenario, ready for the runner, and where its scratch workspace was (null: none). */
+export type RecordedScenario = LoadedScenario & { readonly workspaceDir: string | null };
+
+/** The bundle's scenario (`scenario.resolved.json`). */
+export function recordedScenario(dir: string): RecordedScenario {
   const name = "scenario.resolved.json";
   const text = readBundleFile(dir, name);
   if (text === null) throw bundleError(dir, `"${name}" is missing (not a scenario bundle)`, name);
@@ -73,10 +76,17 @@ export function recordedScenario(dir: string): LoadedScenario {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw bundleError(dir, `"${name}" is not a scenario`, name);
   }
-  const { source, ...rest } = raw as Record<string, unknown>;
+  const { source, workspace_dir: workspaceDir, ...rest } = raw as Record<string, unknown>;
   const parsed = ScenarioSchema.safeParse(rest);
-  if (!parsed.success || typeof source !== "string" || !source.startsWith("/")) {
-    const field = parsed.success ? "source" : parsed.error.issues[0]!.path.join(".");
+  const absolute = (v: unknown): v is string => typeof v === "string" && v.startsWith("/");
+  let field: string | null = null;
+  if (!parsed.success) field = parsed.error.issues[0]!.path.join(".");
+  else if (!absolute(source)) field = "source";
+  else if (
+    (workspaceDir !== undefined && !absolute(workspaceDir)) ||
+    (workspaceDir === undefined) !== (parsed.data.run.workspace === undefined)
+  ) field = "workspace_dir";
+  if (!parsed.success || field !== null || !absolute(source)) {
     throw bundleError(dir, `"${name}" is not a valid scenario (field "${field}")`, name);
   }
   return {
@@ -84,14 +94,16 @@ export function recordedScenario(dir: string): LoadedScenario {
     path: source,
     dir: dirname(source),
     stepLines: parsed.data.steps.map(() => 0),
+    workspaceDir: absolute(workspaceDir) ? workspaceDir : null,
   };
 }
 
 /**
- * The policy the recorded run enforced (`policy.effective.json`), validated again like any policy file;
- * null when the run ended before launch and wrote none.
+ * The policy the recorded run enforced (`policy.effective.json`), validated again like any policy file
+ * for a run in `cwd`; null when the run ended before launch and wrote none. A scenario with a scratch
+ * workspace gets a fresh one (`cwd`): paths in the recorded workspace move there, as `${workspace}` would.
  */
-export function recordedPolicy(dir: string, loaded: LoadedScenario): Policy | null {
+export function recordedPolicy(dir: string, recorded: RecordedScenario, cwd: string): Policy | null {
   const name = "policy.effective.json";
   const text = readBundleFile(dir, name);
   if (text === null) return null;
@@ -101,6 +113,17 @@ export function recordedPolicy(dir: string, loaded: LoadedScenario): Policy | nu
   }
   // The effective form has the file form's fields, plus its source and null for "no ceiling".
   const { source: _source, budgets, ...rest } = raw as Record<string, unknown>;
+  const run = recorded.scenario.run;
+  const old = recorded.workspaceDir;
+  if (old !== null) {
+    const move = (p: unknown) =>
+      typeof p === "string" && (p === old || p.startsWith(`${old}/`)) ? cwd + p.slice(old.length) : p;
+    const fs = rest.fs as Record<string, unknown> | undefined;
+    if (Array.isArray(rest.exec)) rest.exec = rest.exec.map(move);
+    for (const key of ["read", "write"]) {
+      if (fs && Array.isArray(fs[key])) fs[key] = (fs[key] as unknown[]).map(move);
+    }
+  }
   const doc = {
     ...rest,
     ...(typeof budgets === "object" && budgets !== null
@@ -109,9 +132,8 @@ export function recordedPolicy(dir: string, loaded: LoadedScenario): Policy | nu
       ? {}
       : { budgets }),
   };
-  const run = loaded.scenario.run;
   const check = checkPolicyDocument(doc, `file:${join(dir, name)}`, {
-    workspace: run.cwd ?? loaded.dir,
+    workspace: cwd,
     home: Deno.env.get("HOME") ?? "/",
     acks: { unsafeWrite: run.ack_unsafe_write === true, network: false },
   });

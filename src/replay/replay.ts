@@ -171,7 +171,10 @@ export async function replayBundle(
   if (options.requireChecksums === true) requireChecksums(dir);
   if (options.requireEvents === true) requireEvents(dir);
   const loaded = recordedScenario(dir);
-  const policy = recordedPolicy(dir, loaded);
+  const runDir = join(dir, REPLAY_DIR, "run");
+  // Validated now, before anything runs; enforced with the replay's own working directory.
+  const recordedCwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
+  const hasPolicy = recordedPolicy(dir, loaded, recordedCwd) !== null;
   const recorded = recordedRun(dir);
   const settings = resolveNormalization(options, loaded.scenario.run.normalize ?? []);
   const out = join(dir, REPLAY_DIR);
@@ -185,8 +188,10 @@ export async function replayBundle(
     Deno.writeTextFileSync(join(out, name), JSON.stringify(value, null, 2) + "\n");
   write("normalization.json", settings);
 
-  const runDir = join(out, "run");
-  const replayed = await runScenario(loaded, { artifacts: runDir, ...(policy ? { policy } : {}) });
+  const replayed = await runScenario(loaded, {
+    artifacts: runDir,
+    ...(hasPolicy ? { policy: (cwd: string) => recordedPolicy(dir, loaded, cwd)! } : {}),
+  });
   const fresh = recordedRun(runDir);
   const norm = (text: string) => normalizeText(text, settings.filters.value, settings.redactions.value);
   const differences: ReplayDifference[] = [];

@@ -82,6 +82,17 @@ function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
 }
 
+/** True when a read-only bind strictly above `target` exposes it and no writable bind contains it. */
+function covered(
+  target: string,
+  binds: readonly { path: string; kind: BindKind }[],
+  dest: (path: string) => string,
+): boolean {
+  const above = (root: string) => root !== target && within(target, root);
+  const visible = binds.some((b) => (b.kind === "exec" || b.kind === "read") && above(dest(b.path)));
+  return visible && !binds.some((b) => b.kind === "write" && within(target, dest(b.path)));
+}
+
 /**
  * Where `path` lands inside the sandbox. On a merged-usr host `/bin`, `/sbin`, `/lib` and `/lib64` are
  * symlinks there too, so a bind at `/bin/sh` would have to be created through a dangling link (bwrap:
@@ -152,11 +163,16 @@ export function bwrapPlan(
   ];
   const depth = (path: string) => sandboxPath(path, host.mergedUsr).split("/").length;
   binds.sort((a, b) => depth(a.path) - depth(b.path) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
+  const dest = (path: string) => sandboxPath(path, host.mergedUsr);
   for (const { path, kind } of binds) {
+    // An executable already visible read-only through an allowed directory is not bound again: the
+    // bind would add nothing, and bwrap cannot bind onto a symlink there (Debian's /usr/bin/vim ->
+    // /etc/alternatives/vim: "Can't create file"). Under a writable root it is still bound, read-only.
+    if (kind === "exec" && covered(dest(path), binds, dest)) continue;
     // The program and its launcher must exist (a plain --ro-bind fails loudly); allowlist entries may not.
     const required = path === request.program || path === command[0];
     const flag = kind === "write" ? "--bind" : required ? "--ro-bind" : "--ro-bind-try";
-    args.push(flag, path, sandboxPath(path, host.mergedUsr));
+    args.push(flag, path, dest(path));
   }
 
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.

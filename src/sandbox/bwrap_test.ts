@@ -152,3 +152,15 @@ Deno.test("sandboxPath maps each merged-usr link and nothing else", () => {
   assert.equal(sandboxPath("/usr/bin/sh", true), "/usr/bin/sh");
   assert.equal(sandboxPath("/bin/sh", false), "/bin/sh");
 });
+
+Deno.test("a program inside an allowed read-only directory is not bound again; under a writable root it is", () => {
+  const vim = { ...request, program: "/usr/bin/vim" };
+  const inside = bwrapPlan(policy({ exec: ["/usr/bin"] }), vim, host);
+  assert.deepEqual(pairs(inside.argv, "--ro-bind").filter((p) => p.startsWith("/usr/bin")), []);
+  assert.ok(pairs(inside.argv, "--ro-bind-try").includes("/usr/bin"));
+  const alone = bwrapPlan(policy(), vim, host);
+  assert.ok(pairs(alone.argv, "--ro-bind").includes("/usr/bin/vim"));
+  const script = { ...request, program: "/work/project/run.sh" };
+  const writable = bwrapPlan(policy({ fs: { read: [], write: ["/work/project"] } }), script, host);
+  assert.ok(pairs(writable.argv, "--ro-bind").includes("/work/project/run.sh"), "still protected read-only");
+});

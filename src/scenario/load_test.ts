@@ -55,6 +55,26 @@ const BAD: readonly [string, string, RegExp][] = [
     /steps/,
   ],
   ["version: 1\nname: x\nrun: {argv: []}\nsteps: [ {press: enter} ]\n", "E_SCENARIO_SCHEMA", /run\.argv/],
+  [
+    "version: 1\nname: x\nrun: {argv: [a], cwd: ., workspace: {}}\nsteps: [ {press: enter} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /run\.workspace/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a], workspace: {files: {'../escape': x}}}\nsteps: [ {press: enter} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /run\.workspace\.files/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a], workspace: {files: {'/abs': x}}}\nsteps: [ {press: enter} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /run\.workspace\.files/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {expect: {file: a, equals: b, contains: c}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
   ["version: 1\nname: [unclosed\n", "E_SCENARIO_PARSE", /not valid YAML/],
   ["version: 1\nversion: 1\n", "E_SCENARIO_PARSE", /not valid YAML/],
 ];

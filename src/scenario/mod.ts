@@ -13,3 +13,4 @@ export {
   type Step,
   StepSchema,
 } from "./schema.ts";
+export { WORKSPACE_DIR } from "./_workspace.ts";

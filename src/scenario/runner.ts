@@ -15,6 +15,7 @@ import { spawn } from "../session/spawn_session.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import type { LoadedScenario } from "./load.ts";
 import type { Step } from "./schema.ts";
+import { archiveWorkspace, createWorkspace } from "./_workspace.ts";
 
 /** How often waits look at the screen again. */
 export const POLL_MS = 50;
@@ -69,10 +70,11 @@ export interface RunScenarioOptions {
   /** Called after each step (for progress lines). */
   readonly onStep?: (result: StepResult) => void;
   /**
-   * A validated policy to enforce instead of loading `run.policy` (a replay enforces the recorded
-   * effective policy). Absent: `run.policy` is loaded (default `strict`).
+   * The validated policy to enforce instead of loading `run.policy`, given the run's working directory
+   * (a replay enforces the recorded effective policy, moved to its fresh workspace). Absent: `run.policy`
+   * is loaded (default `strict`).
    */
-  readonly policy?: Policy;
+  readonly policy?: (cwd: string) => Policy;
 }
 
 /** A step failed: carries the diagnostic. */
@@ -101,8 +103,24 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
   const runId = crypto.randomUUID();
   const audit = AuditLog.open(options.artifacts, runId);
   const normalize = normalizer(run.normalize ?? []);
-  const cwd = run.cwd === undefined ? loaded.dir : resolvePath(loaded.dir, run.cwd);
-  bundle.writeJson("scenario.resolved.json", { ...scenario, run: { ...run, cwd }, source: loaded.path });
+  let cwd = run.cwd === undefined ? loaded.dir : resolvePath(loaded.dir, run.cwd);
+  let setupError: SpecterError | null = null;
+  let workspace: string | null = null;
+  if (run.workspace !== undefined) {
+    try {
+      cwd = workspace = createWorkspace(run.workspace.files ?? {});
+    } catch (failure: unknown) {
+      setupError = toSpecterError(failure);
+    }
+  }
+  // A workspace is created afresh by every run (a replay gets its own), so it is not pinned as the cwd;
+  // `workspace_dir` says where this run's was, for the paths in policy.effective.json.
+  bundle.writeJson("scenario.resolved.json", {
+    ...scenario,
+    run: run.workspace === undefined ? { ...run, cwd } : run,
+    source: loaded.path,
+    ...(workspace === null ? {} : { workspace_dir: workspace }),
+  });
   audit.record("start", { command: "test", scenario: loaded.path, argv: run.argv, cwd });
 
   const steps: StepResult[] = [];
@@ -114,6 +132,14 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
   let terminalError: SpecterError | null = null;
 
   const finish = (status: RunResult["status"]): RunResult => {
+    let archiveError: string | null = null;
+    if (workspace !== null) {
+      try {
+        archiveWorkspace(workspace, options.artifacts);
+      } catch (failure: unknown) {
+        archiveError = (failure as Error).message; // Recorded in the audit log; the result is still written.
+      }
+    }
     const result: RunResult = {
       version: 1,
       name: scenario.name,
@@ -127,20 +153,26 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       artifacts: options.artifacts,
     };
     bundle.writeJson("run.json", result);
-    audit.record(status === "Error" ? "error" : "end", { status, error, exit: result.exit });
+    audit.record(status === "Error" ? "error" : "end", {
+      status,
+      error,
+      exit: result.exit,
+      ...(archiveError === null ? {} : { workspace_archive_error: archiveError }),
+    });
     audit.close();
     bundle.finish();
     return result;
   };
 
   try {
+    if (setupError !== null) throw setupError;
     // A preset by name, otherwise a policy file relative to the scenario.
     const policyFile = run.policy === undefined
       ? "strict"
       : isPresetName(run.policy)
       ? run.policy
       : resolvePath(loaded.dir, run.policy);
-    const policy = options.policy ?? loadPolicy(policyFile, {
+    const policy = options.policy?.(cwd) ?? loadPolicy(policyFile, {
       workspace: cwd,
       home: Deno.env.get("HOME") ?? "/",
       acks: { unsafeWrite: run.ack_unsafe_write === true, network: false },
@@ -360,6 +392,22 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
         throw new StepFailure(
           `Exit code was ${frame.code ?? `signal ${frame.signal}`}`,
           `exit code ${what.exit_code}`,
+        );
+      }
+      return;
+    }
+    if ("file" in what) {
+      const path = resolvePath(cwd, what.file);
+      const actual = await Deno.readTextFile(path).catch((e: unknown) =>
+        `(cannot read: ${(e as Error).message})`
+      );
+      if ("equals" in what ? actual !== what.equals : !actual.includes(what.contains)) {
+        const expected = "equals" in what
+          ? JSON.stringify(what.equals)
+          : `containing ${JSON.stringify(what.contains)}`;
+        throw new StepFailure(
+          `File "${path}" is ${JSON.stringify(actual)}`,
+          `file "${what.file}" ${expected}`,
         );
       }
       return;

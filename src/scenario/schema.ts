@@ -15,12 +15,29 @@ const timeout = positive.max(600_000).optional().describe(
   "Milliseconds before the step fails (default 10000)",
 );
 
+/** A relative file path without `.`/`..` segments, so seeded files stay inside the workspace. */
+const relativeFile = z.string().refine(
+  (p) => p.length > 0 && !p.startsWith("/") && p.split("/").every((s) => s !== "" && s !== "." && s !== ".."),
+  { message: "must be a relative path without empty, . or .. segments" },
+);
+
+/** A fresh working directory for the run, inside its artifacts. */
+export const WorkspaceSchema = z.strictObject({
+  files: z.record(relativeFile, z.string()).optional().describe(
+    "Files to create before the run, by relative path, with their text; none when absent",
+  ),
+}).describe(
+  "A fresh directory created in the artifacts (workspace/) and seeded with files; it becomes the cwd and " +
+    "the policy's ${workspace}, and stays in the bundle. Cannot be combined with cwd",
+);
+
 /** How the program runs. Absent fields take the session defaults; the sandbox is on (policy strict). */
 export const RunConfigSchema = z.strictObject({
   argv: z.array(z.string().min(1)).min(1).describe("Program and arguments"),
   cwd: z.string().optional().describe(
     "Working directory, relative to the scenario file; default: its directory",
   ),
+  workspace: WorkspaceSchema.optional(),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional()
     .describe("Variables added to the minimal environment; none when absent"),
   cols: positive.max(1000).optional().describe("Columns (default 80)"),
@@ -38,6 +55,9 @@ export const RunConfigSchema = z.strictObject({
   ),
   normalize: z.array(z.strictObject({ pattern: z.string(), replacement: z.string() })).optional()
     .describe("Extra regex redactions applied before comparing snapshots and transcripts"),
+}).refine((run) => run.cwd === undefined || run.workspace === undefined, {
+  message: "cwd and workspace cannot be combined (a workspace is the cwd)",
+  path: ["workspace"],
 });
 
 /** Wait until a condition holds (polling the screen model; never a fixed sleep). */
@@ -63,6 +83,11 @@ const ExpectSchema = z.strictObject({
     z.strictObject({ cursor: z.strictObject({ x: z.int().nonnegative(), y: z.int().nonnegative() }) }),
     z.strictObject({ alt_screen: z.boolean() }),
     z.strictObject({ exit_code: z.int() }),
+    z.strictObject({
+      file: z.string().min(1).describe("A file, relative to the run's working directory"),
+      equals: z.string().describe("Its exact text"),
+    }),
+    z.strictObject({ file: z.string().min(1), contains: z.string().min(1).describe("Text it contains") }),
     z.strictObject({
       snapshot_equals: z.string().min(1).describe("Golden .txt file, relative to the scenario"),
     }),
