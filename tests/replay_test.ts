@@ -356,3 +356,36 @@ sessionTest(
   },
   60_000,
 );
+
+sessionTest(
+  "replay: the policy's [replay] table sets normalization defaults; flags override it",
+  async () => {
+    await withTempDir(async (dir) => {
+      await Deno.mkdir(`${dir}/s`);
+      await Deno.writeTextFile(
+        `${dir}/s/p.toml`,
+        'version = 1\nexec = ["/usr/bin"]\n[replay]\nnormalize = ["clock_times"]\n' +
+          'redactions = [{ pattern = "x\\\\d+", replacement = "x<n>" }]\n',
+      );
+      await Deno.writeTextFile(`${dir}/s/clock.yaml`, CLOCK.replace("policy: basic", "policy: ./p.toml"));
+      const bundle = `${dir}/bundle`;
+      const run = await specter(["test", "--artifacts", bundle, `${dir}/s/clock.yaml`]);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+
+      const explain = await specter(["replay", bundle, "--explain"]);
+      assert.match(explain.stdout, /^filters: +clock_times +\[policy replay\.normalize\]$/m);
+      assert.match(explain.stdout, /^redactions: \/x\\d\+\/ → "x<n>" +\[policy replay\.redactions\]$/m);
+      // The clock filter and the redaction hide both varying lines.
+      const match = await specter(["replay", bundle]);
+      assert.equal(match.code, 0, match.stdout + match.stderr);
+      const settings = JSON.parse(await Deno.readTextFile(`${bundle}/replay/normalization.json`));
+      assert.equal(settings.filters.source, "policy replay.normalize");
+      // --normalize none overrides the policy's filters (its redactions stay): the clock differs.
+      const none = await specter(["replay", bundle, "--normalize", "none"]);
+      assert.equal(none.code, 1);
+      assert.match(none.stdout, /\n-\d{2}:\d{2}:\d{2}\.\d{9}\n\+\d{2}:\d{2}:\d{2}\.\d{9}\n/);
+      assert.doesNotMatch(none.stdout, /\n-\/tmp\/x\d/);
+    });
+  },
+  60_000,
+);

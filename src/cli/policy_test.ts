@@ -114,6 +114,7 @@ Deno.test("the summary lists budgets only when some are set", () => {
       output_bytes: null,
       file_size_bytes: null,
     },
+    replay: { normalize: null, redactions: [] },
   };
   assert.equal(
     policySummary(policy),

@@ -23,6 +23,7 @@ export function testPolicy(overrides: Partial<Policy> = {}): Policy {
       output_bytes: null,
       file_size_bytes: null,
     },
+    replay: { normalize: null, redactions: [] },
     ...overrides,
   };
 }

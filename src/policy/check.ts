@@ -12,7 +12,7 @@ import { inDocumentOrder, type LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
 import { deepFreeze } from "./freeze.ts";
 import { type PathFault, pathFault } from "./path_rules.ts";
-import { PolicyFileSchema } from "./schema.ts";
+import { FILTER_NAMES, PolicyFileSchema } from "./schema.ts";
 import { schemaProblems } from "./schema_problems.ts";
 import type { Policy } from "./types.ts";
 import { expandVariables, VARIABLE_NAMES, type VariableName, type VariableValues } from "./variables.ts";
@@ -211,6 +211,16 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
       processes: file.budgets?.processes ?? null,
       output_bytes: file.budgets?.output_bytes ?? null,
       file_size_bytes: file.budgets?.file_size_bytes ?? null,
+    },
+    replay: {
+      normalize: file.replay?.normalize === undefined
+        ? null
+        : file.replay.normalize === "all"
+        ? [...FILTER_NAMES]
+        : file.replay.normalize === "none"
+        ? []
+        : [...file.replay.normalize],
+      redactions: (file.replay?.redactions ?? []).map((r) => ({ ...r })),
     },
   };
   const frozen = deepFreeze(policy);

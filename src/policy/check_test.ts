@@ -61,6 +61,7 @@ Deno.test("the smallest policy is version 1 alone, and denies everything", () =>
       output_bytes: null,
       file_size_bytes: null,
     },
+    replay: { normalize: null, redactions: [] },
   });
 });
 
@@ -142,7 +143,7 @@ Deno.test("E_POLICY_UNKNOWN_KEY: at the top, in fs, in budgets, never ignored", 
     { version: 1, network_mode: "on" },
     "E_POLICY_UNKNOWN_KEY",
     "network_mode",
-    /^Unknown key "network_mode" \(known keys: "version", "exec", "fs", "env", "network", "budgets"\)$/,
+    /^Unknown key "network_mode" \(known keys: "version", "exec", "fs", "env", "network", "budgets", "replay"\)$/,
   );
   assertOnly(
     { version: 1, fs: { exec: [] } },
@@ -446,4 +447,40 @@ Deno.test("a valid TOML document resolves like its JSON twin", () => {
   };
   assert.deepEqual(checkPolicyDocument(toml, "s", CTX), checkPolicyDocument(json, "s", CTX));
   assert.deepEqual(checkPolicyDocument(toml, "s", CTX).policy?.fs.read, ["/work/proj"]);
+});
+
+Deno.test("replay: normalize (all, none or names) and redactions validate into the policy", () => {
+  const of = (replay: unknown) => checkPolicyDocument({ version: 1, replay }, "test", CTX).policy?.replay;
+  assert.deepEqual(of({ normalize: ["pids", "durations"] }), {
+    normalize: ["pids", "durations"],
+    redactions: [],
+  });
+  assert.equal(of({ normalize: "all" })?.normalize?.length, 6);
+  assert.deepEqual(of({ normalize: "none" })?.normalize, []);
+  assert.deepEqual(of({ redactions: [{ pattern: "tok=\\w+", replacement: "tok=<r>" }] }), {
+    normalize: null,
+    redactions: [{ pattern: "tok=\\w+", replacement: "tok=<r>" }],
+  });
+  const toml = parsePolicyText('version = 1\n[replay]\nnormalize = ["timestamps"]\n', "toml", "t.toml");
+  assert.deepEqual(checkPolicyDocument(toml, "test", CTX).policy?.replay.normalize, ["timestamps"]);
+});
+
+Deno.test("replay: a bad filter, an invalid regex or an unknown key is a problem naming the field", () => {
+  const bad = only({ version: 1, replay: { normalize: ["clock"] } });
+  assert.equal(bad.code, "E_POLICY_SCHEMA");
+  assert.equal(bad.field, "replay.normalize");
+  assert.match(
+    bad.message,
+    /must be "all", "none" or an array of filter names \(timestamps, .*\), got an array$/,
+  );
+  const regex = only({ version: 1, replay: { redactions: [{ pattern: "(", replacement: "" }] } });
+  assert.equal(regex.code, "E_POLICY_SCHEMA");
+  assert.equal(regex.field, "replay.redactions[0].pattern");
+  assert.match(regex.message, /must be a valid regular expression/);
+  const unknown = only({ version: 1, replay: { filters: "all" } });
+  assert.equal(unknown.code, "E_POLICY_UNKNOWN_KEY");
+  assert.match(unknown.message, /known keys in "replay": "normalize", "redactions"/);
+  const item = only({ version: 1, replay: { redactions: [{ pattern: "a", replacement: "b", flags: "i" }] } });
+  assert.equal(item.code, "E_POLICY_UNKNOWN_KEY");
+  assert.equal(item.field, "replay.redactions[0].flags");
 });

@@ -4,7 +4,7 @@
  *
  * @module
  */
-export type { Budgets, Policy } from "./types.ts";
+export type { Budgets, Policy, ReplaySettings } from "./types.ts";
 export { BROAD_ROOTS, type BroadRoot, broadRootReason } from "./broad_roots.ts";
 export { checkPolicyDocument, isValidatedPolicy, type PolicyCheck, type PolicyContext } from "./check.ts";
 export { BINARY_DIRS, FORBIDDEN_TREES, pathSafetyReason, type PathUse, SYSTEM_TREES } from "./path_safety.ts";
@@ -15,9 +15,11 @@ export { DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES, type Pres
 export {
   BUDGET_KEYS,
   ENV_NAME_PATTERN,
+  FILTER_NAMES,
   NETWORK_MODES,
   POLICY_VERSION,
   type PolicyFile,
   PolicyFileSchema,
+  ReplaySettingsSchema,
 } from "./schema.ts";
 export { VARIABLE_NAMES } from "./variables.ts";

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import { NORMALIZATION_FILTERS } from "../replay/normalize.ts";
 
 /** The only policy format version this Specter reads. */
 export const POLICY_VERSION = 1;
@@ -59,6 +60,33 @@ export const BudgetsSchema = z
   })
   .describe("Resource ceilings, positive integers. Absent: no ceiling of that kind.");
 
+/** The built-in normalization filter names a policy may pick. */
+export const FILTER_NAMES = NORMALIZATION_FILTERS.map((f) => f.name);
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, "g");
+    return true;
+  } catch {
+    return false; // An invalid pattern is reported as a schema problem naming the field.
+  }
+}
+
+/** The `replay` table: how `specter replay` normalizes runs under this policy (flags override it). */
+export const ReplaySettingsSchema = z
+  .strictObject({
+    normalize: z.union([z.enum(["all", "none"]), z.array(z.enum(FILTER_NAMES))]).describe(
+      'Built-in filters a replay applies: "all", "none" or a list of names. Absent: all.',
+    ).optional(),
+    redactions: z.array(z.strictObject({
+      pattern: z.string().min(1).refine(compiles).describe("A regular expression (applied globally)"),
+      replacement: z.string().describe("What replaces each match"),
+    })).describe(
+      "Regex redactions a replay applies after the filters, as well as the scenario's. Absent or empty: none.",
+    ).optional(),
+  })
+  .describe("Replay normalization defaults; the --strict and --normalize flags override them.");
+
 /** A policy file (JSON or TOML), version 1. Every key except `version` is optional; unknown keys fail. */
 export const PolicyFileSchema = z
   .strictObject({
@@ -77,6 +105,7 @@ export const PolicyFileSchema = z
       .optional(),
     network: z.enum(NETWORK_MODES).describe('"on" needs --ack-network. Absent: "off".').optional(),
     budgets: BudgetsSchema.optional(),
+    replay: ReplaySettingsSchema.optional(),
   })
   .describe("A Specter sandbox policy (deny by default).");
 

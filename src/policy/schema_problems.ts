@@ -8,7 +8,7 @@
 import type { z } from "zod";
 import type { LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
-import { BUDGET_KEYS, POLICY_VERSION, PolicyFileSchema } from "./schema.ts";
+import { BUDGET_KEYS, FILTER_NAMES, POLICY_VERSION, PolicyFileSchema } from "./schema.ts";
 
 const PATHS = "an array of absolute paths";
 const PATH = "an absolute path (a string)";
@@ -28,6 +28,13 @@ const EXPECTED: Readonly<Record<string, string>> = {
   network: '"off" or "on"',
   budgets: "a table of positive integers",
   ...Object.fromEntries(BUDGET_KEYS.map((key) => [`budgets.${key}`, "a positive integer"])),
+  replay: 'a table with "normalize" and "redactions"',
+  "replay.normalize": `"all", "none" or an array of filter names (${FILTER_NAMES.join(", ")})`,
+  "replay.normalize[]": `a filter name (${FILTER_NAMES.join(", ")})`,
+  "replay.redactions": 'an array of tables with "pattern" and "replacement"',
+  "replay.redactions[]": 'a table with "pattern" and "replacement"',
+  "replay.redactions[].pattern": "a valid regular expression (a non-empty string)",
+  "replay.redactions[].replacement": "a string",
 };
 
 /** The known keys of each table, for the unknown-key message. */
@@ -35,6 +42,8 @@ const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   "": Object.keys(PolicyFileSchema.shape),
   fs: ["read", "write"],
   budgets: BUDGET_KEYS,
+  replay: ["normalize", "redactions"],
+  "replay.redactions[]": ["pattern", "replacement"],
 };
 
 function kindOf(path: FieldPath): string {

@@ -47,4 +47,14 @@ export interface Policy {
   readonly network: "off" | "on";
   /** Resource ceilings. */
   readonly budgets: Budgets;
+  /** How `specter replay` normalizes runs under this policy (flags override it). */
+  readonly replay: ReplaySettings;
+}
+
+/** Replay normalization defaults a policy declares. */
+export interface ReplaySettings {
+  /** Built-in filter names to apply; `null` (absent in the file) means the default, all of them. */
+  readonly normalize: readonly string[] | null;
+  /** Regex redactions applied after the filters. Empty: none. */
+  readonly redactions: readonly { readonly pattern: string; readonly replacement: string }[];
 }

@@ -56,6 +56,13 @@ export function readBundleFile(dir: string, name: string): string | null {
   }
 }
 
+/** `{ [key]: table }` without the table's null entries; `{}` when absent; other values as they are. */
+function withoutNulls(key: string, table: unknown): Record<string, unknown> {
+  if (table === undefined) return {};
+  if (typeof table !== "object" || table === null || Array.isArray(table)) return { [key]: table };
+  return { [key]: Object.fromEntries(Object.entries(table).filter(([, v]) => v !== null)) };
+}
+
 function parseJson(dir: string, name: string, text: string): unknown {
   try {
     return JSON.parse(text);
@@ -111,8 +118,9 @@ export function recordedPolicy(dir: string, recorded: RecordedScenario, cwd: str
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw bundleError(dir, `"${name}" is not a policy`, name);
   }
-  // The effective form has the file form's fields, plus its source and null for "no ceiling".
-  const { source: _source, budgets, ...rest } = raw as Record<string, unknown>;
+  // The effective form has the file form's fields, plus its source and null for "absent" (no ceiling,
+  // default normalization).
+  const { source: _source, budgets, replay, ...rest } = raw as Record<string, unknown>;
   const run = recorded.scenario.run;
   const old = recorded.workspaceDir;
   if (old !== null) {
@@ -124,14 +132,7 @@ export function recordedPolicy(dir: string, recorded: RecordedScenario, cwd: str
       if (fs && Array.isArray(fs[key])) fs[key] = (fs[key] as unknown[]).map(move);
     }
   }
-  const doc = {
-    ...rest,
-    ...(typeof budgets === "object" && budgets !== null
-      ? { budgets: Object.fromEntries(Object.entries(budgets).filter(([, v]) => v !== null)) }
-      : budgets === undefined
-      ? {}
-      : { budgets }),
-  };
+  const doc = { ...rest, ...withoutNulls("budgets", budgets), ...withoutNulls("replay", replay) };
   const check = checkPolicyDocument(doc, `file:${join(dir, name)}`, {
     workspace: cwd,
     home: Deno.env.get("HOME") ?? "/",

@@ -88,10 +88,23 @@ export const ReplayReportSchema = z.object({
 /** The summary of one replay. */
 export type ReplayReport = z.infer<typeof ReplayReportSchema>;
 
-/** Resolves the normalization settings from the options and the scenario, recording each source. */
+/** Replay settings a policy declares (see `ReplaySettings` in the policy types). */
+export interface PolicyNormalization {
+  /** Filter names; null: not declared. */
+  readonly normalize: readonly string[] | null;
+  /** Extra redactions; empty: none. */
+  readonly redactions: readonly Redaction[];
+}
+
+/**
+ * Resolves the normalization settings, recording each one's source. Filters: `--strict` (none), else
+ * `--normalize`, else the policy's `replay.normalize`, else all. Redactions: none under `--strict`,
+ * else the scenario's `run.normalize` followed by the policy's `replay.redactions`.
+ */
 export function resolveNormalization(
   options: Pick<ReplayOptions, "strict" | "normalize">,
   scenarioRedactions: readonly Redaction[],
+  policy: PolicyNormalization | null = null,
 ): NormalizationSettings {
   if (options.strict === true) {
     return {
@@ -99,23 +112,37 @@ export function resolveNormalization(
       redactions: { value: [], source: "flag --strict" },
     };
   }
-  const redactions = scenarioRedactions.length > 0
-    ? { value: [...scenarioRedactions], source: "scenario run.normalize" }
-    : { value: [], source: "default" };
+  const policyRedactions = policy?.redactions ?? [];
+  const sources = [
+    ...(scenarioRedactions.length > 0 ? ["scenario run.normalize"] : []),
+    ...(policyRedactions.length > 0 ? ["policy replay.redactions"] : []),
+  ];
+  const redactions = {
+    value: [...scenarioRedactions, ...policyRedactions].map((r) => ({ ...r })),
+    source: sources.length > 0 ? sources.join(" + ") : "default",
+  };
   const all = NORMALIZATION_FILTERS.map((f) => f.name);
-  if (options.normalize === undefined) return { filters: { value: all, source: "default" }, redactions };
+  const known = (names: readonly string[]): FilterName[] => {
+    const unknown = names.find((n) => !(all as string[]).includes(n));
+    if (unknown !== undefined) {
+      throw new SpecterError(
+        "E_USAGE",
+        `Unknown normalization filter "${unknown}" (known: ${all.join(", ")}, all, none)`,
+        { details: { filter: unknown } },
+      );
+    }
+    return [...names] as FilterName[];
+  };
+  if (options.normalize === undefined) {
+    if (policy !== null && policy.normalize !== null) {
+      return { filters: { value: known(policy.normalize), source: "policy replay.normalize" }, redactions };
+    }
+    return { filters: { value: all, source: "default" }, redactions };
+  }
   if (options.normalize === "all") return { filters: { value: all, source: "flag --normalize" }, redactions };
   if (options.normalize === "none") return { filters: { value: [], source: "flag --normalize" }, redactions };
-  const names = options.normalize.split(",").map((n) => n.trim());
-  const unknown = names.find((n) => !(all as string[]).includes(n));
-  if (unknown !== undefined) {
-    throw new SpecterError(
-      "E_USAGE",
-      `Unknown normalization filter "${unknown}" (known: ${all.join(", ")}, all, none)`,
-      { details: { filter: unknown } },
-    );
-  }
-  return { filters: { value: names as FilterName[], source: "flag --normalize" }, redactions };
+  const names = known(options.normalize.split(",").map((n) => n.trim()));
+  return { filters: { value: names, source: "flag --normalize" }, redactions };
 }
 
 /** Checks `checksums.json` against the bundle; throws `E_REPLAY_CHECKSUM` on any difference. */
@@ -174,9 +201,13 @@ export async function replayBundle(
   const runDir = join(dir, REPLAY_DIR, "run");
   // Validated now, before anything runs; enforced with the replay's own working directory.
   const recordedCwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
-  const hasPolicy = recordedPolicy(dir, loaded, recordedCwd) !== null;
+  const validated = recordedPolicy(dir, loaded, recordedCwd);
   const recorded = recordedRun(dir);
-  const settings = resolveNormalization(options, loaded.scenario.run.normalize ?? []);
+  const settings = resolveNormalization(
+    options,
+    loaded.scenario.run.normalize ?? [],
+    validated?.replay ?? null,
+  );
   const out = join(dir, REPLAY_DIR);
   try {
     Deno.removeSync(out, { recursive: true });
@@ -190,7 +221,7 @@ export async function replayBundle(
 
   const replayed = await runScenario(loaded, {
     artifacts: runDir,
-    ...(hasPolicy ? { policy: (cwd: string) => recordedPolicy(dir, loaded, cwd)! } : {}),
+    ...(validated !== null ? { policy: (cwd: string) => recordedPolicy(dir, loaded, cwd)! } : {}),
   });
   const fresh = recordedRun(runDir);
   const norm = (text: string) => normalizeText(text, settings.filters.value, settings.redactions.value);
@@ -239,7 +270,13 @@ export async function replayBundle(
 export function explainReplay(dir: string, options: ReplayOptions = {}): NormalizationSettings {
   if (options.requireChecksums === true) requireChecksums(dir);
   if (options.requireEvents === true) requireEvents(dir);
-  return resolveNormalization(options, recordedScenario(dir).scenario.run.normalize ?? []);
+  const loaded = recordedScenario(dir);
+  const cwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
+  return resolveNormalization(
+    options,
+    loaded.scenario.run.normalize ?? [],
+    recordedPolicy(dir, loaded, cwd)?.replay ?? null,
+  );
 }
 
 /** The latest replay of a bundle (`replay/replay.json` and `diff.json`); throws `E_REPLAY_BUNDLE` if none. */

@@ -39,3 +39,26 @@ Deno.test("resolveNormalization: an unknown filter is a usage error naming it", 
     (e: unknown) => e instanceof SpecterError && e.code === "E_USAGE" && e.message.includes('"nope"'),
   );
 });
+
+Deno.test("resolveNormalization: the policy's replay settings sit between the flags and the defaults", () => {
+  const policy = { normalize: ["pids"], redactions: [{ pattern: "secret", replacement: "<s>" }] };
+  assert.deepEqual(resolveNormalization({}, [redaction], policy), {
+    filters: { value: ["pids"], source: "policy replay.normalize" },
+    redactions: {
+      value: [redaction, policy.redactions[0]],
+      source: "scenario run.normalize + policy replay.redactions",
+    },
+  });
+  assert.deepEqual(resolveNormalization({ normalize: "all" }, [], policy).filters, {
+    value: all,
+    source: "flag --normalize",
+  });
+  assert.deepEqual(
+    resolveNormalization({}, [], { normalize: null, redactions: [] }).filters.source,
+    "default",
+  );
+  assert.deepEqual(resolveNormalization({ strict: true }, [], policy).redactions, {
+    value: [],
+    source: "flag --strict",
+  });
+});
