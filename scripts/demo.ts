@@ -2,7 +2,8 @@
  * The quick-start demo, in the default sandbox backend (bubblewrap on Linux):
  *
  * 1. two scenarios (`fixtures/scenarios/menu.yaml`, `fullscreen.yaml`) drive fixture TUIs, wait on the
- *    screen model, assert on what is shown and write artifact bundles with snapshots;
+ *    screen model, assert on what is shown and write artifact bundles with snapshots; each bundle is
+ *    then replayed (checksums verified, a fresh run compared after normalization);
  * 2. an interactive bash (`basic` preset: system programs may run; no host writes, no network) with a
  *    python3 REPL inside it, job control and a resize.
  *
@@ -17,6 +18,7 @@ import { join, resolve } from "node:path";
 import { type Frame, plainText, spawn, Transcript } from "../src/mod.ts";
 import { loadPolicy } from "../src/policy/mod.ts";
 import { loadScenario } from "../src/scenario/load.ts";
+import { replayBundle } from "../src/replay/mod.ts";
 import { runScenario } from "../src/scenario/runner.ts";
 
 const { values } = parseArgs({ options: { out: { type: "string" } } });
@@ -43,7 +45,14 @@ for (const name of ["menu", "fullscreen"]) {
       ),
   });
   scenariosPassed &&= result.status === "Passed";
-  print(`    ${result.status} in ${result.duration_ms} ms, snapshots in ${result.artifacts}/snapshots/\n`);
+  print(`    ${result.status} in ${result.duration_ms} ms, snapshots in ${result.artifacts}/snapshots/`);
+  // Replay the bundle just written: checksums verified first, then a fresh run compared after normalization.
+  const { report } = await replayBundle(result.artifacts, { requireChecksums: true, requireEvents: true });
+  scenariosPassed &&= report.status === "Match";
+  print(
+    `    replay: ${report.status} (checksums verified; ${report.compared.snapshots} snapshots, transcript ` +
+      `and result compared)\n`,
+  );
 }
 
 const policy = loadPolicy("basic", {

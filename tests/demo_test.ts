@@ -16,6 +16,7 @@ sessionTest("the demo drives bash and python3, prints a summary and writes artif
     assert.equal(result.code, 0, stdout + new TextDecoder().decode(result.stderr));
     assert.equal(stdout.match(/✓/g)?.length, 6 + 10 + 12, stdout); // Two scenarios' steps, then the tour.
     assert.equal(stdout.match(/Passed in/g)?.length, 2, stdout);
+    assert.equal(stdout.match(/replay: Match \(checksums verified; [1-9]\d* snapshots/g)?.length, 2, stdout);
     await Deno.stat(`${out}/scenario-menu/snapshots/002-on-cherry.txt`);
     assert.match(stdout, /sum of squares below 10 = 285/);
     assert.match(stdout, /stty size → 30 100/);
