@@ -343,9 +343,12 @@ sessionTest(
         bufferBytes: 1024,
         overflowTimeoutMs: 20_000,
       });
-      // Fall behind for longer than the 2 s drain deadline that applies after the child is reaped.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // cat must finish while reading is paused (polled: a loaded machine may take a while to run it).
+      const deadline = Date.now() + 15_000;
+      while (alive(session.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.ok(!alive(session.pid), "cat finished while reading was paused");
+      // Then fall behind for longer than the 2 s drain deadline that applies after the child is reaped.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
       let received = 0;
       for await (const frame of session.frames()) if (frame.type === "stdout") received += frame.data.length;
       assert.equal(received, size);
