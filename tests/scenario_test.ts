@@ -189,3 +189,50 @@ sessionTest("specter test: progress lines, --json RunResult, non-zero exit on fa
     assert.equal(result.steps[1].message, "Exit code was 0");
   });
 });
+
+sessionTest(
+  "expect {file} reads only regular files inside the working directory (no planted symlinks)",
+  async () => {
+    await withTempDir(async (tmp) => {
+      const text = `version: 1
+name: plants a symlink
+run:
+  argv: [/bin/sh, -c, "ln -s /etc/passwd leak; mkdir d; ln -s /etc d/etc; echo done"]
+  workspace: { files: { seed.txt: "x" } }
+  policy: workspace
+  ack_unsafe_write: true
+steps:
+  - wait_for: { exit: true }
+  - expect: { file: leak, contains: root }
+`;
+      const run = (steps: string) =>
+        runScenario(
+          parseScenario(text.replace("  - expect: { file: leak, contains: root }\n", steps), `${tmp}/s.yaml`),
+          {
+            artifacts: `${tmp}/${crypto.randomUUID()}`,
+          },
+        );
+      const cases: [string, RegExp][] = [
+        [
+          "  - expect: { file: leak, contains: root }\n",
+          /File "leak" resolves outside the working directory/,
+        ],
+        ["  - expect: { file: d/etc/passwd, contains: root }\n", /File "d\/etc\/passwd" resolves outside/],
+        ["  - expect: { file: d, contains: x }\n", /File "d" is not a regular file/],
+        [
+          "  - expect: { file: missing.txt, contains: such }\n",
+          /File "missing\.txt" cannot be read: No such file/,
+        ],
+      ];
+      for (const [step, message] of cases) {
+        const result = await run(step);
+        assert.equal(result.status, "Failed", step);
+        const failed = result.steps.find((s) => s.status === "failed")!;
+        assert.match(failed.message ?? "", message);
+        assert.doesNotMatch(JSON.stringify(result), /root:x:0:0/, "no host file content in the result");
+      }
+      assert.equal((await run("  - expect: { file: seed.txt, equals: x }\n")).status, "Passed");
+    });
+  },
+  60_000,
+);

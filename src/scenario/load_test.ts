@@ -87,3 +87,14 @@ for (const [text, code, message] of BAD) {
     });
   });
 }
+
+Deno.test("expect {file} takes only relative paths inside the working directory", () => {
+  for (const file of ["/etc/passwd", "../x", "a/../../b", "./a"]) {
+    const text =
+      `version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {expect: {file: "${file}", contains: c}} ]\n`;
+    assert.throws(
+      () => parseScenario(text),
+      (e: unknown) => (e as { code: string }).code === "E_SCENARIO_SCHEMA",
+    );
+  }
+});

@@ -397,16 +397,16 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       return;
     }
     if ("file" in what) {
-      const path = resolvePath(cwd, what.file);
-      const actual = await Deno.readTextFile(path).catch((e: unknown) =>
-        `(cannot read: ${(e as Error).message})`
-      );
-      if ("equals" in what ? actual !== what.equals : !actual.includes(what.contains)) {
-        const expected = "equals" in what
-          ? JSON.stringify(what.equals)
-          : `containing ${JSON.stringify(what.contains)}`;
+      const expected = "equals" in what
+        ? JSON.stringify(what.equals)
+        : `containing ${JSON.stringify(what.contains)}`;
+      const read = readRunFile(cwd, what.file);
+      if ("problem" in read) {
+        throw new StepFailure(`File "${what.file}" ${read.problem}`, `file "${what.file}" ${expected}`);
+      }
+      if ("equals" in what ? read.text !== what.equals : !read.text.includes(what.contains)) {
         throw new StepFailure(
-          `File "${path}" is ${JSON.stringify(actual)}`,
+          `File "${what.file}" is ${JSON.stringify(read.text)}`,
           `file "${what.file}" ${expected}`,
         );
       }
@@ -464,6 +464,30 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     return finish("Error");
   }
   return finish(failed ? "Failed" : "Passed");
+}
+
+/** Largest file an `expect: {file}` step reads (the program wrote it; it could be anything). */
+const MAX_EXPECT_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads a file the program may have written, as the host user: only a regular file that resolves inside
+ * the working directory (the program could have planted a symlink to a host secret) and is not huge.
+ */
+function readRunFile(cwd: string, file: string): { text: string } | { problem: string } {
+  try {
+    const real = Deno.realPathSync(resolve(cwd, file));
+    if (!real.startsWith(`${Deno.realPathSync(cwd)}/`)) {
+      return { problem: "resolves outside the working directory" };
+    }
+    const info = Deno.statSync(real);
+    if (!info.isFile) return { problem: "is not a regular file" };
+    if (info.size > MAX_EXPECT_FILE_BYTES) {
+      return { problem: `is larger than ${MAX_EXPECT_FILE_BYTES} bytes` };
+    }
+    return { text: Deno.readTextFileSync(real) };
+  } catch (error: unknown) {
+    return { problem: `cannot be read: ${(error as Error).message}` };
+  }
 }
 
 function resolvePath(dir: string, path: string): string {

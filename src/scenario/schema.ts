@@ -15,20 +15,20 @@ const timeout = positive.max(600_000).optional().describe(
   "Milliseconds before the step fails (default 10000)",
 );
 
-/** A relative file path without `.`/`..` segments, so seeded files stay inside the workspace. */
+/** A relative file path without `.`/`..` segments, so the path stays inside the working directory. */
 const relativeFile = z.string().refine(
   (p) => p.length > 0 && !p.startsWith("/") && p.split("/").every((s) => s !== "" && s !== "." && s !== ".."),
   { message: "must be a relative path without empty, . or .. segments" },
 );
 
-/** A fresh working directory for the run, inside its artifacts. */
+/** A fresh working directory for the run, archived into its artifacts. */
 export const WorkspaceSchema = z.strictObject({
   files: z.record(relativeFile, z.string()).optional().describe(
     "Files to create before the run, by relative path, with their text; none when absent",
   ),
 }).describe(
-  "A fresh directory created in the artifacts (workspace/) and seeded with files; it becomes the cwd and " +
-    "the policy's ${workspace}, and stays in the bundle. Cannot be combined with cwd",
+  "A fresh directory in the system temp directory, seeded with files; it becomes the cwd and the policy's " +
+    "${workspace}, and is archived into the bundle (workspace/) after the run. Cannot be combined with cwd",
 );
 
 /** How the program runs. Absent fields take the session defaults; the sandbox is on (policy strict). */
@@ -84,10 +84,10 @@ const ExpectSchema = z.strictObject({
     z.strictObject({ alt_screen: z.boolean() }),
     z.strictObject({ exit_code: z.int() }),
     z.strictObject({
-      file: z.string().min(1).describe("A file, relative to the run's working directory"),
+      file: relativeFile.describe("A file, relative to the run's working directory (no `..`)"),
       equals: z.string().describe("Its exact text"),
     }),
-    z.strictObject({ file: z.string().min(1), contains: z.string().min(1).describe("Text it contains") }),
+    z.strictObject({ file: relativeFile, contains: z.string().min(1).describe("Text it contains") }),
     z.strictObject({
       snapshot_equals: z.string().min(1).describe("Golden .txt file, relative to the scenario"),
     }),
