@@ -95,7 +95,9 @@ export class CliProcess {
 
   constructor(args: string[]) {
     this.child = new Deno.Command(DENO, {
-      args: ["run", "-A", `${ROOT}/main.ts`, ...args],
+      // --quiet: Deno's own diagnostics (e.g. "Download …" when it refreshes npm metadata) are not
+      // Specter's output, and tests compare stderr exactly.
+      args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

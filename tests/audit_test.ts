@@ -12,7 +12,7 @@ type Record = { [key: string]: unknown; event: string };
 
 async function cli(args: string[], env: { [name: string]: string } = {}) {
   const out = await new Deno.Command(DENO, {
-    args: ["run", "-A", `${ROOT}/main.ts`, ...args],
+    args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
     env,
     stdin: "null",
     stdout: "piped",

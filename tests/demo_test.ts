@@ -7,7 +7,7 @@ import { DENO, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
 sessionTest("the demo drives bash and python3, prints a summary and writes artifacts", async () => {
   await withTempDir(async (out) => {
     const result = await new Deno.Command(DENO, {
-      args: ["run", "-A", `${ROOT}/scripts/demo.ts`, "--out", out],
+      args: ["run", "--quiet", "-A", `${ROOT}/scripts/demo.ts`, "--out", out],
       cwd: ROOT,
       stdout: "piped",
       stderr: "piped",

@@ -27,7 +27,7 @@ async function specter(...args: string[]): Promise<CliResult> {
 
 async function specterWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   const { code, stdout, stderr } = await new Deno.Command(DENO, {
-    args: ["run", "-A", `${ROOT}/main.ts`, ...args],
+    args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -232,7 +232,7 @@ sessionTest(
         [
           "session.cast",
           (c) => Deno.writeTextFile(`${c}/session.cast`, "garbage\n"),
-          /"session\.cast" is not valid JSON/,
+          /"session\.cast" does not start with an asciicast v2 header/,
         ],
         [
           "session.cast event",

@@ -168,7 +168,7 @@ sessionTest("specter test: progress lines, --json RunResult, non-zero exit on fa
   await withTempDir(async (dir) => {
     const run = (args: string[]) =>
       new Deno.Command(DENO, {
-        args: ["run", "-A", `${ROOT}/main.ts`, "test", ...args],
+        args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, "test", ...args],
         stdout: "piped",
         stderr: "piped",
       })

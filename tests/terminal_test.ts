@@ -231,7 +231,7 @@ class LiveCli {
 
   constructor(args: string[]) {
     const child = new Deno.Command(DENO, {
-      args: ["run", "-A", `${ROOT}/main.ts`, ...args],
+      args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
       stdin: "piped",
       stdout: "piped",
       stderr: "null",

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { FILTER_NAMES } from "../replay/normalize.ts";
 import { VERSION } from "../version.ts";
 
 const SESSION_FLAGS_HELP = `Sandbox flags (default: --sandbox auto --policy strict, bubblewrap on Linux):
@@ -92,7 +93,7 @@ Exit 0 match; 1 drift; 2 unusable bundle (E_REPLAY_BUNDLE, _CHECKSUM, _EVENTS) o
 could not start (E_REPLAY_RUN).
 
   --strict                   No normalization at all (filters and scenario redactions off)
-  --normalize LIST           all (default), none, or filters: ${"timestamps,clock_times,session_ids,temp_paths,durations,pids"}
+  --normalize LIST           all (default), none, or filters: ${FILTER_NAMES.join(",")}
   --explain                  Print the normalization settings and their sources; do not replay
   --require-checksums        Fail (E_REPLAY_CHECKSUM) unless checksums.json matches every file
   --require-events           Fail (E_REPLAY_EVENTS) unless events.ndjson holds valid frames

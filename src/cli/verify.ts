@@ -7,7 +7,14 @@
  */
 import { UsageError } from "../errors.ts";
 import { fromBase64 } from "../frames/utf8.ts";
-import { type FilterName, NORMALIZATION_FILTERS, normalizeText, unifiedDiff } from "../replay/mod.ts";
+import {
+  castTranscript,
+  FILTER_NAMES,
+  type FilterName,
+  normalizeText,
+  parseFilters,
+  unifiedDiff,
+} from "../replay/mod.ts";
 import { plainText } from "../session/plain_text.ts";
 import { spawn } from "../session/spawn_session.ts";
 import { snapshotText } from "../terminal/mod.ts";
@@ -24,24 +31,8 @@ const VERIFY_FLAGS = {
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 function filtersOf(normalize: string | undefined, strict: boolean): FilterName[] {
-  if (strict || normalize === "none") return [];
-  if (normalize === undefined || normalize === "all") return NORMALIZATION_FILTERS.map((f) => f.name);
-  const names = normalize.split(",").map((n) => n.trim());
-  const known = NORMALIZATION_FILTERS.map((f) => f.name as string);
-  const unknown = names.filter((n) => !known.includes(n));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `Unknown normalization filter "${unknown[0]}" (known: ${known.join(", ")}, all, none)`,
-    );
-  }
-  return names as FilterName[];
-}
-
-/** The transcript a `.cast` file records: its output events, as plain text. */
-function castTranscript(text: string): string {
-  const lines = text.trim().split("\n").slice(1);
-  const output = lines.map((l) => JSON.parse(l) as [number, string, string]).filter((e) => e[1] === "o");
-  return plainText(output.map((e) => e[2]).join(""));
+  if (strict) return [];
+  return normalize === undefined ? [...FILTER_NAMES] : parseFilters(normalize);
 }
 
 /** Runs `specter verify ARGS`; resolves with the exit code. */
@@ -104,10 +95,13 @@ export async function verifyCommand(
   } catch {
     throw new UsageError(`Golden "${golden}" cannot be read (create it with --update)`);
   }
-  const expected = normalizeText(
-    golden.endsWith(".cast") ? castTranscript(expectedText) : expectedText,
-    filters,
-  );
+  let goldenText = expectedText;
+  if (golden.endsWith(".cast")) {
+    const cast = castTranscript(expectedText);
+    if ("problem" in cast) throw new UsageError(`Golden "${golden}" ${cast.problem}`);
+    goldenText = cast.text;
+  }
+  const expected = normalizeText(goldenText, filters);
   const diff = unifiedDiff(expected, actual, [golden, `${what} of ${rest.join(" ")}`]);
   if (diff === "") {
     out(`verify: OK (${what} matches "${golden}")`);

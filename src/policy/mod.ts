@@ -15,7 +15,6 @@ export { DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES, type Pres
 export {
   BUDGET_KEYS,
   ENV_NAME_PATTERN,
-  FILTER_NAMES,
   NETWORK_MODES,
   POLICY_VERSION,
   type PolicyFile,

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { NORMALIZATION_FILTERS } from "../replay/normalize.ts";
+import { FILTER_NAMES, type FilterName } from "../replay/normalize.ts";
 
 /** The only policy format version this Specter reads. */
 export const POLICY_VERSION = 1;
@@ -60,9 +60,6 @@ export const BudgetsSchema = z
   })
   .describe("Resource ceilings, positive integers. Absent: no ceiling of that kind.");
 
-/** The built-in normalization filter names a policy may pick. */
-export const FILTER_NAMES = NORMALIZATION_FILTERS.map((f) => f.name);
-
 function compiles(pattern: string): boolean {
   try {
     new RegExp(pattern, "g");
@@ -75,7 +72,10 @@ function compiles(pattern: string): boolean {
 /** The `replay` table: how `specter replay` normalizes runs under this policy (flags override it). */
 export const ReplaySettingsSchema = z
   .strictObject({
-    normalize: z.union([z.enum(["all", "none"]), z.array(z.enum(FILTER_NAMES))]).describe(
+    normalize: z.union([
+      z.enum(["all", "none"]),
+      z.array(z.enum(FILTER_NAMES as [FilterName, ...FilterName[]])),
+    ]).describe(
       'Built-in filters a replay applies: "all", "none" or a list of names. Absent: all.',
     ).optional(),
     redactions: z.array(z.strictObject({

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { FilterName } from "../replay/normalize.ts";
 
 /** Resource ceilings; `null` means no ceiling of that kind. */
 export interface Budgets {
@@ -54,7 +55,7 @@ export interface Policy {
 /** Replay normalization defaults a policy declares. */
 export interface ReplaySettings {
   /** Built-in filter names to apply; `null` (absent in the file) means the default, all of them. */
-  readonly normalize: readonly string[] | null;
+  readonly normalize: readonly FilterName[] | null;
   /** Regex redactions applied after the filters. Empty: none. */
   readonly redactions: readonly { readonly pattern: string; readonly replacement: string }[];
 }

@@ -10,8 +10,8 @@ import { SpecterError } from "../errors.ts";
 import { checkPolicyDocument, type Policy } from "../policy/mod.ts";
 import type { LoadedScenario } from "../scenario/load.ts";
 import { ScenarioSchema } from "../scenario/schema.ts";
-import { plainText } from "../session/plain_text.ts";
 import { ScreenSnapshotSchema, snapshotText } from "../terminal/mod.ts";
+import { castTranscript } from "./cast.ts";
 
 /** The parts of `run.json` a replay compares. */
 const RecordedResultSchema = z.object({
@@ -63,7 +63,8 @@ function withoutNulls(key: string, table: unknown): Record<string, unknown> {
   return { [key]: Object.fromEntries(Object.entries(table).filter(([, v]) => v !== null)) };
 }
 
-function parseJson(dir: string, name: string, text: string): unknown {
+/** Parses a bundle file's JSON text; throws `E_REPLAY_BUNDLE` naming the file when it is not JSON. */
+export function parseJson(dir: string, name: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -168,18 +169,9 @@ function recordedTranscript(dir: string): string | null {
   const name = "session.cast";
   const text = readBundleFile(dir, name);
   if (text === null) return null;
-  const [header = "", ...lines] = text.trimEnd().split("\n");
-  const Event = z.tuple([z.number(), z.string(), z.string()]);
-  if (!z.object({ version: z.literal(2) }).safeParse(parseJson(dir, name, header)).success) {
-    throw bundleError(dir, `"${name}" does not start with an asciicast v2 header`, name);
-  }
-  const output: string[] = [];
-  for (const [i, line] of lines.entries()) {
-    const event = Event.safeParse(parseJson(dir, name, line));
-    if (!event.success) throw bundleError(dir, `"${name}" line ${i + 2} is not an asciicast event`, name);
-    if (event.data[1] === "o") output.push(event.data[2]);
-  }
-  return plainText(output.join(""));
+  const cast = castTranscript(text);
+  if ("problem" in cast) throw bundleError(dir, `"${name}" ${cast.problem}`, name);
+  return cast.text;
 }
 
 /** Reads and validates what a bundle recorded (snapshots, transcript, result). */

@@ -3,8 +3,16 @@
  *
  * @module
  */
+export { castTranscript } from "./cast.ts";
 export { unifiedDiff } from "./diff.ts";
-export { type FilterName, NORMALIZATION_FILTERS, normalizeText, type Redaction } from "./normalize.ts";
+export {
+  FILTER_NAMES,
+  type FilterName,
+  NORMALIZATION_FILTERS,
+  normalizeText,
+  parseFilters,
+  type Redaction,
+} from "./normalize.ts";
 export {
   explainReplay,
   latestReplay,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { UsageError } from "../errors.ts";
 
 /** The built-in filters, in the order they apply; each is a named regex and its placeholder. */
 export const NORMALIZATION_FILTERS = [
@@ -26,6 +27,26 @@ export const NORMALIZATION_FILTERS = [
 /** A filter's name. */
 export type FilterName = typeof NORMALIZATION_FILTERS[number]["name"];
 
+/** Every filter's name, in the order they apply. */
+export const FILTER_NAMES: readonly FilterName[] = NORMALIZATION_FILTERS.map((f) => f.name);
+
+/**
+ * Parses a `--normalize` value: `all`, `none`, or comma-separated filter names. Throws `E_USAGE` naming
+ * an unknown filter.
+ */
+export function parseFilters(spec: string): FilterName[] {
+  if (spec === "all") return [...FILTER_NAMES];
+  if (spec === "none") return [];
+  const names = spec.split(",").map((n) => n.trim());
+  const unknown = names.find((n) => !(FILTER_NAMES as readonly string[]).includes(n));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `Unknown normalization filter "${unknown}" (known: ${FILTER_NAMES.join(", ")}, all, none)`,
+    );
+  }
+  return names as FilterName[];
+}
+
 /** A redaction declared by a scenario or the caller. */
 export interface Redaction {
   /** A regular expression (global). */
@@ -40,7 +61,7 @@ export interface Redaction {
  */
 export function normalizeText(
   text: string,
-  filters: readonly FilterName[] = NORMALIZATION_FILTERS.map((f) => f.name),
+  filters: readonly FilterName[] = FILTER_NAMES,
   redactions: readonly Redaction[] = [],
 ): string {
   let out = text;

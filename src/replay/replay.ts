@@ -14,6 +14,7 @@ import { FrameSchema } from "../frames/schema.ts";
 import { runScenario } from "../scenario/runner.ts";
 import {
   bundleError,
+  parseJson,
   readBundleFile,
   recordedPolicy,
   type RecordedResult,
@@ -21,7 +22,8 @@ import {
   recordedScenario,
 } from "./_bundle.ts";
 import { unifiedDiff } from "./diff.ts";
-import { type FilterName, NORMALIZATION_FILTERS, normalizeText, type Redaction } from "./normalize.ts";
+import { FILTER_NAMES, type FilterName, normalizeText, parseFilters, type Redaction } from "./normalize.ts";
+import type { ReplaySettings } from "../policy/mod.ts";
 
 /** Where replay outputs go, inside the bundle. */
 export const REPLAY_DIR = "replay";
@@ -44,7 +46,7 @@ const source = z.string().describe(
 
 /** The normalization a replay applies (`normalization.json`): each setting with where it came from. */
 export const NormalizationSettingsSchema = z.object({
-  filters: z.object({ value: z.array(z.enum(NORMALIZATION_FILTERS.map((f) => f.name))), source }),
+  filters: z.object({ value: z.array(z.enum(FILTER_NAMES as [FilterName, ...FilterName[]])), source }),
   redactions: z.object({
     value: z.array(z.object({ pattern: z.string(), replacement: z.string() })),
     source,
@@ -88,14 +90,6 @@ export const ReplayReportSchema = z.object({
 /** The summary of one replay. */
 export type ReplayReport = z.infer<typeof ReplayReportSchema>;
 
-/** Replay settings a policy declares (see `ReplaySettings` in the policy types). */
-export interface PolicyNormalization {
-  /** Filter names; null: not declared. */
-  readonly normalize: readonly string[] | null;
-  /** Extra redactions; empty: none. */
-  readonly redactions: readonly Redaction[];
-}
-
 /**
  * Resolves the normalization settings, recording each one's source. Filters: `--strict` (none), else
  * `--normalize`, else the policy's `replay.normalize`, else all. Redactions: none under `--strict`,
@@ -104,7 +98,7 @@ export interface PolicyNormalization {
 export function resolveNormalization(
   options: Pick<ReplayOptions, "strict" | "normalize">,
   scenarioRedactions: readonly Redaction[],
-  policy: PolicyNormalization | null = null,
+  policy: ReplaySettings | null = null,
 ): NormalizationSettings {
   if (options.strict === true) {
     return {
@@ -121,28 +115,12 @@ export function resolveNormalization(
     value: [...scenarioRedactions, ...policyRedactions].map((r) => ({ ...r })),
     source: sources.length > 0 ? sources.join(" + ") : "default",
   };
-  const all = NORMALIZATION_FILTERS.map((f) => f.name);
-  const known = (names: readonly string[]): FilterName[] => {
-    const unknown = names.find((n) => !(all as string[]).includes(n));
-    if (unknown !== undefined) {
-      throw new SpecterError(
-        "E_USAGE",
-        `Unknown normalization filter "${unknown}" (known: ${all.join(", ")}, all, none)`,
-        { details: { filter: unknown } },
-      );
-    }
-    return [...names] as FilterName[];
-  };
-  if (options.normalize === undefined) {
-    if (policy !== null && policy.normalize !== null) {
-      return { filters: { value: known(policy.normalize), source: "policy replay.normalize" }, redactions };
-    }
-    return { filters: { value: all, source: "default" }, redactions };
-  }
-  if (options.normalize === "all") return { filters: { value: all, source: "flag --normalize" }, redactions };
-  if (options.normalize === "none") return { filters: { value: [], source: "flag --normalize" }, redactions };
-  const names = known(options.normalize.split(",").map((n) => n.trim()));
-  return { filters: { value: names, source: "flag --normalize" }, redactions };
+  const filters = options.normalize !== undefined
+    ? { value: parseFilters(options.normalize), source: "flag --normalize" }
+    : policy !== null && policy.normalize !== null
+    ? { value: [...policy.normalize], source: "policy replay.normalize" }
+    : { value: [...FILTER_NAMES], source: "default" };
+  return { filters, redactions };
 }
 
 /** Checks `checksums.json` against the bundle; throws `E_REPLAY_CHECKSUM` on any difference. */
@@ -195,19 +173,9 @@ export async function replayBundle(
   dir: string,
   options: ReplayOptions = {},
 ): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
-  if (options.requireChecksums === true) requireChecksums(dir);
-  if (options.requireEvents === true) requireEvents(dir);
-  const loaded = recordedScenario(dir);
-  const runDir = join(dir, REPLAY_DIR, "run");
-  // Validated now, before anything runs; enforced with the replay's own working directory.
-  const recordedCwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
-  const validated = recordedPolicy(dir, loaded, recordedCwd);
+  const { loaded, recordedCwd, policy, settings } = prepare(dir, options);
   const recorded = recordedRun(dir);
-  const settings = resolveNormalization(
-    options,
-    loaded.scenario.run.normalize ?? [],
-    validated?.replay ?? null,
-  );
+  const runDir = join(dir, REPLAY_DIR, "run");
   const out = join(dir, REPLAY_DIR);
   try {
     Deno.removeSync(out, { recursive: true });
@@ -221,7 +189,10 @@ export async function replayBundle(
 
   const replayed = await runScenario(loaded, {
     artifacts: runDir,
-    ...(validated !== null ? { policy: (cwd: string) => recordedPolicy(dir, loaded, cwd)! } : {}),
+    // The recorded policy, checked again for the run's own cwd when that moved (a fresh workspace).
+    ...(policy !== null
+      ? { policy: (cwd: string) => cwd === recordedCwd ? policy : recordedPolicy(dir, loaded, cwd)! }
+      : {}),
   });
   const fresh = recordedRun(runDir);
   const norm = (text: string) => normalizeText(text, settings.filters.value, settings.redactions.value);
@@ -268,15 +239,21 @@ export async function replayBundle(
  * bundle's scenario is read and validated; `--require-*` are honoured). Runs nothing.
  */
 export function explainReplay(dir: string, options: ReplayOptions = {}): NormalizationSettings {
+  return prepare(dir, options).settings;
+}
+
+/**
+ * What a replay checks and resolves before anything runs: the `--require-*` checks, the recorded scenario,
+ * the recorded policy (validated for the recorded cwd) and the normalization settings.
+ */
+function prepare(dir: string, options: ReplayOptions) {
   if (options.requireChecksums === true) requireChecksums(dir);
   if (options.requireEvents === true) requireEvents(dir);
   const loaded = recordedScenario(dir);
-  const cwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
-  return resolveNormalization(
-    options,
-    loaded.scenario.run.normalize ?? [],
-    recordedPolicy(dir, loaded, cwd)?.replay ?? null,
-  );
+  const recordedCwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
+  const policy = recordedPolicy(dir, loaded, recordedCwd);
+  const settings = resolveNormalization(options, loaded.scenario.run.normalize ?? [], policy?.replay ?? null);
+  return { loaded, recordedCwd, policy, settings };
 }
 
 /** The latest replay of a bundle (`replay/replay.json` and `diff.json`); throws `E_REPLAY_BUNDLE` if none. */
@@ -284,21 +261,13 @@ export function latestReplay(dir: string): { report: ReplayReport; differences: 
   const name = `${REPLAY_DIR}/replay.json`;
   const text = readBundleFile(dir, name);
   if (text === null) throw bundleError(dir, `has not been replayed (no "${name}")`, name);
-  const report = ReplayReportSchema.safeParse(parseOrNull(text));
+  const report = ReplayReportSchema.safeParse(parseJson(dir, name, text));
   if (!report.success) throw bundleError(dir, `"${name}" is not a valid replay report`, name);
   const diffName = `${REPLAY_DIR}/diff.json`;
   const diffText = readBundleFile(dir, diffName);
   const differences = z.array(ReplayDifferenceSchema).safeParse(
-    diffText === null ? [] : parseOrNull(diffText),
+    diffText === null ? [] : parseJson(dir, diffName, diffText),
   );
   if (!differences.success) throw bundleError(dir, `"${diffName}" is not a valid diff list`, diffName);
   return { report: report.data, differences: differences.data };
-}
-
-function parseOrNull(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null; // Fails the schema check that follows, which names the file.
-  }
 }

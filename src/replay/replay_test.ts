@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { SpecterError } from "../errors.ts";
+import type { ReplaySettings } from "../policy/mod.ts";
 import { NORMALIZATION_FILTERS } from "./normalize.ts";
 import { resolveNormalization } from "./replay.ts";
 
@@ -41,7 +42,10 @@ Deno.test("resolveNormalization: an unknown filter is a usage error naming it", 
 });
 
 Deno.test("resolveNormalization: the policy's replay settings sit between the flags and the defaults", () => {
-  const policy = { normalize: ["pids"], redactions: [{ pattern: "secret", replacement: "<s>" }] };
+  const policy: ReplaySettings = {
+    normalize: ["pids"],
+    redactions: [{ pattern: "secret", replacement: "<s>" }],
+  };
   assert.deepEqual(resolveNormalization({}, [redaction], policy), {
     filters: { value: ["pids"], source: "policy replay.normalize" },
     redactions: {

@@ -7,7 +7,7 @@ import { shareWithSandbox } from "./_sandbox.ts";
 
 async function cli(args: string[], env: Record<string, string> = {}) {
   const out = await new Deno.Command(DENO, {
-    args: ["run", "-A", `${ROOT}/main.ts`, ...args],
+    args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
     env,
     stdin: "null",
     stdout: "piped",
