@@ -23,6 +23,9 @@ import { sha256 } from "../sandbox/fingerprint.ts";
 /** The checksum file's name. */
 export const CHECKSUMS_FILE = "checksums.json";
 
+/** Where `specter replay` writes inside a bundle, after it was sealed: not covered by its checksums. */
+export const REPLAY_DIR = "replay";
+
 /** Writes files into one run's artifacts directory. */
 export class ArtifactBundle {
   /** The directory. */
@@ -95,7 +98,7 @@ function files(dir: string, root = dir): string[] {
  */
 export function checksums(dir: string): Record<string, string> {
   return Object.fromEntries(
-    files(dir).filter((f) => f !== CHECKSUMS_FILE && !f.startsWith("replay/")).map((
+    files(dir).filter((f) => f !== CHECKSUMS_FILE && !f.startsWith(`${REPLAY_DIR}/`)).map((
       f,
     ) => [f, digest(join(dir, f))]),
   );

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { CHECKSUMS_FILE, verifyChecksums } from "../artifacts/bundle.ts";
+import { CHECKSUMS_FILE, REPLAY_DIR, verifyChecksums } from "../artifacts/bundle.ts";
 import { SpecterError } from "../errors.ts";
 import { FrameSchema } from "../frames/schema.ts";
 import { runScenario } from "../scenario/runner.ts";
@@ -25,8 +25,7 @@ import { unifiedDiff } from "./diff.ts";
 import { FILTER_NAMES, type FilterName, normalizeText, parseFilters, type Redaction } from "./normalize.ts";
 import type { ReplaySettings } from "../policy/mod.ts";
 
-/** Where replay outputs go, inside the bundle. */
-export const REPLAY_DIR = "replay";
+export { REPLAY_DIR };
 
 /** What a replay is asked to do; absent fields take the defaults noted on each. */
 export interface ReplayOptions {

@@ -82,15 +82,18 @@ function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
 }
 
+/** One bind: the host path, its kind, and where it lands inside the sandbox. */
+interface Bind {
+  readonly path: string;
+  readonly kind: BindKind;
+  readonly dest: string;
+}
+
 /** True when a read-only bind strictly above `target` exposes it and no writable bind contains it. */
-function covered(
-  target: string,
-  binds: readonly { path: string; kind: BindKind }[],
-  dest: (path: string) => string,
-): boolean {
+function covered(target: string, binds: readonly Bind[]): boolean {
   const above = (root: string) => root !== target && within(target, root);
-  const visible = binds.some((b) => (b.kind === "exec" || b.kind === "read") && above(dest(b.path)));
-  return visible && !binds.some((b) => b.kind === "write" && within(target, dest(b.path)));
+  const visible = binds.some((b) => (b.kind === "exec" || b.kind === "read") && above(b.dest));
+  return visible && !binds.some((b) => b.kind === "write" && within(target, b.dest));
 }
 
 /**
@@ -149,7 +152,7 @@ export function bwrapPlan(
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
   // inside a writable root stays read-only, and strict-write protection sits on its root.
   const command = programCommand(request);
-  const binds: { path: string; kind: BindKind }[] = [
+  const entries: { path: string; kind: BindKind }[] = [
     { path: request.program, kind: "exec" },
     // The rlimit launcher, when there is one, must exist inside too.
     ...(command[0] !== request.program ? [{ path: command[0]!, kind: "exec" as const }] : []),
@@ -161,18 +164,18 @@ export function bwrapPlan(
     ...policy.fs.write.map((path) => ({ path, kind: "write" as const })),
     ...(options.protect ?? []).map((path) => ({ path, kind: "protect" as const })),
   ];
-  const depth = (path: string) => sandboxPath(path, host.mergedUsr).split("/").length;
-  binds.sort((a, b) => depth(a.path) - depth(b.path) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
-  const dest = (path: string) => sandboxPath(path, host.mergedUsr);
-  for (const { path, kind } of binds) {
+  const binds: Bind[] = entries.map((e) => ({ ...e, dest: sandboxPath(e.path, host.mergedUsr) }));
+  const depth = (b: Bind) => b.dest.split("/").length;
+  binds.sort((a, b) => depth(a) - depth(b) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
+  for (const { path, kind, dest } of binds) {
     // An executable already visible read-only through an allowed directory is not bound again: the
     // bind would add nothing, and bwrap cannot bind onto a symlink there (Debian's /usr/bin/vim ->
     // /etc/alternatives/vim: "Can't create file"). Under a writable root it is still bound, read-only.
-    if (kind === "exec" && covered(dest(path), binds, dest)) continue;
+    if (kind === "exec" && covered(dest, binds)) continue;
     // The program and its launcher must exist (a plain --ro-bind fails loudly); allowlist entries may not.
     const required = path === request.program || path === command[0];
     const flag = kind === "write" ? "--bind" : required ? "--ro-bind" : "--ro-bind-try";
-    args.push(flag, path, dest(path));
+    args.push(flag, path, dest);
   }
 
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.
