@@ -28,5 +28,4 @@ export {
   requireChecksums,
   requireEvents,
   resolveNormalization,
-  type SettingSource,
 } from "./replay.ts";

@@ -40,7 +40,8 @@ export interface ReplayOptions {
 }
 
 const source = z.string().describe(
-  "`default`, `flag --strict`, `flag --normalize` or `scenario run.normalize`",
+  "Where the setting came from: `default`, `flag --strict`, `flag --normalize`, `policy replay.normalize`, " +
+    "or for redactions `scenario run.normalize` and/or `policy replay.redactions` joined by ` + `",
 );
 
 /** The normalization a replay applies (`normalization.json`): each setting with where it came from. */
@@ -54,9 +55,6 @@ export const NormalizationSettingsSchema = z.object({
 
 /** The normalization a replay applies. */
 export type NormalizationSettings = z.infer<typeof NormalizationSettingsSchema>;
-
-/** One resolved setting and where it came from. */
-export type SettingSource<T> = { value: T; source: string };
 
 /** One difference between the recorded run and the replay (an entry of `diff.json`). */
 export const ReplayDifferenceSchema = z.object({
