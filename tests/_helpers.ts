@@ -66,12 +66,24 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
 /** Explicitly unsandboxed: for tests of the PTY layer itself (sandbox tests live in tests/sandbox/). */
 export const NO_SANDBOX = { mode: "none", acknowledge: "unsafe-no-sandbox" } as const;
 
+let readerThreadDefault: boolean | undefined;
+
+/** Makes {@link start} read every session on the reader thread (unless a test says otherwise). */
+export function useReaderThread(): void {
+  readerThreadDefault = true;
+}
+
+/** `spawn(options)`, on the reader thread after {@link useReaderThread} unless `options` say otherwise. */
+export function spawnSession(options: SpawnOptions): Session {
+  return spawn({ readerThread: readerThreadDefault, ...options });
+}
+
 /**
  * Spawns a session (idle frames off unless asked for; no sandbox unless `options.sandbox` says so) and
  * reads it with a {@link Transcript}.
  */
 export function start(options: SpawnOptions): Transcript {
-  const session = spawn({ idleMs: 0, sandbox: NO_SANDBOX, ...options });
+  const session = spawnSession({ idleMs: 0, sandbox: NO_SANDBOX, ...options });
   started.add(session);
   return new Transcript(session);
 }

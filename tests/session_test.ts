@@ -3,8 +3,16 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { alive, jobControlRoundTrip, NO_SANDBOX, sessionTest, start, withTempDir } from "./_helpers.ts";
-import { spawn, Transcript } from "../src/mod.ts";
+import {
+  alive,
+  jobControlRoundTrip,
+  NO_SANDBOX,
+  sessionTest,
+  spawnSession,
+  start,
+  withTempDir,
+} from "./_helpers.ts";
+import { Transcript } from "../src/mod.ts";
 import { reactor } from "../src/pty/reactor.ts";
 import { libc } from "../src/pty/_libc.ts";
 
@@ -190,7 +198,7 @@ sessionTest("200 concurrent sessions each echo their own id", async () => {
 }, 60_000);
 
 sessionTest("idle fires once after quiet output, prompt matches the settled current line", async () => {
-  const r = new Transcript(spawn({
+  const r = new Transcript(spawnSession({
     sandbox: NO_SANDBOX,
     argv: ["sh", "-c", "printf 'loading\\r\\nready> '; read -r _"],
     idleMs: 150,
@@ -235,7 +243,7 @@ sessionTest("frames have strictly increasing seq from 0 and increasing ts", asyn
 });
 
 sessionTest("a slow consumer pauses reading instead of growing memory, then overflow kills", async () => {
-  const session = spawn({
+  const session = spawnSession({
     sandbox: NO_SANDBOX,
     argv: ["sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
     idleMs: 0,
@@ -336,7 +344,7 @@ sessionTest(
       // all and exits while reading is paused, leaving output in the terminal that is still owed.
       const size = 12_000;
       await Deno.writeFile(`${dir}/data`, new Uint8Array(size).fill(0x61));
-      const session = spawn({
+      const session = spawnSession({
         sandbox: NO_SANDBOX,
         argv: ["sh", "-c", 'stty -opost; exec cat "$1"', "sh", `${dir}/data`],
         idleMs: 0,

@@ -114,6 +114,8 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
     env,
     sandbox,
     promptRegex: list(values, "prompt-regex"),
+    // One session per process: the reader thread's memory is paid once, and it buys output throughput.
+    readerThread: true,
   };
   const set = <K extends keyof SpawnOptions>(key: K, value: SpawnOptions[K] | undefined) => {
     if (value !== undefined) options[key] = value;

@@ -43,6 +43,18 @@ export function setNonBlocking(fd: number): boolean {
   return addFdFlags(fd, table.fcntl.F_GETFL, table.fcntl.F_SETFL, table.o.NONBLOCK);
 }
 
+/** Opens a pipe whose ends are both non-blocking and close-on-exec: `[read, write]` (a wake-up channel). */
+export function openWakePipe(): [number, number] {
+  const pair = new Int32Array(2);
+  const lib = libc();
+  if (lib.sym.pipe(pair) !== 0) throw new Error(`pipe() failed with errno ${lib.errno()}`);
+  for (const fd of pair) {
+    setCloseOnExec(fd);
+    setNonBlocking(fd);
+  }
+  return [pair[0]!, pair[1]!];
+}
+
 const NAME_BUFFER = new Uint8Array(4096);
 
 /** Opens a terminal pair of `cols`×`rows` (throws `E_PTY_OPEN`). */

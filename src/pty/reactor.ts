@@ -9,7 +9,7 @@
  * @module
  */
 import { libc } from "./_libc.ts";
-import { setCloseOnExec, setNonBlocking } from "./pty.ts";
+import { openWakePipe } from "./pty.ts";
 
 /** Something with an fd the reactor polls. */
 export interface PollClient {
@@ -64,14 +64,7 @@ export class Reactor {
 
   #openWakePipe(): void {
     if (this.#wakeRead >= 0) return;
-    const pair = new Int32Array(2);
-    const lib = libc();
-    if (lib.sym.pipe(pair) !== 0) throw new Error(`pipe() failed with errno ${lib.errno()}`);
-    [this.#wakeRead, this.#wakeWrite] = [pair[0]!, pair[1]!];
-    for (const fd of [this.#wakeRead, this.#wakeWrite]) {
-      setCloseOnExec(fd);
-      setNonBlocking(fd);
-    }
+    [this.#wakeRead, this.#wakeWrite] = openWakePipe();
   }
 
   #drainWakePipe(): void {

@@ -106,6 +106,16 @@ export interface SpawnOptions {
    */
   readonly screenHistory?: number;
   /**
+   * Read the terminal on Specter's reader thread (one Worker shared by the process, started with the first
+   * such session and stopped after the last; about 20 MiB once) instead of the JS thread. The program then
+   * keeps writing while frames are written out or the terminal model parses, which roughly doubles the
+   * throughput of a fast writer (`docs/benchmarks.md`). Default: `true` with `screen: true` (the model's
+   * parsing would otherwise stall reading), else `false`, so that hosts with many mostly idle sessions pay
+   * nothing. The CLI turns it on. If the thread cannot run, the session reads on the JS thread; no output
+   * is lost either way.
+   */
+  readonly readerThread?: boolean;
+  /**
    * The sandbox. Absent: `{ mode: "auto" }` with the `strict` preset (bubblewrap on Linux). Running
    * without one must be asked for explicitly and acknowledged.
    */
@@ -148,6 +158,7 @@ export interface ResolvedOptions {
   readonly inheritFds: readonly InheritedFd[];
   readonly screen: boolean;
   readonly screenHistory: number;
+  readonly readerThread: boolean;
   readonly artifacts: string | null;
   readonly sandbox: SandboxOption | null;
 }
@@ -263,6 +274,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     inheritFds: options.inheritFds ?? [],
     screen: options.screen ?? false,
     screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),
+    readerThread: options.readerThread ?? options.screen ?? false,
     artifacts: options.artifacts ?? null,
     sandbox: options.sandbox ?? null,
   };

@@ -14,6 +14,7 @@ import { libc } from "../pty/_libc.ts";
 import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
 import { setWindowSize } from "../pty/pty.ts";
 import { reactor } from "../pty/reactor.ts";
+import { type ReaderChannel, readerThread } from "../pty/reader_thread.ts";
 import {
   childWatcher,
   sendSignal,
@@ -127,6 +128,8 @@ export class Session {
   #quietTimer: Timer | undefined;
   #timers = new Set<Timer>();
   #overflowTimer: Timer | undefined;
+  /** The reader thread's channel when `readerThread` is on (until the thread fails); else null. */
+  #channel: ReaderChannel | null = null;
   #client = {
     fd: -1,
     interest: (): number => this.#interest(),
@@ -177,7 +180,8 @@ export class Session {
       ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
-    reactor().add(this.#client);
+    if (options.readerThread) this.#channel = readerThread().open(child.master, () => this.#onChannel());
+    reactor().add(this.#client); // With a reader thread, only for input that has to wait for POLLOUT.
     if (options.timeoutMs !== null) {
       const wall = options.timeoutMs;
       this.#later(wall, () => {
@@ -448,7 +452,8 @@ export class Session {
   #interest(): number {
     const { POLLIN, POLLOUT } = libc().table.poll;
     if (this.#eof) return 0;
-    return (this.#blocked() ? 0 : POLLIN) | (this.#pendingInput.length > 0 ? POLLOUT : 0);
+    const reading = !this.#blocked() && this.#channel?.active !== true;
+    return (reading ? POLLIN : 0) | (this.#pendingInput.length > 0 ? POLLOUT : 0);
   }
 
   #ready(revents: number): void {
@@ -459,6 +464,10 @@ export class Session {
 
   /** Reads until EAGAIN, EOF/EIO, a pause, or the end of this session's turn. */
   #readAvailable(): void {
+    if (this.#channel?.active) {
+      this.#pull();
+      return;
+    }
     const lib = libc();
     const { EAGAIN, EINTR } = lib.table.errno;
     let turn = 0;
@@ -486,6 +495,58 @@ export class Session {
       if (drained || turn >= READ_TURN_BYTES) break;
     }
     if (this.#eof) this.#onEof();
+  }
+
+  #onChannel(): void {
+    try {
+      this.#pull();
+    } catch (error: unknown) {
+      this.#fail(error); // As when the reactor's call into this session throws.
+    }
+  }
+
+  /**
+   * Takes what the reader thread read, until none is left, a pause, or the end of this session's turn; at
+   * its EOF, ends the output. When the thread failed, takes the rest and goes on reading on the JS thread.
+   */
+  #pull(): void {
+    const channel = this.#channel;
+    if (channel === null) return;
+    if (!channel.active) {
+      if (channel.failed) this.#channel = null; // It never started: reading stays on the JS thread.
+      return;
+    }
+    if (this.#eof) {
+      if (channel.ended) this.#maybeFinish(); // It was waiting for the thread to let go of the terminal.
+      return;
+    }
+    let turn = 0;
+    while (!this.#blocked()) {
+      const n = channel.take(READ_BUFFER);
+      if (n > 0) {
+        this.#onOutput(READ_BUFFER.subarray(0, n));
+        turn += n;
+        if (turn < READ_TURN_BYTES) continue;
+        this.#later(0, () => this.#onChannel()); // Other sessions' turn; the rest stays in the ring.
+        return;
+      }
+      if (!channel.done) return; // More comes with the next notification.
+      if (channel.failed) {
+        this.#channel = null;
+        reactor().wake(); // POLLIN is of interest again.
+        this.#readAvailable();
+        return;
+      }
+      this.#eof = true;
+      this.#onEof();
+      return;
+    }
+  }
+
+  /** Reading may go on (no longer paused): poll again, or take from the reader thread's ring. */
+  #wakeReading(): void {
+    reactor().wake();
+    if (this.#channel !== null) queueMicrotask(() => this.#onChannel());
   }
 
   #onOutput(bytes: Uint8Array): void {
@@ -524,7 +585,7 @@ export class Session {
       history: this.#options.screenHistory,
       onPressure: (behind) => {
         this.#backlogged = behind;
-        if (!behind) reactor().wake();
+        if (!behind) this.#wakeReading();
       },
     });
     return this.#screen;
@@ -608,7 +669,7 @@ export class Session {
     this.#paused = false;
     this.#clear(this.#overflowTimer);
     this.#overflowTimer = undefined;
-    reactor().wake();
+    this.#wakeReading();
   }
 
   #onDrain(): void {
@@ -699,6 +760,12 @@ export class Session {
         this.#armDrainDeadline();
         return;
       }
+      if (this.#channel?.active) {
+        // Stop the thread reading; its EOF follows, or this deadline comes back without the thread.
+        this.#channel.release();
+        this.#armDrainDeadline();
+        return;
+      }
       this.#readAvailable();
       if (!this.#eof) {
         this.#eof = true;
@@ -733,6 +800,10 @@ export class Session {
 
   #maybeFinish(): void {
     if (this.#finished || !this.#eof || this.#reaped === null || this.#snapshotsPending > 0) return;
+    if (this.#channel !== null && !this.#channel.ended) {
+      this.#channel.release(); // The terminal is closed below: the thread must have let go of it first.
+      if (!this.#channel.ended) return; // It will have: #pull comes back here.
+    }
     // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
     // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
     if (performance.now() - this.#lastKillAt < SWEEP_INTERVAL_MS) {
