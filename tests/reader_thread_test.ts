@@ -10,6 +10,8 @@ import { type ReaderChannel, ReaderThread, replaceReaderThread } from "../src/pt
 import { spawnOnPty } from "../src/pty/spawn.ts";
 import type { WaitStatus } from "../src/pty/platform.ts";
 import { alive, sessionTest, start, withTempDir } from "./_helpers.ts";
+import { reactor } from "../src/pty/reactor.ts";
+import { OutputTail } from "../src/session/output_tail.ts";
 
 interface Started {
   readonly pid: number;
@@ -204,5 +206,57 @@ sessionTest(
     assert.deepEqual(exit.code, 0);
     const seq = Array.from({ length: 200000 }, (_, i) => i + 1).join("\r\n");
     assert.deepEqual(r.text, `early${seq}\r\n`);
+  },
+);
+
+sessionTest("a release reads what the kernel still holds before the thread lets go", async () => {
+  const thread = new ReaderThread();
+  const expected = Array.from({ length: 300_000 }, (_, i) => `${i + 1}\n`).join(""); // ~2 MB: twice the ring.
+  const child = startShell("seq 1 300000; sleep 30");
+  const channel = thread.open(child.master, () => {});
+  const buffer = new Uint8Array(2 * 1024 * 1024);
+  // Wait until the ring is full and the writer blocked: the thread then skips the terminal.
+  let taken = 0;
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Taking makes room, and the release comes in the same task: the thread sees both at once.
+  taken = channel.take(buffer);
+  channel.release();
+  assert.deepEqual(taken, 1024 * 1024, "the ring was full");
+  await eventually("the channel ended", () => channel.ended);
+  let n = 0;
+  while ((n = channel.take(buffer.subarray(taken))) > 0) taken += n;
+  assert.ok(channel.done);
+  assert.ok(taken > 1024 * 1024, `nothing was read at the release (${taken} bytes taken)`);
+  const rest = await readDirectly(child.master, expected.length - taken);
+  assert.deepEqual(
+    new TextDecoder().decode(buffer.subarray(0, taken)) + rest,
+    expected,
+    "no byte lost or moved",
+  );
+  sendSignal(child.pid, "KILL");
+  await child.exited;
+  libc().sym.close(child.master);
+});
+
+sessionTest(
+  "a session whose output handling throws on the reader thread ends and leaves the reactor",
+  async () => {
+    const push = OutputTail.prototype.push;
+    OutputTail.prototype.push = function (this: OutputTail, text: string) {
+      if (text.includes("BOOM")) throw new Error("tail broke");
+      return push.call(this, text);
+    };
+    try {
+      const before = reactor().size;
+      // After a pause: the first output of a session may be read before the thread is up.
+      const r = start({ argv: ["sh", "-c", "sleep 0.3; printf BOOM; sleep 30"], readerThread: true });
+      const exit = await r.exit();
+      const error = r.frames.find((f) => f.type === "error");
+      assert.deepEqual(error?.type === "error" && error.code, "E_IO");
+      assert.deepEqual(exit.signal, "KILL");
+      assert.deepEqual(reactor().size, before, "the session is no longer polled");
+    } finally {
+      OutputTail.prototype.push = push;
+    }
   },
 );

@@ -16,6 +16,8 @@ import { CONTROL, HEADER_BYTES, type ReaderMessage, type ReaderReply, SLOT } fro
 
 /** Bytes asked per `read()`: large tty reads measured slower end to end (see session.ts). */
 const READ_CHUNK = 4096;
+/** Pause after a failed poll() other than EINTR, as the reactor does. */
+const POLL_RETRY_MS = 10;
 
 interface Terminal {
   readonly fd: number;
@@ -70,6 +72,7 @@ function announce(control: Int32Array): void {
 
 /** Drops `terminal`: the thread never touches its fd again, so the JS thread may close it. */
 function drop(control: Int32Array, terminal: Terminal, errno: number): void {
+  if (terminal.dropped) return; // Reading it one last time found its end already.
   terminals.splice(terminals.indexOf(terminal), 1);
   terminal.dropped = true;
   Atomics.store(terminal.header, SLOT.errno, errno);
@@ -122,7 +125,10 @@ async function run(control: Int32Array): Promise<void> {
       continue;
     }
     for (const terminal of [...terminals]) {
-      if (Atomics.load(terminal.header, SLOT.release) === 1) drop(control, terminal, 0);
+      if (Atomics.load(terminal.header, SLOT.release) !== 1) continue;
+      // What the kernel holds now is still owed to the session (as its own last read would take it).
+      readTerminal(control, terminal);
+      drop(control, terminal, 0);
     }
     const count = terminals.length + 1;
     if (fds.length < count * 2) fds = new Int32Array(count * 4);
@@ -137,7 +143,11 @@ async function run(control: Int32Array): Promise<void> {
       events[(i + 1) * 4 + 3] = 0;
     });
     const polled = [...terminals];
-    if (lib.sym.poll_now(new Uint8Array(fds.buffer, 0, count * 8), BigInt(count), -1) < 0) continue; // EINTR
+    if (lib.sym.poll_now(new Uint8Array(fds.buffer, 0, count * 8), BigInt(count), -1) < 0) {
+      // EINTR: poll again. Anything else (ENOMEM) may persist: back off instead of spinning a core.
+      if (lib.errno() !== lib.table.errno.EINTR) Atomics.wait(control, CONTROL.stop, 0, POLL_RETRY_MS);
+      continue;
+    }
     if (events[3] !== 0) {
       while (Number(lib.sym.read(wakeFd, scratch, BigInt(scratch.length))) > 0) {
         // Drained bytes carry no meaning: the loop re-reads every flag anyway.

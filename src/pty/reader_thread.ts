@@ -230,8 +230,14 @@ export class ReaderThread {
   }
 
   #start(): Instance {
-    const [wakeRead, wakeWrite] = openWakePipe();
-    const worker = startWorker(this.#workerUrl);
+    let pipe: [number, number];
+    try {
+      pipe = openWakePipe();
+    } catch {
+      pipe = [-1, -1]; // Out of fds (EMFILE): no thread this time; the caller reads on the JS thread.
+    }
+    const [wakeRead, wakeWrite] = pipe;
+    const worker = wakeRead < 0 ? null : startWorker(this.#workerUrl);
     const instance: Instance = {
       worker,
       control: new Int32Array(new SharedArrayBuffer(CONTROL_BYTES)),

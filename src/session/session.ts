@@ -782,6 +782,7 @@ export class Session {
     );
     this.#discard = true;
     this.#eof = true;
+    reactor().remove(this.#client); // Done already when the reactor called; not when the reader thread did.
     this.#kill();
     this.#maybeFinish();
   }
