@@ -105,11 +105,13 @@ export class CliProcess {
   #stdout: Promise<Uint8Array>;
   #stderr: Promise<Uint8Array>;
 
-  constructor(args: string[]) {
+  /** `env` adds to (or overrides) this process's environment. */
+  constructor(args: string[], env: Readonly<Record<string, string>> = {}) {
     this.child = new Deno.Command(DENO, {
       // --quiet: Deno's own diagnostics (e.g. "Download …" when it refreshes npm metadata) are not
       // Specter's output, and tests compare stderr exactly.
       args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
+      env,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -144,12 +146,16 @@ export class CliProcess {
   }
 }
 
-/** Runs the CLI to completion with `stdinText` and returns exit code, parsed NDJSON frames and stderr. */
+/**
+ * Runs the CLI to completion with `stdinText` (and `env` added to the environment) and returns exit code,
+ * parsed NDJSON frames and stderr.
+ */
 export async function runCli(
   args: string[],
   stdinText = "",
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ code: number; frames: Record<string, unknown>[]; stdout: string; stderr: string }> {
-  const cli = new CliProcess(args);
+  const cli = new CliProcess(args, env);
   if (stdinText !== "") await cli.send(stdinText.replace(/\n$/, ""));
   await cli.closeStdin();
   const { code, stdout, stderr } = await cli.result();

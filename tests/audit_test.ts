@@ -6,25 +6,9 @@ import assert from "node:assert/strict";
 import { loadPolicy } from "../src/policy/mod.ts";
 import { fingerprintPlan } from "../src/sandbox/fingerprint.ts";
 import { prepareLaunch } from "../src/session/spawn_session.ts";
-import { DENO, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
+import { runCli, sessionTest, withTempDir } from "./_helpers.ts";
 
 type Record = { [key: string]: unknown; event: string };
-
-async function cli(args: string[], env: { [name: string]: string } = {}) {
-  const out = await new Deno.Command(DENO, {
-    args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  return {
-    code: out.code,
-    stdout,
-    frames: stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)),
-  };
-}
 
 async function audit(dir: string): Promise<Record[]> {
   return (await Deno.readTextFile(`${dir}/audit.ndjson`)).trim().split("\n").map((l) => JSON.parse(l));
@@ -32,7 +16,7 @@ async function audit(dir: string): Promise<Record[]> {
 
 sessionTest("a run's audit log records start, launch (policy, hashes, backend, acks) and end", async () => {
   await withTempDir(async (dir) => {
-    const { code, frames } = await cli([
+    const { code, frames } = await runCli([
       "run",
       "--artifacts",
       dir,
@@ -44,7 +28,8 @@ sessionTest("a run's audit log records start, launch (policy, hashes, backend, a
       "exit 3",
     ]);
     assert.equal(code, 3);
-    assert.equal(frames[0].artifacts, dir);
+    const start0 = frames[0] as { artifacts?: string; session: { id: string } };
+    assert.equal(start0.artifacts, dir);
     const records = await audit(dir);
     assert.deepEqual(records.map((r) => r.event), ["start", "launch", "end"]);
     const [start, launch, end] = records as [Record, Record, Record];
@@ -55,20 +40,28 @@ sessionTest("a run's audit log records start, launch (policy, hashes, backend, a
     assert.match(String((launch.fingerprint as Record).argv_sha256), /^[0-9a-f]{64}$/);
     assert.equal((launch.policy as Record).source, "preset:basic");
     assert.equal(end.code, 3);
-    assert.ok(records.every((r) => r.run_id === frames[0].session.id));
+    assert.ok(records.every((r) => r.run_id === start0.session.id));
   });
 });
 
 sessionTest("runs that fail to start are audited too (no sandbox, bad policy)", async () => {
   await withTempDir(async (dir) => {
-    const noSandbox = await cli(["run", "--artifacts", `${dir}/a`, "--", "true"], {
+    const noSandbox = await runCli(["run", "--artifacts", `${dir}/a`, "--", "true"], "", {
       SPECTER_BWRAP: "/nonexistent/bwrap",
     });
     assert.equal(noSandbox.code, 125);
     const a = await audit(`${dir}/a`);
     assert.deepEqual(a.map((r) => r.event), ["start", "error"]);
     assert.equal(a[1]!.code, "E_SANDBOX_UNAVAILABLE");
-    const badPolicy = await cli(["exec", "--artifacts", `${dir}/b`, "--policy", "workspace", "--", "true"]);
+    const badPolicy = await runCli([
+      "exec",
+      "--artifacts",
+      `${dir}/b`,
+      "--policy",
+      "workspace",
+      "--",
+      "true",
+    ]);
     assert.equal(badPolicy.code, 2);
     const b = await audit(`${dir}/b`);
     assert.deepEqual(b.map((r) => r.event), ["start", "error"]);
@@ -78,7 +71,7 @@ sessionTest("runs that fail to start are audited too (no sandbox, bad policy)", 
 
 sessionTest("without --artifacts the log goes to $XDG_STATE_HOME/specter/runs/<run-id>/", async () => {
   await withTempDir(async (state) => {
-    const { stdout } = await cli(["exec", "--", "true"], { XDG_STATE_HOME: state });
+    const { stdout } = await runCli(["exec", "--", "true"], "", { XDG_STATE_HOME: state });
     const runId = JSON.parse(stdout).session_id;
     const records = await audit(`${state}/specter/runs/${runId}`);
     assert.deepEqual(records.map((r) => r.event), ["start", "launch", "end"]);
@@ -87,7 +80,7 @@ sessionTest("without --artifacts the log goes to $XDG_STATE_HOME/specter/runs/<r
 
 sessionTest("breaches are audited (capsule_kill wall)", async () => {
   await withTempDir(async (dir) => {
-    await cli(["run", "--artifacts", dir, "--timeout", "300ms", "--", "sleep", "5"]);
+    await runCli(["run", "--artifacts", dir, "--timeout", "300ms", "--", "sleep", "5"]);
     const records = await audit(dir);
     const breach = records.find((r) => r.event === "breach");
     assert.equal(breach?.reason, "wall");
@@ -99,22 +92,26 @@ sessionTest("an env secret passed to the program never appears in any artifact",
   await withTempDir(async (dir) => {
     const policy = `${dir}/policy.json`;
     await Deno.writeTextFile(policy, JSON.stringify({ version: 1, env: ["SPECTER_SECRET"] }));
-    const { code } = await cli([
-      "run",
-      "--artifacts",
-      `${dir}/run`,
-      "--policy",
-      policy,
-      "--env",
-      "OTHER_SECRET=hunter3",
-      "--record",
-      `${dir}/run/session.cast`,
-      "--",
-      "sh",
-      "-c",
-      // Proves the values arrived without writing them on the (audited) command line.
-      '[ "${#SPECTER_SECRET}" -eq 7 ] && [ "${#OTHER_SECRET}" -eq 7 ] && echo passed-through',
-    ], { SPECTER_SECRET: "hunter2" });
+    const { code } = await runCli(
+      [
+        "run",
+        "--artifacts",
+        `${dir}/run`,
+        "--policy",
+        policy,
+        "--env",
+        "OTHER_SECRET=hunter3",
+        "--record",
+        `${dir}/run/session.cast`,
+        "--",
+        "sh",
+        "-c",
+        // Proves the values arrived without writing them on the (audited) command line.
+        '[ "${#SPECTER_SECRET}" -eq 7 ] && [ "${#OTHER_SECRET}" -eq 7 ] && echo passed-through',
+      ],
+      "",
+      { SPECTER_SECRET: "hunter2" },
+    );
     assert.equal(code, 0, "the secrets did reach the program");
     for await (const entry of Deno.readDir(`${dir}/run`)) {
       const text = await Deno.readTextFile(`${dir}/run/${entry.name}`);
@@ -128,7 +125,7 @@ sessionTest(
   "the audit log's hashes equal those of the plan prepareLaunch (and policy render) computes",
   async () => {
     await withTempDir(async (dir) => {
-      await cli(["run", "--artifacts", dir, "--cwd", "/tmp", "--", "/usr/bin/true"]);
+      await runCli(["run", "--artifacts", dir, "--cwd", "/tmp", "--", "/usr/bin/true"]);
       const launch = (await audit(dir)).find((r) => r.event === "launch")!;
       const policy = loadPolicy("strict", {
         workspace: "/tmp",
@@ -146,9 +143,9 @@ sessionTest(
 sessionTest("specter policy render prints the hashes the audit log records for the same run", async () => {
   await withTempDir(async (dir) => {
     const args = ["--cwd", "/tmp", "--policy", "basic", "--max-procs", "64", "--", "/usr/bin/true"];
-    await cli(["run", "--artifacts", dir, ...args]);
+    await runCli(["run", "--artifacts", dir, ...args]);
     const launch = (await audit(dir)).find((r) => r.event === "launch")!;
-    const render = await cli([
+    const render = await runCli([
       "policy",
       "render",
       "basic",

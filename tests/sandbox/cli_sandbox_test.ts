@@ -2,21 +2,8 @@
  * The sandbox from the command line: on by default, never silently downgraded, acknowledged opt-outs.
  */
 import assert from "node:assert/strict";
-import { DENO, ROOT, runCli, sessionTest, withTempDir } from "../_helpers.ts";
+import { ROOT, runCli, sessionTest, withTempDir } from "../_helpers.ts";
 import { shareWithSandbox } from "./_sandbox.ts";
-
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const out = await new Deno.Command(DENO, {
-    args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  const frames = stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-  return { code: out.code, stdout, frames, stderr: new TextDecoder().decode(out.stderr) };
-}
 
 sessionTest("specter run with no sandbox flags runs under bwrap with the strict preset", async () => {
   const { code, frames } = await runCli([
@@ -36,7 +23,7 @@ sessionTest("specter run with no sandbox flags runs under bwrap with the strict 
 sessionTest(
   "a missing bwrap fails with E_SANDBOX_UNAVAILABLE and the fix, never running unsandboxed",
   async () => {
-    const { code, frames, stderr } = await cli(["run", "--", "touch", "/tmp/specter-must-not-exist"], {
+    const { code, frames, stderr } = await runCli(["run", "--", "touch", "/tmp/specter-must-not-exist"], "", {
       SPECTER_BWRAP: "/nonexistent/bwrap",
     });
     assert.equal(code, 125);
@@ -48,12 +35,12 @@ sessionTest(
 );
 
 sessionTest("sandbox probe reports bwrap, and its absence with the fix", async () => {
-  const ok = await cli(["sandbox", "probe", "--json"]);
+  const ok = await runCli(["sandbox", "probe", "--json"]);
   const report = JSON.parse(ok.stdout);
   assert.equal(ok.code, 0);
   assert.equal(report.auto, "bwrap");
   assert.equal(report.usable, true);
-  const missing = await cli(["sandbox", "probe"], { SPECTER_BWRAP: "/nonexistent/bwrap" });
+  const missing = await runCli(["sandbox", "probe"], "", { SPECTER_BWRAP: "/nonexistent/bwrap" });
   assert.equal(missing.code, 1);
   assert.match(missing.stdout, /fix: Install bubblewrap/);
 });
