@@ -30,9 +30,8 @@ const POLICY_FLAGS = {
   "max-file-size": { type: "string" },
 } as const;
 
-/** Flags only `policy render` accepts. */
-const RENDER_ONLY_FLAGS = [
-  "backend",
+/** The run flags that change a launch plan, which only `policy render` needs. */
+const PLAN_FLAGS = [
   "strict-write",
   "env",
   "shell",
@@ -42,19 +41,11 @@ const RENDER_ONLY_FLAGS = [
   "max-file-size",
 ] as const;
 
+/** Flags only `policy render` accepts. */
+const RENDER_ONLY_FLAGS = ["backend", ...PLAN_FLAGS] as const;
+
 /** The run flags `policy render` hands to the run's own option builder unchanged. */
-const RUN_FLAGS = [
-  "ack-unsafe-write",
-  "ack-network",
-  "cwd",
-  "strict-write",
-  "env",
-  "shell",
-  "max-memory",
-  "max-cpu",
-  "max-procs",
-  "max-file-size",
-] as const;
+const RUN_FLAGS = ["ack-unsafe-write", "ack-network", "cwd", ...PLAN_FLAGS] as const;
 
 /** The policy subcommands. */
 export const POLICY_SUBCOMMANDS = ["check", "explain", "render"] as const;
