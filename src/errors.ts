@@ -41,6 +41,14 @@ export const ERROR_CODES = {
   E_REPLAY_CHECKSUM: "--require-checksums: a bundle file was altered, removed or added since the run",
   E_REPLAY_EVENTS: "--require-events: events.ndjson is missing, empty or holds an invalid frame",
   E_REPLAY_RUN: "The replayed run could not be carried out although the recorded one was (e.g. a file moved)",
+  E_PATH_SYMLINK: "A path is, or passes through, a symlink where none may be followed",
+  E_PATH_ESCAPE: "A path is absolute, contains `..`, or leaves the directory it must stay beneath",
+  E_PATH_NOT_FOUND: "A path that must exist does not",
+  E_FILE_TYPE:
+    "A file is not of the type required (a FIFO, device, socket or directory where a regular file is read)",
+  E_FILE_TOO_LARGE: "A file is larger than the cap for its kind",
+  E_FILE_READ: "A file could not be opened or read (permission or I/O error)",
+  E_FILE_UNSUPPORTED: "Descriptor-based path resolution is not available on this platform",
 } as const;
 
 /** A stable error code. */
@@ -173,6 +181,18 @@ export class SessionError extends SpecterError {
   ) {
     super(code, message, options);
     this.name = "SessionError";
+  }
+}
+
+/** The codes a {@link FileError} can have. */
+export type FileErrorCode = Extract<ErrorCode, `E_PATH_${string}` | `E_FILE_${string}`>;
+
+/** A path could not be resolved safely, or a file could not be read within its bounds. */
+export class FileError extends SpecterError {
+  /** Creates an `E_PATH_*` or `E_FILE_*` error. */
+  constructor(code: FileErrorCode, message: string, options: SpecterErrorOptions = {}) {
+    super(code, message, options);
+    this.name = "FileError";
   }
 }
 

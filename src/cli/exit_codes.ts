@@ -9,7 +9,7 @@ import { libc } from "../pty/_libc.ts";
 import type { SignalName } from "../pty/platform.ts";
 
 /**
- * Exit code for an error Specter itself reports: usage, protocol, policy and replay-bundle errors 2; not found 127;
+ * Exit code for an error Specter itself reports: usage, protocol, policy, path/file and replay-bundle errors 2; not found 127;
  * not executable 126; anything else (sandbox unavailable, spawn failure) 125.
  */
 export function exitCodeForError(code: ErrorCode): number {
@@ -28,8 +28,8 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_SPAWN_NOT_EXECUTABLE":
       return 126;
     default:
-      // A bad policy is bad input, like a bad flag.
-      return code.startsWith("E_POLICY_") ? 2 : 125;
+      // A bad policy, or a file argument that is not a bounded regular file, is bad input, like a bad flag.
+      return /^E_(POLICY|PATH|FILE)_/.test(code) && code !== "E_FILE_UNSUPPORTED" ? 2 : 125;
   }
 }
 

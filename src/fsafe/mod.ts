@@ -1,0 +1,18 @@
+/**
+ * Safe file access by descriptor: paths resolved without following symlinks (`openat2` with
+ * `RESOLVE_NO_SYMLINKS` / `RESOLVE_BENEATH`), checked and read through the same descriptor, with size
+ * caps and typed errors (`E_PATH_*`, `E_FILE_*`). Linux only; elsewhere calls throw `E_FILE_UNSUPPORTED`.
+ *
+ * @module
+ */
+export {
+  closeFd,
+  type FdInfo,
+  fdInfo,
+  fdProcPath,
+  type FileKind,
+  openBeneath,
+  openNoSymlinks,
+} from "./open.ts";
+export type { OpenOptions } from "./open.ts";
+export { openDirectory, readFd, readFileBeneath, type ReadLimits, readRegularFile } from "./read.ts";
