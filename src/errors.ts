@@ -120,8 +120,11 @@ export class SpawnError extends SpecterError {
 
 /** One problem found in a policy: its code, the field it concerns (e.g. `fs.write[0]`) and a message. */
 export interface PolicyProblem {
-  /** Stable code, e.g. `E_POLICY_BROAD_ROOT`. */
-  readonly code: PolicyErrorCode;
+  /**
+   * Stable code, e.g. `E_POLICY_BROAD_ROOT`; a policy file that is not a bounded regular file has the
+   * file's own code (`E_FILE_TYPE`, `E_FILE_TOO_LARGE`, `E_FILE_READ`).
+   */
+  readonly code: PolicyErrorCode | "E_FILE_TYPE" | "E_FILE_TOO_LARGE" | "E_FILE_READ";
   /** Dotted path of the field, e.g. `fs.write[0]`; `(policy)` for the whole document. */
   readonly field: string;
   /** Sentence-case message naming the field and value, no trailing period. */

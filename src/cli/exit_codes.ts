@@ -9,7 +9,8 @@ import { libc } from "../pty/_libc.ts";
 import type { SignalName } from "../pty/platform.ts";
 
 /**
- * Exit code for an error Specter itself reports: usage, protocol, policy, path/file and replay-bundle errors 2; not found 127;
+ * Exit code for an error Specter itself reports: usage, protocol, policy, scenario-file, path/file and
+ * replay-bundle errors 2; not found 127;
  * not executable 126; anything else (sandbox unavailable, spawn failure) 125.
  */
 export function exitCodeForError(code: ErrorCode): number {
@@ -22,6 +23,8 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_REPLAY_CHECKSUM":
     case "E_REPLAY_EVENTS":
     case "E_REPLAY_RUN":
+    case "E_SCENARIO_PARSE":
+    case "E_SCENARIO_SCHEMA":
       return 2;
     case "E_SPAWN_NOT_FOUND":
       return 127;

@@ -5,7 +5,8 @@
  * @module
  */
 import { resolve } from "node:path";
-import { PolicyError, type PolicyProblem } from "../errors.ts";
+import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
+import { readRegularFile } from "../fsafe/mod.ts";
 import { checkPolicyDocument, type PolicyContext } from "./check.ts";
 import { WHOLE_DOCUMENT } from "./field_path.ts";
 import { formatOfPath, parsePolicyText } from "./parse.ts";
@@ -32,8 +33,9 @@ function failed(source: string, code: PolicyProblem["code"], message: string): P
 /**
  * Reads and checks the policy `spec`: a preset name (exact; a file with the same name needs a path such as
  * `./strict`), or otherwise the path of a `.json`/`.toml` file, relative to `Deno.cwd()` or absolute.
- * Never throws for a bad policy: an unknown name or unreadable file is an `E_POLICY_NOT_FOUND` problem, a
- * wrong extension, an oversized file or bad syntax an `E_POLICY_PARSE` problem.
+ * Never throws for a bad policy: an unknown name or missing file is an `E_POLICY_NOT_FOUND` problem; a
+ * FIFO, device or directory `E_FILE_TYPE`, a file over {@link MAX_POLICY_FILE_BYTES} `E_FILE_TOO_LARGE`,
+ * an unreadable one `E_FILE_READ`; a wrong extension, invalid UTF-8 or bad syntax `E_POLICY_PARSE`.
  */
 export function readPolicy(spec: string, ctx: PolicyContext): PolicyReading {
   if (isPresetName(spec)) {
@@ -46,39 +48,35 @@ export function readPolicy(spec: string, ctx: PolicyContext): PolicyReading {
   }
   const path = resolve(Deno.cwd(), spec);
   const source = `file:${path}`;
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.statSync(path);
-  } catch (error: unknown) {
-    const why = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
-    return failed(
-      source,
-      "E_POLICY_NOT_FOUND",
-      `The policy "${spec}" is neither a preset (${presets}) nor a file: ${why}`,
-    );
-  }
-  // Only regular files: reading a FIFO or a device could block or never end.
-  if (!info.isFile) return failed(source, "E_POLICY_NOT_FOUND", `The policy "${path}" is not a regular file`);
   const format = formatOfPath(path);
+  let bytes: Uint8Array;
+  try {
+    // One descriptor, opened non-blocking, checked (regular file, size) and read: a FIFO or device
+    // neither hangs nor streams forever, and nothing can be swapped in between check and read.
+    bytes = readRegularFile(path, { maxBytes: MAX_POLICY_FILE_BYTES, what: "policy file" });
+  } catch (error: unknown) {
+    if (!(error instanceof FileError)) throw error;
+    if (error.code === "E_PATH_NOT_FOUND") {
+      return failed(
+        source,
+        "E_POLICY_NOT_FOUND",
+        `The policy "${spec}" is neither a preset (${presets}) nor a file: no such file`,
+      );
+    }
+    // A FIFO, device or directory, or a file over the cap, keeps the file's own code; the rest is a read error.
+    const code = error.code === "E_FILE_TYPE" || error.code === "E_FILE_TOO_LARGE"
+      ? error.code
+      : "E_FILE_READ";
+    return failed(source, code, error.message);
+  }
   if (format === null) {
     return failed(source, "E_POLICY_PARSE", `The policy file "${path}" must end in ".json" or ".toml"`);
   }
-  if (info.size > MAX_POLICY_FILE_BYTES) {
-    return failed(
-      source,
-      "E_POLICY_PARSE",
-      `The policy file "${path}" is larger than ${MAX_POLICY_FILE_BYTES} bytes`,
-    );
-  }
   let text: string;
   try {
-    text = Deno.readTextFileSync(path);
-  } catch (error: unknown) {
-    return failed(
-      source,
-      "E_POLICY_NOT_FOUND",
-      `The policy file "${path}" cannot be read: ${(error as Error).message}`,
-    );
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return failed(source, "E_POLICY_PARSE", `The policy file "${path}" is not valid UTF-8`);
   }
   let doc: unknown;
   try {

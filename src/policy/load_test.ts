@@ -68,7 +68,7 @@ function onlyProblem(spec: string, code: string, message: RegExp): void {
   assert.match(reading.problems[0]!.message, message);
 }
 
-Deno.test("E_POLICY_NOT_FOUND: unknown name, missing file, directory, empty name", async () => {
+Deno.test("E_POLICY_NOT_FOUND: unknown name, missing file, empty name", async () => {
   onlyProblem(
     "strcit",
     "E_POLICY_NOT_FOUND",
@@ -76,18 +76,44 @@ Deno.test("E_POLICY_NOT_FOUND: unknown name, missing file, directory, empty name
   );
   await withDir(async (dir) => {
     onlyProblem(`${dir}/missing.toml`, "E_POLICY_NOT_FOUND", /neither a preset/);
-    await Deno.mkdir(`${dir}/d.json`);
-    onlyProblem(`${dir}/d.json`, "E_POLICY_NOT_FOUND", /is not a regular file/);
+    await Deno.remove(dir);
+    onlyProblem(`${dir}/missing.toml`, "E_POLICY_NOT_FOUND", /neither a preset/);
+    await Deno.mkdir(dir);
   });
   onlyProblem("", "E_POLICY_NOT_FOUND", /name is empty/);
 });
 
-Deno.test("E_POLICY_PARSE: wrong extension, oversized file, bad syntax", async () => {
+Deno.test("E_FILE_TYPE: a directory, FIFO or device (also behind a symlink) fails at once, no hang", async () => {
+  await withDir(async (dir) => {
+    await Deno.mkdir(`${dir}/d.json`);
+    new Deno.Command("mkfifo", { args: [`${dir}/fifo.json`] }).outputSync();
+    await Deno.symlink("/dev/zero", `${dir}/zero.json`);
+    await Deno.symlink("/dev/urandom", `${dir}/random.toml`);
+    const started = performance.now();
+    for (const name of ["d.json", "fifo.json", "zero.json", "random.toml"]) {
+      onlyProblem(`${dir}/${name}`, "E_FILE_TYPE", /not a regular file/);
+    }
+    onlyProblem("/dev/zero", "E_FILE_TYPE", /is a char, not a regular file/);
+    // A FIFO nobody writes would block a blocking open forever; a device would stream forever.
+    assert.ok(performance.now() - started < 2000);
+  });
+});
+
+Deno.test("E_FILE_TOO_LARGE: a policy file over the cap is refused before it is parsed", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/big.json`, " ".repeat(MAX_POLICY_FILE_BYTES + 1));
+    onlyProblem(`${dir}/big.json`, "E_FILE_TOO_LARGE", /larger than 1048576 bytes/);
+    await Deno.writeTextFile(`${dir}/edge.json`, " ".repeat(MAX_POLICY_FILE_BYTES));
+    onlyProblem(`${dir}/edge.json`, "E_POLICY_PARSE", /not valid JSON/);
+  });
+});
+
+Deno.test("E_POLICY_PARSE: wrong extension, invalid UTF-8, bad syntax", async () => {
   await withDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/p.yaml`, "version: 1\n");
     onlyProblem(`${dir}/p.yaml`, "E_POLICY_PARSE", /must end in "\.json" or "\.toml"/);
-    await Deno.writeTextFile(`${dir}/big.json`, " ".repeat(MAX_POLICY_FILE_BYTES + 1));
-    onlyProblem(`${dir}/big.json`, "E_POLICY_PARSE", /larger than/);
+    await Deno.writeFile(`${dir}/latin1.json`, new Uint8Array([0x7b, 0xe9, 0x7d]));
+    onlyProblem(`${dir}/latin1.json`, "E_POLICY_PARSE", /not valid UTF-8/);
     await Deno.writeTextFile(`${dir}/bad.json`, "{");
     onlyProblem(`${dir}/bad.json`, "E_POLICY_PARSE", /not valid JSON/);
     await Deno.writeTextFile(`${dir}/bad.toml`, "version =");

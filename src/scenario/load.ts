@@ -7,7 +7,21 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { LineCounter, parseDocument, type YAMLSeq } from "yaml";
 import { SpecterError } from "../errors.ts";
+import { readRegularFile } from "../fsafe/mod.ts";
 import { type Scenario, ScenarioSchema } from "./schema.ts";
+
+/**
+ * Largest scenario file read, in bytes. Real scenarios are a few KiB (workspace files included); a file
+ * over the cap is `E_FILE_TOO_LARGE` before any of it is parsed.
+ */
+export const MAX_SCENARIO_FILE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Most alias dereferences a scenario may make (YAML `*name`). Each alias can stand for a whole tree, so
+ * a few lines of nested aliases ("billion laughs") expand to billions of nodes; real scenarios use a
+ * handful of aliases, if any.
+ */
+export const MAX_SCENARIO_ALIASES = 100;
 
 /** A validated scenario, where it came from, and each step's 1-based source line. */
 export interface LoadedScenario {
@@ -24,7 +38,15 @@ export interface LoadedScenario {
 /** Parses and validates scenario text (YAML is a superset of JSON). Throws `E_SCENARIO_PARSE`/`_SCHEMA`. */
 export function parseScenario(text: string, path = "<inline>"): LoadedScenario {
   const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  let doc;
+  let value: unknown;
+  try {
+    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+    // Only a document without errors is expanded: toJS() is where aliases are dereferenced.
+    if (doc.errors.length === 0) value = doc.toJS({ maxAliasCount: MAX_SCENARIO_ALIASES });
+  } catch (error: unknown) {
+    throw tooComplex(path, error);
+  }
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     throw new SpecterError(
@@ -35,7 +57,7 @@ export function parseScenario(text: string, path = "<inline>"): LoadedScenario {
       },
     );
   }
-  const parsed = ScenarioSchema.safeParse(doc.toJS());
+  const parsed = ScenarioSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.join(".") || "(scenario)";
@@ -52,21 +74,40 @@ export function parseScenario(text: string, path = "<inline>"): LoadedScenario {
   return { scenario: parsed.data, path, dir, stepLines };
 }
 
-/** Reads and parses a scenario file. */
-export async function loadScenario(file: string): Promise<LoadedScenario> {
-  const path = isAbsolute(file) ? file : resolve(Deno.cwd(), file);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error: unknown) {
-    throw new SpecterError(
-      "E_SCENARIO_PARSE",
-      `Cannot read scenario "${path}": ${(error as Error).message}`,
-      {
+/** The YAML library gave up on the document (alias bomb, nesting deeper than the stack): typed, not E_IO. */
+function tooComplex(path: string, error: unknown): SpecterError {
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = error instanceof RangeError ? "nesting" : /alias/i.test(message) ? "aliases" : "other";
+  const why = reason === "nesting"
+    ? "it is nested too deeply"
+    : reason === "aliases"
+    ? `it dereferences more than ${MAX_SCENARIO_ALIASES} aliases`
+    : message.split("\n")[0];
+  return new SpecterError("E_SCENARIO_PARSE", `Scenario "${path}" is not accepted: ${why}`, {
+    cause: error,
+    details: { path, reason },
+  });
+}
+
+/**
+ * Reads and parses a scenario file the user named (a symlink there is the user's choice). Read through
+ * one descriptor opened non-blocking: a FIFO, device or directory is `E_FILE_TYPE` at once, a file over
+ * {@link MAX_SCENARIO_FILE_BYTES} `E_FILE_TOO_LARGE`, a missing one `E_PATH_NOT_FOUND`; invalid UTF-8 is
+ * `E_SCENARIO_PARSE`.
+ */
+export function loadScenario(file: string): Promise<LoadedScenario> {
+  return new Promise((done) => {
+    const path = isAbsolute(file) ? file : resolve(Deno.cwd(), file);
+    const bytes = readRegularFile(path, { maxBytes: MAX_SCENARIO_FILE_BYTES, what: "scenario" });
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch (error: unknown) {
+      throw new SpecterError("E_SCENARIO_PARSE", `Scenario "${path}" is not valid UTF-8`, {
         cause: error,
         details: { path },
-      },
-    );
-  }
-  return parseScenario(text, path);
+      });
+    }
+    done(parseScenario(text, path));
+  });
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseScenario } from "./load.ts";
+import { loadScenario, MAX_SCENARIO_FILE_BYTES, parseScenario } from "./load.ts";
 
 const GOOD = `version: 1
 name: menu picks the second item
@@ -77,6 +77,43 @@ const BAD: readonly [string, string, RegExp][] = [
   ],
   ["version: 1\nname: [unclosed\n", "E_SCENARIO_PARSE", /not valid YAML/],
   ["version: 1\nversion: 1\n", "E_SCENARIO_PARSE", /not valid YAML/],
+  // A regex that does not compile is refused when the scenario loads, naming the field.
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {wait_for: {regex: '(unclosed'}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {wait_for: {prompt: '[z-a]'}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {expect: {screen_matches: '*'}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a], normalize: [{pattern: 'a{2,1}', replacement: b}]}\n" +
+    "steps: [ {press: enter} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /run\.normalize/,
+  ],
+  // Billion laughs: nine levels of nine aliases each would expand to 9^9 strings.
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {press: enter} ]\n" +
+    "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" +
+    Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(9).fill(`*a${i}`).join(", ")}]\n`)
+      .join(""),
+    "E_SCENARIO_PARSE",
+    /dereferences more than 100 aliases/,
+  ],
+  // Nesting deeper than the parser's stack.
+  [
+    "version: 1\nname: x\nsteps: " + "[".repeat(100_000) + "]".repeat(100_000) + "\n",
+    "E_SCENARIO_PARSE",
+    /./,
+  ],
 ];
 
 for (const [text, code, message] of BAD) {
@@ -96,5 +133,34 @@ Deno.test("expect {file} takes only relative paths inside the working directory"
       () => parseScenario(text),
       (e: unknown) => (e as { code: string }).code === "E_SCENARIO_SCHEMA",
     );
+  }
+});
+
+Deno.test("loadScenario: FIFOs, devices, directories and huge files are typed errors, never a hang", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "specter-scenario-" });
+  try {
+    new Deno.Command("mkfifo", { args: [`${dir}/fifo.yaml`] }).outputSync();
+    await Deno.symlink("/dev/zero", `${dir}/zero.yaml`);
+    await Deno.mkdir(`${dir}/dir.yaml`);
+    await Deno.writeFile(`${dir}/huge.yaml`, new Uint8Array(MAX_SCENARIO_FILE_BYTES + 1));
+    await Deno.writeFile(`${dir}/latin1.yaml`, new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x3a, 0xe9]));
+    const cases = [
+      ["fifo.yaml", "E_FILE_TYPE"],
+      ["zero.yaml", "E_FILE_TYPE"],
+      ["dir.yaml", "E_FILE_TYPE"],
+      ["huge.yaml", "E_FILE_TOO_LARGE"],
+      ["latin1.yaml", "E_SCENARIO_PARSE"],
+      ["missing.yaml", "E_PATH_NOT_FOUND"],
+    ] as const;
+    const started = performance.now();
+    for (const [name, code] of cases) {
+      await assert.rejects(
+        loadScenario(`${dir}/${name}`),
+        (e: unknown) => (e as { code: string }).code === code,
+      );
+    }
+    assert.ok(performance.now() - started < 3000);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -15,6 +15,23 @@ const timeout = positive.max(600_000).optional().describe(
   "Milliseconds before the step fails (default 10000)",
 );
 
+/** Longest regular expression a scenario may hold (a pattern is a few dozen characters in practice). */
+export const MAX_PATTERN_LENGTH = 1024;
+
+function compiles(source: string): boolean {
+  try {
+    new RegExp(source, "gm");
+    return true;
+  } catch {
+    return false; // Reported as a schema problem naming the field, not as a SyntaxError at run time.
+  }
+}
+
+/** A regular expression, checked when the scenario is loaded (never a SyntaxError mid-run). */
+const pattern = z.string().min(1).max(MAX_PATTERN_LENGTH).refine(compiles, {
+  message: "must be a valid JavaScript regular expression",
+});
+
 /** A relative file path without `.`/`..` segments, so the path stays inside the working directory. */
 const relativeFile = z.string().refine(
   (p) => p.length > 0 && !p.startsWith("/") && p.split("/").every((s) => s !== "" && s !== "." && s !== ".."),
@@ -53,7 +70,7 @@ export const RunConfigSchema = z.strictObject({
   allow_binary: z.boolean().optional().describe(
     "Accept output that is not valid UTF-8 (default false: E_TERMINAL_PARSE)",
   ),
-  normalize: z.array(z.strictObject({ pattern: z.string(), replacement: z.string() })).optional()
+  normalize: z.array(z.strictObject({ pattern: pattern, replacement: z.string() })).optional()
     .describe("Extra regex redactions applied before comparing snapshots and transcripts"),
 }).refine((run) => run.cwd === undefined || run.workspace === undefined, {
   message: "cwd and workspace cannot be combined (a workspace is the cwd)",
@@ -64,9 +81,9 @@ export const RunConfigSchema = z.strictObject({
 const WaitForSchema = z.strictObject({
   wait_for: z.union([
     z.strictObject({ text: z.string().min(1) }),
-    z.strictObject({ regex: z.string().min(1) }),
+    z.strictObject({ regex: pattern }),
     z.strictObject({ screen_stable: positive.describe("Milliseconds without a screen change") }),
-    z.strictObject({ prompt: z.string().min(1).describe("Regex the cursor line must match") }),
+    z.strictObject({ prompt: pattern.describe("Regex the cursor line must match") }),
     z.strictObject({ idle: positive.describe("Milliseconds without output") }),
     z.strictObject({ exit: z.literal(true) }),
   ]),
@@ -78,7 +95,7 @@ const WaitForSchema = z.strictObject({
 const ExpectSchema = z.strictObject({
   expect: z.union([
     z.strictObject({ screen_contains: z.string().min(1) }),
-    z.strictObject({ screen_matches: z.string().min(1) }),
+    z.strictObject({ screen_matches: pattern }),
     z.strictObject({ line: z.int().nonnegative(), equals: z.string() }),
     z.strictObject({ cursor: z.strictObject({ x: z.int().nonnegative(), y: z.int().nonnegative() }) }),
     z.strictObject({ alt_screen: z.boolean() }),
