@@ -49,6 +49,12 @@ export const ERROR_CODES = {
   E_FILE_TOO_LARGE: "A file is larger than the cap for its kind",
   E_FILE_READ: "A file could not be opened or read (permission or I/O error)",
   E_FILE_UNSUPPORTED: "Descriptor-based path resolution is not available on this platform",
+  E_FILE_WRITE:
+    "A file could not be written whole (disk full, quota, permission); no partial file or line is left",
+  E_AUDIT:
+    "The audit log could not be written (disk full, permission): it holds whole records up to the failure",
+  E_ARTIFACTS:
+    "A file of the artifacts bundle could not be written (disk full, permission); the result still reaches stdout",
 } as const;
 
 /** A stable error code. */
@@ -174,11 +180,11 @@ export class ProtocolError extends SpecterError {
   }
 }
 
-/** An operation on a session failed (the session ended, a recording could not be written, I/O failed). */
+/** An operation on a session failed (the session ended, a recording, audit log or bundle could not be written, I/O failed). */
 export class SessionError extends SpecterError {
-  /** Creates an `E_SESSION_CLOSED`, `E_RECORD` or `E_IO` error. */
+  /** Creates an `E_SESSION_CLOSED`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS` or `E_IO` error. */
   constructor(
-    code: "E_SESSION_CLOSED" | "E_RECORD" | "E_IO",
+    code: "E_SESSION_CLOSED" | "E_RECORD" | "E_AUDIT" | "E_ARTIFACTS" | "E_IO",
     message: string,
     options: SpecterErrorOptions = {},
   ) {

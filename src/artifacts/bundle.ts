@@ -14,10 +14,16 @@
  *
  * Files are written as the run goes, so a failing or killed run still leaves what it produced.
  *
+ * On a full disk every file is whole or absent: JSON and text files are written to a temporary name and
+ * renamed into place, `events.ndjson` gets whole lines only (truncated back to the last one when a write
+ * is cut short). Writing never throws into the run: the first failure is kept as {@link
+ * ArtifactBundle.failure} (`E_ARTIFACTS`), later writes are skipped, and the run's result says so.
+ *
  * @module
  */
 import { join, relative } from "node:path";
 import { SessionError } from "../errors.ts";
+import { LineFile, writeFileWhole } from "../fsafe/mod.ts";
 import { sha256 } from "../sandbox/fingerprint.ts";
 
 /** The checksum file's name. */
@@ -30,16 +36,17 @@ export const REPLAY_DIR = "replay";
 export class ArtifactBundle {
   /** The directory. */
   readonly dir: string;
-  #events: Deno.FsFile | null = null;
+  #events: LineFile | null = null;
+  #failure: SessionError | null = null;
 
-  /** Creates `dir` (and `snapshots/`) if needed (throws `E_IO`). */
+  /** Creates `dir` (and `snapshots/`) if needed (throws `E_ARTIFACTS`). */
   constructor(dir: string) {
     this.dir = dir;
     try {
       Deno.mkdirSync(join(dir, "snapshots"), { recursive: true, mode: 0o700 });
     } catch (error: unknown) {
       throw new SessionError(
-        "E_IO",
+        "E_ARTIFACTS",
         `Cannot create the artifacts directory "${dir}": ${(error as Error).message}`,
         {
           cause: error,
@@ -49,21 +56,42 @@ export class ArtifactBundle {
     }
   }
 
-  /** Writes `value` as pretty JSON to `name`. */
+  /** The first file that could not be written (`E_ARTIFACTS`), or `null` while all were. */
+  get failure(): SessionError | null {
+    return this.#failure;
+  }
+
+  /** Writes `value` as pretty JSON to `name` (whole or not at all). */
   writeJson(name: string, value: unknown): void {
-    Deno.writeTextFileSync(join(this.dir, name), JSON.stringify(value, null, 2) + "\n");
+    this.writeText(name, JSON.stringify(value, null, 2) + "\n");
   }
 
-  /** Writes text to `name` (relative to the bundle). */
+  /** Writes text to `name` (relative to the bundle), whole or not at all. */
   writeText(name: string, text: string): void {
-    Deno.writeTextFileSync(join(this.dir, name), text);
+    this.#guard(name, () => writeFileWhole(join(this.dir, name), text, "artifact"));
   }
 
-  /** Appends one frame (or any JSON value) to `events.ndjson`, written through at once. */
+  /** Appends one frame (or any JSON value) to `events.ndjson`, written through at once, as a whole line. */
   event(value: unknown): void {
-    this.#events ??= Deno.openSync(join(this.dir, "events.ndjson"), { append: true, create: true });
-    const bytes = new TextEncoder().encode(JSON.stringify(value) + "\n");
-    for (let written = 0; written < bytes.length;) written += this.#events.writeSync(bytes.subarray(written));
+    this.#guard("events.ndjson", () => {
+      this.#events ??= LineFile.append(join(this.dir, "events.ndjson"), "artifact", 0o644);
+      this.#events.append(JSON.stringify(value) + "\n");
+    });
+  }
+
+  /** Runs one write; after the first failure nothing more is written (the bundle is already incomplete). */
+  #guard(name: string, write: () => void): void {
+    if (this.#failure !== null) return;
+    try {
+      write();
+    } catch (error: unknown) {
+      const details = (error as { details?: Record<string, unknown> }).details ?? {};
+      this.#failure = new SessionError(
+        "E_ARTIFACTS",
+        `The artifacts bundle "${this.dir}" is incomplete: ${(error as Error).message}`,
+        { cause: error, details: { dir: this.dir, file: name, reason: String(details.reason ?? "io") } },
+      );
+    }
   }
 
   /** The relative path of snapshot number `index` (1-based) named `name`, without extension. */
@@ -75,6 +103,8 @@ export class ArtifactBundle {
   finish(): Record<string, string> {
     this.#events?.close();
     this.#events = null;
+    // An incomplete bundle is not sealed: checksums over a partial bundle would vouch for it.
+    if (this.#failure !== null) return {};
     const sums = checksums(this.dir);
     this.writeJson(CHECKSUMS_FILE, sums);
     return sums;

@@ -72,7 +72,29 @@ export function startRunAudit(
     acks: ACK_FLAGS.filter((name) => values[name] === true).map((name) => `--${name}`),
     ...(requested !== undefined && requested !== runId ? { requested_id: requested } : {}),
   });
+  // A run whose start cannot be recorded does not start: an audited run never goes unaudited.
+  const failure = log.failure;
+  if (failure !== null) {
+    log.close();
+    throw failure;
+  }
   return { runId, dir, log };
+}
+
+/**
+ * What Specter failed to keep of a run that went on (the audit log or the recording stopped, e.g. on a
+ * full disk): said on stderr; the exit code stays the program's, except that a success becomes 125 (a run
+ * that lost its record does not pass a CI gate).
+ */
+export function lostRecords(
+  audit: RunAudit,
+  recordError: { code: string; message: string } | null,
+  exitCode: number,
+  warn: (text: string) => void,
+): number {
+  const lost = [audit.log.failure, recordError].filter((e) => e !== null);
+  for (const e of lost) warn(`specter: ${e.code}: ${e.message}`);
+  return lost.length > 0 && exitCode === 0 ? 125 : exitCode;
 }
 
 /** Records how `session` was launched. */

@@ -41,9 +41,13 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return help(undefined);
       case "--version":
       case "-V":
+        if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}" after ${command}`);
         out(`specter ${VERSION}`);
         return 0;
       case "help":
+        if (rest.length > 1) {
+          throw new UsageError(`Unexpected argument "${rest[1]}" (specter help [COMMAND])`);
+        }
         return help(rest[0]);
       case "run":
         return await runCommand(rest);

@@ -10,7 +10,7 @@ import { spawn } from "../session/spawn_session.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseEscapes } from "./units.ts";
-import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
+import { auditError, auditFrame, auditLaunch, lostRecords, startRunAudit } from "./audit_run.ts";
 import { terminateOnSignals } from "./signals.ts";
 
 const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
@@ -80,8 +80,10 @@ export async function execCommand(
   if (input !== undefined) session.write(input);
   const chunks: Uint8Array[] = [];
   const encoder = new TextEncoder();
+  let recordError: { code: string; message: string } | null = null;
   for await (const frame of session.frames()) {
     auditFrame(audit, frame);
+    if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
     if (frame.type === "stdout") {
       chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
     }
@@ -99,8 +101,11 @@ export async function execCommand(
     truncated: session.truncated,
     duration_ms: exit.duration_ms,
   };
+  // The run went on, but Specter could not keep all of its record (e.g. the disk filled).
+  const lost = audit.log.failure ?? recordError;
+  if (lost !== null) result.error = { code: lost.code, message: lost.message };
   print(JSON.stringify(result));
-  return result.success ? 0 : Math.max(1, exitCodeForExit(exit));
+  return lostRecords(audit, recordError, result.success ? 0 : Math.max(1, exitCodeForExit(exit)), warn);
 }
 
 function concat(chunks: readonly Uint8Array[]): Uint8Array {

@@ -32,7 +32,10 @@ export function exitCodeForError(code: ErrorCode): number {
       return 126;
     default:
       // A bad policy, or a file argument that is not a bounded regular file, is bad input, like a bad flag.
-      return /^E_(POLICY|PATH|FILE)_/.test(code) && code !== "E_FILE_UNSUPPORTED" ? 2 : 125;
+      // A file Specter could not write (E_FILE_WRITE: disk full) is Specter's failure, not bad input.
+      return /^E_(POLICY|PATH|FILE)_/.test(code) && code !== "E_FILE_UNSUPPORTED" && code !== "E_FILE_WRITE"
+        ? 2
+        : 125;
   }
 }
 

@@ -51,22 +51,34 @@ export const SESSION_FLAGS = {
 /** Parsed flag values (strings, booleans and string lists, as `parseArgs` returns them). */
 export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
+/**
+ * `parseArgs` in strict mode whose every complaint (unknown flag, missing value, a value for a boolean
+ * flag) is an `E_USAGE` error, never an untyped `TypeError`. Every subcommand parses through this.
+ */
+export function parseFlags(
+  args: readonly string[],
+  options: ParseArgsOptionsConfig,
+): { values: FlagValues; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as FlagValues, positionals };
+  } catch (error: unknown) {
+    throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
+  }
+}
+
 /** Parses `args` with the session flags plus `extra`; everything after `--` is the command. */
 export function parseCommandLine(
   args: readonly string[],
   extra: ParseArgsOptionsConfig,
 ): { values: FlagValues; command: string[] } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...args],
-      options: { ...SESSION_FLAGS, ...extra },
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as FlagValues, command: positionals };
-  } catch (error: unknown) {
-    throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
-  }
+  const { values, positionals } = parseFlags(args, { ...SESSION_FLAGS, ...extra });
+  return { values, command: positionals };
 }
 
 function text(values: FlagValues, name: string): string | undefined {

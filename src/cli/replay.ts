@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { SpecterError, UsageError } from "../errors.ts";
+import { parseFlags } from "./flags.ts";
 import {
   explainReplay,
   latestReplay,
@@ -66,17 +66,14 @@ function finish(
 
 /** Runs `specter replay ARGS`; resolves with the exit code. */
 export async function replayCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      strict: { type: "boolean" },
-      normalize: { type: "string" },
-      explain: { type: "boolean" },
-      "require-checksums": { type: "boolean" },
-      "require-events": { type: "boolean" },
-      json: { type: "boolean" },
-    },
-    allowPositionals: true,
+  const { values, positionals } = parseFlags(args, {
+    strict: { type: "boolean" },
+    normalize: { type: "string" },
+    explain: { type: "boolean" },
+    "require-checksums": { type: "boolean" },
+    "require-events": { type: "boolean" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
   });
   const json = values.json === true;
   if (positionals[0] === "report") {

@@ -14,7 +14,14 @@ import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseDuration } from "./units.ts";
 import { terminateOnSignals } from "./signals.ts";
-import { auditError, auditFrame, auditLaunch, type RunAudit, startRunAudit } from "./audit_run.ts";
+import {
+  auditError,
+  auditFrame,
+  auditLaunch,
+  lostRecords,
+  type RunAudit,
+  startRunAudit,
+} from "./audit_run.ts";
 import { UsageError } from "../errors.ts";
 
 /** Where `run` writes and reads; real stdio by default, replaceable in tests. */
@@ -84,11 +91,16 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
 
   const stopForwarding = terminateOnSignals(session);
   const reading = readDriver(session, io.stdin, values["close-on-eof"] === true);
+  // The recording stopped (disk full): the run goes on and the error frame is in the stream.
+  let recordError: { code: string; message: string } | null = null;
   try {
     for (;;) {
       const batch = await session.nextFrames();
       if (batch.length === 0) break;
-      for (const frame of batch) auditFrame(audit, frame);
+      for (const frame of batch) {
+        auditFrame(audit, frame);
+        if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
+      }
       await writer.write(encodeFrames(batch, framing));
     }
   } catch (error: unknown) {
@@ -104,7 +116,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     writer.releaseLock();
     audit.log.close();
   }
-  return exitCodeForExit(await session.exited);
+  return lostRecords(audit, recordError, exitCodeForExit(await session.exited), io.stderr);
 }
 
 function errorFrame(error: SpecterError): Frame {

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
+import { parseFlags } from "./flags.ts";
 import { probeBwrap } from "../sandbox/probe.ts";
 import { platformBackend } from "../session/spawn_session.ts";
 
@@ -40,10 +40,9 @@ export function probeBackends(): BackendReport[] {
 
 /** Runs `specter sandbox probe [--json]`; exit 0 when the platform's default backend is available. */
 export function sandboxCommand(args: readonly string[], out: (text: string) => void): number {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: { json: { type: "boolean" } },
-    allowPositionals: true,
+  const { values, positionals } = parseFlags(args, {
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
   });
   if (positionals[0] !== "probe" || positionals.length !== 1) {
     throw new UsageError(`Unknown sandbox command "${positionals.join(" ")}" (try: specter sandbox probe)`);

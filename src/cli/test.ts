@@ -5,13 +5,20 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { defaultArtifactsDir } from "../artifacts/audit.ts";
 import { toSpecterError, UsageError } from "../errors.ts";
 import { loadScenario } from "../scenario/load.ts";
 import { type RunResult, runScenario, type StepResult } from "../scenario/runner.ts";
 import { exitCodeForError } from "./exit_codes.ts";
+import { parseFlags } from "./flags.ts";
+
+/** What `--json` reports for a scenario that could not be loaded or run at all. */
+interface ScenarioError {
+  readonly scenario: string;
+  readonly status: "Error";
+  readonly error: { code: string; message: string; details: unknown };
+}
 
 function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "scenario";
@@ -26,43 +33,55 @@ function stepLine(step: StepResult): string {
   return `${line}\n      ${step.message}\n      expected: ${step.diagnostic.expected}\n      actual screen:\n${screen}`;
 }
 
-/** Runs `specter test ARGS`; resolves with the process exit code. */
+/**
+ * Runs `specter test ARGS`; resolves with the process exit code. With `--json`, stdout holds exactly one
+ * JSON document, printed at the end: the RunResult (or error entry) of a single scenario, or an array of
+ * them for several.
+ */
 export async function testCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      artifacts: { type: "string" },
-      "update-goldens": { type: "boolean" },
-      json: { type: "boolean" },
-    },
-    allowPositionals: true,
+  const { values, positionals } = parseFlags(args, {
+    artifacts: { type: "string" },
+    "update-goldens": { type: "boolean" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
   });
   if (positionals.length === 0) throw new UsageError("No scenario given (specter test SCENARIO…)");
-  const results: RunResult[] = [];
+  const json = values.json === true;
+  const results: (RunResult | ScenarioError)[] = [];
   let code = 0;
+  const failed = (file: string, error: unknown) => {
+    const failure = toSpecterError(error);
+    if (json) results.push({ scenario: file, status: "Error", error: failure.toJSON() });
+    else out(`✗ ${file}: ${failure.code}: ${failure.message}`);
+    code = Math.max(code, exitCodeForError(failure.code));
+  };
   for (const [i, file] of positionals.entries()) {
     let loaded;
     try {
       loaded = await loadScenario(file);
     } catch (error: unknown) {
-      const failure = toSpecterError(error);
-      if (values.json) out(JSON.stringify({ scenario: file, status: "Error", error: failure.toJSON() }));
-      else out(`✗ ${file}: ${failure.code}: ${failure.message}`);
-      code = Math.max(code, exitCodeForError(failure.code));
+      failed(file, error);
       continue;
     }
     const name = loaded.scenario.name;
     const dir = typeof values.artifacts === "string"
       ? (positionals.length === 1 ? values.artifacts : join(values.artifacts, `${i + 1}-${slug(name)}`))
       : defaultArtifactsDir(`${slug(name)}-${crypto.randomUUID().slice(0, 8)}`);
-    if (!values.json) out(`● ${name} (${file})`);
-    const result = await runScenario(loaded, {
-      artifacts: dir,
-      updateGoldens: values["update-goldens"] === true,
-      ...(values.json ? {} : { onStep: (step: StepResult) => out(stepLine(step)) }),
-    });
+    if (!json) out(`● ${name} (${file})`);
+    let result: RunResult;
+    try {
+      result = await runScenario(loaded, {
+        artifacts: dir,
+        updateGoldens: values["update-goldens"] === true,
+        ...(json ? {} : { onStep: (step: StepResult) => out(stepLine(step)) }),
+      });
+    } catch (error: unknown) {
+      // The artifacts directory or its audit log could not even be created (E_ARTIFACTS, E_AUDIT).
+      failed(file, error);
+      continue;
+    }
     results.push(result);
-    if (!values.json) {
+    if (!json) {
       const verdict = result.status === "Passed" ? "PASSED" : result.status === "Failed" ? "FAILED" : "ERROR";
       const error = result.error ? `  ${result.error.code}: ${result.error.message}` : "";
       out(
@@ -77,6 +96,6 @@ export async function testCommand(args: readonly string[], out: (text: string) =
       code = Math.max(code, exitCodeForError(result.error?.code as never ?? "E_IO"));
     }
   }
-  if (values.json) out(JSON.stringify(results.length === 1 ? results[0] : results));
+  if (json) out(JSON.stringify(positionals.length === 1 ? results[0] : results));
   return code;
 }

@@ -20,8 +20,24 @@ export function parseDuration(text: string, flag: string): number {
     });
   }
   const unit = (match[2] ?? "ms") as keyof typeof DURATION_UNITS;
-  return Math.round(Number(match[1]) * DURATION_UNITS[unit]);
+  const ms = Math.round(Number(match[1]) * DURATION_UNITS[unit]);
+  // Timers take a signed 32-bit delay: a longer one would fire at once (a 1000h timeout at 0 ms).
+  if (ms > MAX_DURATION_MS) {
+    throw new UsageError(
+      `Flag "--${flag}" is longer than the largest duration (${MAX_DURATION_MS} ms), got "${text}"`,
+      {
+        details: { flag, value: text },
+      },
+    );
+  }
+  return ms;
 }
+
+/** The longest duration a flag takes: 2^31 - 1 ms (about 24.8 days), the most a timer can wait. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
+/** The largest size a flag takes: 2^53 - 1 bytes (larger ones lose precision as numbers). */
+export const MAX_SIZE_BYTES = Number.MAX_SAFE_INTEGER;
 
 /** Parses a size such as `8M`, `512K`, `1G`, `100` (bytes), `4MiB` into bytes (binary multiples). */
 export function parseSize(text: string, flag: string): number {
@@ -31,7 +47,16 @@ export function parseSize(text: string, flag: string): number {
       details: { flag, value: text },
     });
   }
-  return Math.floor(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
+  const bytes = Math.floor(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
+  if (!Number.isSafeInteger(bytes)) {
+    throw new UsageError(
+      `Flag "--${flag}" is larger than the largest size (${MAX_SIZE_BYTES} bytes), got "${text}"`,
+      {
+        details: { flag, value: text },
+      },
+    );
+  }
+  return bytes;
 }
 
 /** Parses a positive integer flag (e.g. `--cols`). */

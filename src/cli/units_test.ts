@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseCount, parseDuration, parseEscapes, parseSize } from "./units.ts";
+import { MAX_DURATION_MS, parseCount, parseDuration, parseEscapes, parseSize } from "./units.ts";
 
 Deno.test("durations need a unit (except 0)", () => {
   assert.equal(parseDuration("200ms", "idle"), 200);
@@ -8,7 +8,9 @@ Deno.test("durations need a unit (except 0)", () => {
   assert.equal(parseDuration("2m", "idle"), 120_000);
   assert.equal(parseDuration("1h", "idle"), 3_600_000);
   assert.equal(parseDuration("0", "idle"), 0);
-  for (const bad of ["30", "5x", "-1s", "", "s"]) {
+  assert.equal(parseDuration(`${MAX_DURATION_MS}ms`, "timeout"), 2 ** 31 - 1);
+  // 2^31 ms and more would overflow the timer's signed 32-bit delay and fire at once.
+  for (const bad of ["30", "5x", "-1s", "", "s", "2147483648ms", "1000h", `${"9".repeat(400)}s`]) {
     assert.throws(() => parseDuration(bad, "timeout"), { code: "E_USAGE" }, bad);
   }
 });
@@ -19,7 +21,7 @@ Deno.test("sizes are bytes with binary suffixes", () => {
   assert.equal(parseSize("512k", "buffer"), 512 * 1024);
   assert.equal(parseSize("1G", "buffer"), 1024 ** 3);
   assert.equal(parseSize("4MiB", "buffer"), 4 * 1024 * 1024);
-  for (const bad of ["", "M", "-1", "1T"]) {
+  for (const bad of ["", "M", "-1", "1T", "9999999999G", `${"9".repeat(400)}`]) {
     assert.throws(() => parseSize(bad, "buffer"), { code: "E_USAGE" }, bad);
   }
 });

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { FileError, UsageError } from "../errors.ts";
+import { readRegularFile } from "../fsafe/mod.ts";
 import { fromBase64 } from "../frames/utf8.ts";
 import {
   castTranscript,
@@ -27,6 +28,41 @@ const VERIFY_FLAGS = {
   strict: { type: "boolean" },
 } as const;
 
+/**
+ * Largest golden read, in bytes: a screen golden is a few KiB, a `.cast` golden of a long session some
+ * MiB. Over the cap is `E_FILE_TOO_LARGE`, before the command runs.
+ */
+export const MAX_GOLDEN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads the golden the user named (a symlink there is the user's choice) through one non-blocking
+ * descriptor: a FIFO, device or directory is `E_FILE_TYPE`, a file over {@link MAX_GOLDEN_BYTES}
+ * `E_FILE_TOO_LARGE`, a missing one `E_PATH_NOT_FOUND` (with the hint to create it), invalid UTF-8
+ * `E_FILE_READ`.
+ */
+function readGolden(golden: string): string {
+  let bytes: Uint8Array;
+  try {
+    bytes = readRegularFile(golden, { maxBytes: MAX_GOLDEN_BYTES, what: "golden" });
+  } catch (error: unknown) {
+    if (error instanceof FileError && error.code === "E_PATH_NOT_FOUND") {
+      throw new FileError("E_PATH_NOT_FOUND", `Golden "${golden}" does not exist (create it with --update)`, {
+        cause: error,
+        details: { path: golden },
+      });
+    }
+    throw error;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (error: unknown) {
+    throw new FileError("E_FILE_READ", `Golden "${golden}" is not valid UTF-8`, {
+      cause: error,
+      details: { path: golden },
+    });
+  }
+}
+
 /** Default wall-clock guard for a verified command (a CI gate must end). */
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -44,8 +80,12 @@ export async function verifyCommand(
   const { values, command } = parseCommandLine(args, VERIFY_FLAGS);
   const [golden, ...rest] = command;
   const dash = args.indexOf("--");
-  if (golden === undefined || dash < 0 || args.indexOf(golden) > dash) {
-    throw new UsageError("Usage: specter verify GOLDEN [flags] -- CMD ARGS…");
+  // Everything after "--" is the command; exactly one positional (the golden) may come before it.
+  const before = dash < 0 ? command.length : command.length - (args.length - dash - 1);
+  if (golden === undefined || dash < 0 || before !== 1) {
+    throw new UsageError("Usage: specter verify GOLDEN [flags] -- CMD ARGS…", {
+      details: { positionals_before_dash: before },
+    });
   }
   const what = typeof values.what === "string"
     ? values.what
@@ -65,6 +105,14 @@ export async function verifyCommand(
     values.strict === true,
   );
   const options = sessionOptions(values, rest);
+  // The golden is read (and checked) before anything runs: a bad golden fails fast, without a run.
+  const expectedText = values.update === true ? "" : readGolden(golden);
+  let goldenText = expectedText;
+  if (golden.endsWith(".cast") && values.update !== true) {
+    const cast = castTranscript(expectedText);
+    if ("problem" in cast) throw new UsageError(`Golden "${golden}" ${cast.problem}`);
+    goldenText = cast.text;
+  }
   if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
   const session = spawn({
     ...options,
@@ -78,7 +126,7 @@ export async function verifyCommand(
       chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
     }
   }
-  const raw = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  const raw = new TextDecoder().decode(concat(chunks));
   const actual = normalizeText(
     what === "screen" ? snapshotText(await session.screen()) : plainText(raw),
     filters,
@@ -89,18 +137,6 @@ export async function verifyCommand(
     out(`verify: wrote ${what} golden "${golden}"`);
     return 0;
   }
-  let expectedText: string;
-  try {
-    expectedText = await Deno.readTextFile(golden);
-  } catch {
-    throw new UsageError(`Golden "${golden}" cannot be read (create it with --update)`);
-  }
-  let goldenText = expectedText;
-  if (golden.endsWith(".cast")) {
-    const cast = castTranscript(expectedText);
-    if ("problem" in cast) throw new UsageError(`Golden "${golden}" ${cast.problem}`);
-    goldenText = cast.text;
-  }
   const expected = normalizeText(goldenText, filters);
   const diff = unifiedDiff(expected, actual, [golden, `${what} of ${rest.join(" ")}`]);
   if (diff === "") {
@@ -110,4 +146,14 @@ export async function verifyCommand(
   out(diff.trimEnd());
   out(`verify: DRIFT (${what} differs from "${golden}")`);
   return 1;
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
 }

@@ -16,3 +16,4 @@ export {
 } from "./open.ts";
 export type { OpenOptions } from "./open.ts";
 export { openDirectory, readFd, readFileBeneath, type ReadLimits, readRegularFile } from "./read.ts";
+export { isDiskFull, LineFile, writeFileWhole } from "./write.ts";

@@ -2,12 +2,17 @@
  * Streaming asciicast v2 writer. Every event is written to the file as it happens (no user-space
  * buffer), so a recording stays valid up to the last event even when Specter is killed.
  *
+ * Each event line goes to the file in one `write()`. When the disk fills part way through a line, the
+ * file is truncated back to the last whole line and recording stops (`E_RECORD`, `details.reason`
+ * `disk_full`): a `.cast` never ends in a torn line, and the run itself goes on.
+ *
  * Format: a header line `{"version":2,"width":…,"height":…,"timestamp":…,"env":{…},"title":…}`, then one
  * `[seconds, code, data]` line per event: `o` output, `i` input, `r` resize (`"COLSxROWS"`), `m` marker.
  *
  * @module
  */
 import { SessionError } from "../errors.ts";
+import { LineFile } from "../fsafe/mod.ts";
 
 /** The asciicast v2 header fields Specter writes. */
 export interface CastHeader {
@@ -30,11 +35,11 @@ const encoder = new TextEncoder();
 
 /** Writes one `.cast` file. */
 export class CastWriter {
-  #file: Deno.FsFile;
+  #file: LineFile;
   #path: string;
   #closed = false;
 
-  private constructor(file: Deno.FsFile, path: string) {
+  private constructor(file: LineFile, path: string) {
     this.#file = file;
     this.#path = path;
   }
@@ -50,7 +55,7 @@ export class CastWriter {
         details: { path },
       });
     }
-    const writer = new CastWriter(file, path);
+    const writer = new CastWriter(new LineFile(file, path, 0, "recording"), path);
     const { title, ...rest } = header;
     writer.#line({ version: 2, ...rest, ...(title === undefined ? {} : { title }) });
     return writer;
@@ -75,18 +80,18 @@ export class CastWriter {
 
   #line(value: unknown): void {
     if (this.#closed) return;
-    const bytes = encoder.encode(JSON.stringify(value) + "\n");
     try {
-      for (let written = 0; written < bytes.length;) written += this.#file.writeSync(bytes.subarray(written));
+      this.#file.append(encoder.encode(JSON.stringify(value) + "\n"));
     } catch (error: unknown) {
-      this.#closed = true;
-      this.#file.close();
+      // The file ends at the last whole line; nothing more is recorded (later events are ignored).
+      this.close();
+      const details = (error as { details?: Record<string, unknown> }).details ?? {};
       throw new SessionError(
         "E_RECORD",
-        `Cannot write recording "${this.#path}": ${(error as Error).message}`,
+        `Recording to "${this.#path}" stopped: ${(error as Error).message}`,
         {
           cause: error,
-          details: { path: this.#path },
+          details: { path: this.#path, reason: String(details.reason ?? "io"), torn: details.torn === true },
         },
       );
     }

@@ -161,6 +161,12 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     });
     audit.close();
     bundle.finish();
+    // A full disk (or a vanished directory) lost part of the record: the result says so, and is still
+    // returned for stdout; a pass with an incomplete bundle is not a pass.
+    const lost = bundle.failure ?? audit.failure;
+    if (lost !== null && status !== "Error") {
+      return { ...result, status: "Error", error: { code: lost.code, message: lost.message } };
+    }
     return result;
   };
 

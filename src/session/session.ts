@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SessionError, UsageError } from "../errors.ts";
+import { SessionError, type SpecterError, UsageError } from "../errors.ts";
 import type { ExitFrame, Frame, FrameBody, SessionInfo } from "../frames/schema.ts";
 import type { DriverMessage } from "../frames/driver.ts";
 import { fromBase64, toBase64, Utf8Chunker } from "../frames/utf8.ts";
@@ -394,7 +394,8 @@ export class Session {
     try {
       this.#recorder.event(this.#elapsed(), code, text);
     } catch (error: unknown) {
-      this.#emitError("E_RECORD", (error as Error).message);
+      // Once: the recorder stops at its last whole line after a failure and ignores later events.
+      this.#emitError("E_RECORD", (error as Error).message, { ...(error as SpecterError).details });
     }
   }
 
