@@ -12,6 +12,7 @@ import {
   explainReplay,
   latestReplay,
   type NormalizationSettings,
+  parseFilters,
   REPLAY_DIR,
   replayBundle,
   type ReplayDifference,
@@ -91,6 +92,8 @@ export async function replayCommand(args: readonly string[], out: (text: string)
   if (values.strict === true && values.normalize !== undefined) {
     throw new UsageError(`Flags "--strict" and "--normalize" cannot be combined`);
   }
+  // A bad filter list is a usage error whatever the bundle holds, so it is checked before the bundle.
+  if (typeof values.normalize === "string") parseFilters(values.normalize);
   const options = {
     ...(values.strict === true ? { strict: true } : {}),
     ...(typeof values.normalize === "string" ? { normalize: values.normalize } : {}),

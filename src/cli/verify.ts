@@ -6,7 +6,7 @@
  * @module
  */
 import { FileError, UsageError } from "../errors.ts";
-import { readRegularFile } from "../fsafe/mod.ts";
+import { readRegularFile, writeFileWhole } from "../fsafe/mod.ts";
 import { fromBase64 } from "../frames/utf8.ts";
 import {
   castTranscript,
@@ -61,6 +61,32 @@ function readGolden(golden: string): string {
       details: { path: golden },
     });
   }
+}
+
+/**
+ * Writes a golden whole or not at all (temporary file renamed over it; a full disk is `E_FILE_WRITE`
+ * and leaves the old golden). An existing golden must be a regular file (a symlink to one is followed,
+ * the user named it): writing into a FIFO would block, into a device never end.
+ */
+function writeGolden(golden: string, text: string): void {
+  let target = golden;
+  try {
+    target = Deno.realPathSync(golden);
+  } catch {
+    // No golden yet: it is created.
+  }
+  let kind: string | null = null;
+  try {
+    kind = Deno.statSync(target).isFile ? "file" : "not a regular file";
+  } catch {
+    // Missing: created below.
+  }
+  if (kind !== null && kind !== "file") {
+    throw new FileError("E_FILE_TYPE", `Golden "${golden}" is not a regular file`, {
+      details: { path: golden },
+    });
+  }
+  writeFileWhole(target, text, "golden", 0o666);
 }
 
 /** Default wall-clock guard for a verified command (a CI gate must end). */
@@ -133,7 +159,7 @@ export async function verifyCommand(
   );
 
   if (values.update === true) {
-    await Deno.writeTextFile(golden, actual);
+    writeGolden(golden, actual);
     out(`verify: wrote ${what} golden "${golden}"`);
     return 0;
   }
