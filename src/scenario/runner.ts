@@ -16,11 +16,21 @@ import { snapshotText } from "../terminal/mod.ts";
 import type { LoadedScenario } from "./load.ts";
 import type { Step } from "./schema.ts";
 import { archiveWorkspace, createWorkspace } from "./_workspace.ts";
+import { RegexClock, type RegexRule, TIMED_OUT } from "./regex_clock.ts";
 
 /** How often waits look at the screen again. */
 export const POLL_MS = 50;
 /** Default step timeout. */
 export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
+
+/**
+ * Longest a scenario regex (`screen_matches`, a `run.normalize` redaction outside a wait) may run over
+ * one text before the step fails; inside a wait, the wait's remaining time is the budget.
+ */
+export const REGEX_BUDGET_MS = 2_000;
+
+/** The redactions' budget for the screen shown in a failed step's diagnostic. */
+const DIAGNOSTIC_REGEX_BUDGET_MS = 250;
 
 /** The outcome of one step. */
 export interface StepResult {
@@ -89,9 +99,33 @@ function describe(step: Step): string {
   return `${key} ${typeof value === "string" ? value : JSON.stringify(value)}`;
 }
 
-function normalizer(rules: readonly { pattern: string; replacement: string }[]): (text: string) => string {
-  const compiled = rules.map((r) => [new RegExp(r.pattern, "g"), r.replacement] as const);
-  return (text) => compiled.reduce((t, [re, rep]) => t.replace(re, rep), text);
+/** Applies the scenario's redactions on the regex worker (see regex_clock.ts): the clock always wins. */
+function normalizer(
+  clock: RegexClock,
+  rules: readonly RegexRule[],
+): (text: string, budgetMs?: number) => Promise<string> {
+  return async (text, budgetMs = REGEX_BUDGET_MS) => {
+    const out = await clock.replace(rules, text, budgetMs);
+    if (out === TIMED_OUT) {
+      throw new StepFailure(
+        `The run.normalize redactions did not finish within ${Math.round(budgetMs)} ms`,
+        "redactions that finish",
+      );
+    }
+    return out;
+  };
+}
+
+/** Whether `source` matches `text` within `budgetMs` (over budget: `null`, so a wait polls on). */
+async function matches(
+  clock: RegexClock,
+  source: string,
+  flags: string,
+  text: string,
+  budgetMs: number,
+): Promise<boolean | null> {
+  const verdict = await clock.test(source, flags, text, budgetMs);
+  return verdict === TIMED_OUT ? null : verdict;
 }
 
 /** Runs one loaded scenario to completion and returns its result; never throws for a failing program. */
@@ -102,7 +136,8 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
   const bundle = new ArtifactBundle(options.artifacts);
   const runId = crypto.randomUUID();
   const audit = AuditLog.open(options.artifacts, runId);
-  const normalize = normalizer(run.normalize ?? []);
+  const clock = new RegexClock();
+  const normalize = normalizer(clock, run.normalize ?? []);
   let cwd = run.cwd === undefined ? loaded.dir : resolvePath(loaded.dir, run.cwd);
   let setupError: SpecterError | null = null;
   let workspace: string | null = null;
@@ -160,6 +195,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       ...(archiveError === null ? {} : { workspace_archive_error: archiveError }),
     });
     audit.close();
+    clock.close();
     bundle.finish();
     // A full disk (or a vanished directory) lost part of the record: the result says so, and is still
     // returned for stdout; a pass with an incomplete bundle is not a pass.
@@ -239,12 +275,20 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
   })();
 
   const screen = () => live.screen();
-  const screenText = async () => normalize(snapshotText(await screen()));
-  const waitUntil = async (test: () => Promise<boolean>, timeoutMs: number, what: string) => {
+  const screenText = async (budgetMs?: number) => await normalize(snapshotText(await screen()), budgetMs);
+  /** Polls `test` (given the time left, its regex budget) until it holds or the deadline passes. */
+  const waitUntil = async (test: (budgetMs: number) => Promise<boolean>, timeoutMs: number, what: string) => {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
       if (terminalError) throw terminalError;
-      if (await test()) return;
+      let held = false;
+      try {
+        held = await test(Math.max(1, deadline - performance.now()));
+      } catch (failure: unknown) {
+        // A redaction that ran out of the wait's time: the wait times out, on time.
+        if (!(failure instanceof StepFailure)) throw failure;
+      }
+      if (held) return;
       if (performance.now() >= deadline) {
         throw new StepFailure(`Timed out after ${timeoutMs} ms waiting for ${what}`, what);
       }
@@ -286,7 +330,8 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
         error = { code: failure.code, message: failure.message };
       }
       failed = true;
-      const actual = await screenText().catch(() => "(no screen)");
+      // A short budget: a redaction that already blew a step's time must not delay its report.
+      const actual = await screenText(DIAGNOSTIC_REGEX_BUDGET_MS).catch(() => "(no screen)");
       const result: StepResult = {
         index,
         line,
@@ -320,7 +365,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     if ("snapshot" in step) {
       const snap = await screen();
       const path = ArtifactBundle.snapshotPath(++snapshotIndex, step.snapshot);
-      bundle.writeText(`${path}.txt`, normalize(snapshotText(snap)));
+      bundle.writeText(`${path}.txt`, await normalize(snapshotText(snap)));
       bundle.writeJson(`${path}.json`, snap);
       return;
     }
@@ -345,32 +390,40 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
   ): Promise<void> {
     if ("text" in condition) {
       return await waitUntil(
-        async () => (await screenText()).includes(condition.text),
+        async (budget) => (await screenText(budget)).includes(condition.text),
         timeout,
         `text "${condition.text}"`,
       );
     }
     if ("regex" in condition) {
-      const re = new RegExp(condition.regex, "m");
-      return await waitUntil(async () => re.test(await screenText()), timeout, `regex /${condition.regex}/`);
+      const source = condition.regex;
+      return await waitUntil(
+        async (budget) => {
+          const started = performance.now();
+          const text = await screenText(budget);
+          return await matches(clock, source, "m", text, budget - (performance.now() - started)) === true;
+        },
+        timeout,
+        `regex /${condition.regex}/`,
+      );
     }
     if ("prompt" in condition) {
-      const re = new RegExp(condition.prompt);
+      const source = condition.prompt;
       return await waitUntil(
-        async () => {
+        async (budget) => {
           const s = await screen();
-          return re.test(s.lines[s.cursor.y] ?? "");
+          return await matches(clock, source, "", s.lines[s.cursor.y] ?? "", budget) === true;
         },
         timeout,
         `a prompt matching /${condition.prompt}/ on the cursor line`,
       );
     }
     if ("screen_stable" in condition) {
-      let last = await screenText();
+      let last = await screenText(timeout);
       let since = performance.now();
       return await waitUntil(
-        async () => {
-          const now = await screenText();
+        async (budget) => {
+          const now = await screenText(budget);
           if (now !== last) {
             last = now;
             since = performance.now();
@@ -419,7 +472,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       return;
     }
     const snap = await screen();
-    const text = normalize(snapshotText(snap));
+    const text = await normalize(snapshotText(snap));
     if ("screen_contains" in what) {
       if (!text.includes(what.screen_contains)) {
         throw new StepFailure(
@@ -428,14 +481,21 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
         );
       }
     } else if ("screen_matches" in what) {
-      if (!new RegExp(what.screen_matches, "m").test(text)) {
+      const verdict = await matches(clock, what.screen_matches, "m", text, REGEX_BUDGET_MS);
+      if (verdict === null) {
+        throw new StepFailure(
+          `The regex /${what.screen_matches}/ did not finish within ${REGEX_BUDGET_MS} ms`,
+          `screen matching /${what.screen_matches}/`,
+        );
+      }
+      if (!verdict) {
         throw new StepFailure(
           `The screen does not match /${what.screen_matches}/`,
           `screen matching /${what.screen_matches}/`,
         );
       }
     } else if ("line" in what) {
-      const actual = normalize(snap.lines[what.line] ?? "");
+      const actual = await normalize(snap.lines[what.line] ?? "");
       if (actual !== what.equals) {
         throw new StepFailure(`Line ${what.line} is "${actual}"`, `line ${what.line} = "${what.equals}"`);
       }
