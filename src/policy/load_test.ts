@@ -138,3 +138,25 @@ Deno.test("loadPolicy returns the frozen policy or throws a PolicyError with eve
     return true;
   });
 });
+
+Deno.test("deeply nested JSON and TOML policies are typed problems, never a stack overflow", async () => {
+  await withDir(async (dir) => {
+    const depth = 200_000;
+    await Deno.writeTextFile(
+      `${dir}/deep.json`,
+      `{"version":1,"exec":${"[".repeat(depth)}${"]".repeat(depth)}}`,
+    );
+    const codes = (spec: string) => readPolicy(spec, CTX).problems.map((p) => `${p.code} ${p.field}`);
+    assert.deepEqual(codes(`${dir}/deep.json`), ["E_POLICY_SCHEMA exec[0]"]);
+    await Deno.writeTextFile(
+      `${dir}/deep_obj.json`,
+      `{"version":1,"replay":${'{"a":'.repeat(depth / 2)}1${"}".repeat(depth / 2)}}`,
+    );
+    assert.deepEqual(codes(`${dir}/deep_obj.json`), ["E_POLICY_UNKNOWN_KEY replay.a"]);
+    await Deno.writeTextFile(
+      `${dir}/deep.toml`,
+      `version = 1\nexec = ${"[".repeat(depth)}${"]".repeat(depth)}\n`,
+    );
+    onlyProblem(`${dir}/deep.toml`, "E_POLICY_PARSE", /not valid TOML/);
+  });
+});
