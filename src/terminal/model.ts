@@ -14,6 +14,7 @@
 import type { IBufferCell, IBufferLine, Terminal } from "@xterm/headless";
 import type { Unicode11Addon } from "@xterm/addon-unicode11";
 import type { CellRun, Color, ScreenSnapshot, SnapshotOptions } from "./snapshot.ts";
+import { type ClampSize, CsiClamp } from "./clamp.ts";
 
 interface Xterm {
   readonly Terminal: typeof Terminal;
@@ -52,6 +53,21 @@ export interface TerminalModelOptions {
   readonly onParsed?: (units: number) => void;
 }
 
+/** Largest slice of output handed to xterm at once (UTF-16 units), on a screen of up to 2048 cells. */
+export const MAX_SLICE = 4096;
+/** Smallest slice, however large the screen. */
+export const MIN_SLICE = 64;
+
+/**
+ * The slice length for a screen: xterm checks its time budget (12 ms) only between writes, so output is
+ * handed over in slices whose worst-case cost is bounded, and that cost grows with the screen's area
+ * (an erase or a clamped repeat touches every cell).
+ */
+export function sliceLength(size: ClampSize): number {
+  const cells = Math.max(1, size.cols) * Math.max(1, size.rows);
+  return Math.max(MIN_SLICE, Math.min(MAX_SLICE, Math.floor((MAX_SLICE * 2048) / cells)));
+}
+
 /** The private part of xterm that knows whether the cursor is shown (DECTCEM); no public API has it. */
 interface CoreWithCursor {
   readonly _core?: { readonly coreService?: { readonly isCursorHidden?: unknown } };
@@ -63,6 +79,10 @@ interface CoreWithCursor {
  *
  * xterm throws when more than 50 MB are queued unparsed: a producer faster than ~50 MB/s must watch
  * {@link pending} (or pass `onParsed` to a {@link Watermarks}) and hold back.
+ *
+ * The clock always wins over parsing: output goes through a {@link CsiClamp} (counts whose cost grows
+ * without bound are clamped to the screen, which draws the same screen) and reaches xterm in slices of
+ * {@link sliceLength}, between which xterm yields to timers once its 12 ms budget is spent.
  */
 export class TerminalModel {
   readonly #term: Terminal;
@@ -72,6 +92,11 @@ export class TerminalModel {
   /** Writes (and deferred resizes) whose callback has not run yet. */
   #outstanding = 0;
   #disposed = false;
+  readonly #clamp = new CsiClamp();
+  /** Bytes written as `Uint8Array` are decoded here (a character split across writes is joined). */
+  readonly #decoder = new TextDecoder();
+  /** The size that output written now will be drawn for (resizes are deferred until parsed). */
+  #size: ClampSize;
 
   /** Creates a model, loading xterm first if this process has not yet. */
   static async create(options: TerminalModelOptions = {}): Promise<TerminalModel> {
@@ -85,7 +110,11 @@ export class TerminalModel {
       scrollback: options.scrollback ?? 0,
       allowProposedApi: true, // `unicode` and `buffer` are "proposed" API in the headless build.
       convertEol: false, // The terminal driver already turned \n into \r\n (onlcr).
+      // xterm logs each malformed sequence to the console: hostile output would flood stderr and each
+      // log costs milliseconds.
+      logLevel: "off",
     });
+    this.#size = { cols: this.#term.cols, rows: this.#term.rows };
     this.#term.loadAddon(new xterm.Unicode11Addon());
     this.#term.unicode.activeVersion = "11";
     this.#term.onTitleChange((title) => this.#title = title);
@@ -114,14 +143,25 @@ export class TerminalModel {
 
   /**
    * Feeds output. Strings are taken as decoded text; bytes as UTF-8 (a character split across writes is
-   * joined). A `Uint8Array` is kept until parsed: do not reuse its memory.
+   * joined; invalid bytes become U+FFFD).
    */
   write(data: string | Uint8Array): void {
     if (this.#disposed || data.length === 0) return;
     const units = data.length;
+    const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true });
+    const filtered = this.#clamp.feed(text, this.#size);
     this.#pending += units;
+    const step = sliceLength(this.#size);
+    let at = 0;
+    while (filtered.length - at > step) {
+      let end = at + step;
+      const last = filtered.charCodeAt(end - 1);
+      if (last >= 0xd800 && last <= 0xdbff) end--; // Keep a surrogate pair in one slice.
+      this.#term.write(filtered.slice(at, end));
+      at = end;
+    }
     this.#outstanding++;
-    this.#term.write(data, () => {
+    this.#term.write(at === 0 ? filtered : filtered.slice(at), () => {
       this.#pending -= units;
       this.#outstanding--;
       this.#onParsed?.(units);
@@ -134,6 +174,7 @@ export class TerminalModel {
    */
   resize(cols: number, rows: number): void {
     if (this.#disposed) return;
+    this.#size = { cols, rows };
     if (this.#outstanding === 0) {
       this.#term.resize(cols, rows);
       return;
