@@ -45,6 +45,8 @@ const LIMIT_SAMPLE_MS = 100;
 
 type CapsuleKillReason = "memory" | "cpu" | "wall" | "processes" | "output";
 const READ_CHUNK = 4096;
+/** How long the terminal model may still parse a program's output after it exited (ScreenTracker.finish). */
+const SCREEN_FINISH_MS = 2000;
 const READ_CHUNK_BIG = BigInt(READ_CHUNK);
 /** Re-checks for session members still dying before `exit` (5 ms apart, 2 s at most). */
 const SWEEP_INTERVAL_MS = 5;
@@ -733,6 +735,9 @@ export class Session {
         if (this.#breached === null && this.#hasTreeLimits()) this.#checkLimits();
         this.#reaped = status;
         this.#reapedAt = at;
+        // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
+        // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
+        this.#screen?.finish(this.#breached !== null ? 0 : SCREEN_FINISH_MS);
         // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
         this.#kill();
         if (!this.#eof) {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { clampCount, type CLAMPED, CsiClamp, MAX_SEQUENCE } from "./clamp.ts";
+import { BASE_COST, clampCount, type CLAMPED, CsiClamp, MAX_SEQUENCE } from "./clamp.ts";
+import { ScreenTracker } from "./screen.ts";
 import { loadXterm, sliceLength, TerminalModel } from "./model.ts";
 
 const SIZE = { cols: 10, rows: 5 } as const;
@@ -130,4 +131,54 @@ Deno.test("model: slices shrink with the screen area, never below 64 units", () 
   assert.equal(sliceLength({ cols: 80, rows: 24 }), 4096);
   assert.ok(sliceLength({ cols: 300, rows: 100 }) < 4096);
   assert.equal(sliceLength({ cols: 10000, rows: 10000 }), 64);
+});
+
+Deno.test("model: costly sequences count for their work, so a backlog is bounded in parsing time", async () => {
+  const model = await TerminalModel.create({ cols: 80, rows: 24 });
+  assert.equal(model.write("plain text"), 10);
+  assert.equal(model.write("\x1b[1;31m"), 7 + BASE_COST);
+  assert.equal(model.write("\x1bc"), 2 + 80 * 24); // RIS: a full reset.
+  assert.equal(model.write(`\x1b[${HUGE}L`), 13 + BASE_COST + 24 * 80); // Clamped to 24 lines first.
+  assert.equal(model.write("\x1b[?1049h"), 8 + (80 * 24) / 4);
+  await model.settled();
+  assert.equal(model.pending, 0);
+  model.dispose();
+});
+
+Deno.test("model: abandon drops what xterm has not started, later output is ignored, resizes apply", async () => {
+  const parsed: number[] = [];
+  const model = await TerminalModel.create({ cols: 80, rows: 24, onParsed: (n) => parsed.push(n) });
+  const units = model.write("first\r\n" + "\x1bc".repeat(20_000) + "never shown");
+  assert.ok(units > 20_000 * 80 * 24);
+  const dropped = model.abandon();
+  assert.ok(dropped === units, `dropped ${dropped} of ${units}`);
+  assert.equal(model.pending, 0);
+  assert.deepEqual(parsed, [units]);
+  assert.equal(model.write("later"), 0);
+  model.resize(40, 10);
+  await model.settled();
+  const snap = model.snapshot();
+  assert.equal(snap.cols, 40);
+  assert.ok(!snap.lines.join("").includes("never shown") && !snap.lines.join("").includes("later"));
+  model.dispose();
+});
+
+Deno.test("screen tracker: finish(0) after a flood marks later snapshots partial; finish(budget) waits first", async () => {
+  const flooded = new ScreenTracker({ size: { cols: 80, rows: 24 }, eager: true, onPressure: () => {} });
+  await flooded.snapshot();
+  flooded.output("\x1bc".repeat(50_000));
+  flooded.finish(0);
+  flooded.output("after the kill");
+  const started = performance.now();
+  const snap = await flooded.snapshot();
+  assert.ok(performance.now() - started < 1000);
+  assert.equal(snap.partial, true);
+  assert.ok(!snap.lines.join("").includes("after the kill"));
+
+  const calm = new ScreenTracker({ size: { cols: 80, rows: 24 }, eager: true, onPressure: () => {} });
+  calm.output("all of it\r\n");
+  calm.finish(5_000);
+  const done = await calm.snapshot();
+  assert.equal(done.partial, false);
+  assert.deepEqual(done.lines, ["all of it"]);
 });

@@ -68,6 +68,12 @@ export function sliceLength(size: ClampSize): number {
   return Math.max(MIN_SLICE, Math.min(MAX_SLICE, Math.floor((MAX_SLICE * 2048) / cells)));
 }
 
+/** What the model hands to xterm, in order: a slice of output, a resize, or a `settled` waiter. */
+type Step =
+  | { readonly text: string; readonly units: number }
+  | { readonly cols: number; readonly rows: number }
+  | { readonly settle: () => void };
+
 /** The private part of xterm that knows whether the cursor is shown (DECTCEM); no public API has it. */
 interface CoreWithCursor {
   readonly _core?: { readonly coreService?: { readonly isCursorHidden?: unknown } };
@@ -89,9 +95,15 @@ export class TerminalModel {
   readonly #onParsed: ((units: number) => void) | undefined;
   #title = "";
   #pending = 0;
-  /** Writes (and deferred resizes) whose callback has not run yet. */
-  #outstanding = 0;
+  /**
+   * Slices, resizes and `settled` waiters not yet handed to xterm, in order; one slice at a time is
+   * xterm's, so that {@link abandon} can drop the rest.
+   */
+  #steps: Step[] = [];
+  #head = 0;
+  #inFlight = false;
   #disposed = false;
+  #abandoned = false;
   readonly #clamp = new CsiClamp();
   /** Bytes written as `Uint8Array` are decoded here (a character split across writes is joined). */
   readonly #decoder = new TextDecoder();
@@ -131,7 +143,10 @@ export class TerminalModel {
     return this.#term.rows;
   }
 
-  /** Units written but not yet parsed (bytes of `Uint8Array`s, UTF-16 code units of strings). */
+  /**
+   * Units written but not yet parsed (bytes of `Uint8Array`s, UTF-16 code units of strings, plus the
+   * estimated extra work of costly control sequences).
+   */
   get pending(): number {
     return this.#pending;
   }
@@ -143,13 +158,16 @@ export class TerminalModel {
 
   /**
    * Feeds output. Strings are taken as decoded text; bytes as UTF-8 (a character split across writes is
-   * joined; invalid bytes become U+FFFD).
+   * joined; invalid bytes become U+FFFD). Returns the units this write counts for in {@link pending} and
+   * `onParsed`: its length plus the estimated extra work of its control sequences (see `CsiClamp.extra`),
+   * so that a backlog of costly sequences holds reading back as soon as one of plain text of that cost.
+   * After {@link abandon} (or dispose) output is ignored and counts 0.
    */
-  write(data: string | Uint8Array): void {
-    if (this.#disposed || data.length === 0) return;
-    const units = data.length;
+  write(data: string | Uint8Array): number {
+    if (this.#disposed || this.#abandoned || data.length === 0) return 0;
     const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true });
     const filtered = this.#clamp.feed(text, this.#size);
+    const units = data.length + this.#clamp.extra;
     this.#pending += units;
     const step = sliceLength(this.#size);
     let at = 0;
@@ -157,15 +175,13 @@ export class TerminalModel {
       let end = at + step;
       const last = filtered.charCodeAt(end - 1);
       if (last >= 0xd800 && last <= 0xdbff) end--; // Keep a surrogate pair in one slice.
-      this.#term.write(filtered.slice(at, end));
+      this.#steps.push({ text: filtered.slice(at, end), units: 0 });
       at = end;
     }
-    this.#outstanding++;
-    this.#term.write(at === 0 ? filtered : filtered.slice(at), () => {
-      this.#pending -= units;
-      this.#outstanding--;
-      this.#onParsed?.(units);
-    });
+    // The write's units are done when its last slice is.
+    this.#steps.push({ text: at === 0 ? filtered : filtered.slice(at), units });
+    this.#pump();
+    return units;
   }
 
   /**
@@ -175,22 +191,67 @@ export class TerminalModel {
   resize(cols: number, rows: number): void {
     if (this.#disposed) return;
     this.#size = { cols, rows };
-    if (this.#outstanding === 0) {
-      this.#term.resize(cols, rows);
-      return;
-    }
-    // Callbacks run right after their chunk is parsed, before the next one: the resize lands in order.
-    this.#outstanding++;
-    this.#term.write("", () => {
-      this.#outstanding--;
-      this.#term.resize(cols, rows);
-    });
+    this.#steps.push({ cols, rows });
+    this.#pump();
   }
 
   /** Resolves once everything written (and every resize) so far is parsed. */
   settled(): Promise<void> {
-    if (this.#outstanding === 0 || this.#disposed) return Promise.resolve();
-    return new Promise((resolve) => this.#term.write("", resolve));
+    if (this.#disposed || (!this.#inFlight && this.#head === this.#steps.length)) return Promise.resolve();
+    return new Promise((settle) => this.#steps.push({ settle }));
+  }
+
+  /**
+   * Stops parsing: output not yet handed to xterm (all but at most one slice) is dropped, and so is all
+   * later output; resizes still apply. For a session whose program was killed (timeout, ceiling): its
+   * remaining output must not keep the clock waiting. Returns the units dropped (0: the screen is
+   * complete).
+   */
+  abandon(): number {
+    if (this.#disposed) return 0;
+    this.#abandoned = true;
+    let units = 0;
+    const kept: Step[] = [];
+    for (let k = this.#head; k < this.#steps.length; k++) {
+      const step = this.#steps[k]!;
+      if ("text" in step) units += step.units; // A write's units ride on its last slice.
+      else kept.push(step);
+    }
+    this.#steps = kept;
+    this.#head = 0;
+    if (units > 0) {
+      this.#pending -= units;
+      this.#onParsed?.(units);
+    }
+    this.#pump();
+    return units;
+  }
+
+  /** Hands the next steps to xterm: resizes and waiters once the slice before them is parsed. */
+  #pump(): void {
+    while (!this.#inFlight && this.#head < this.#steps.length) {
+      const step = this.#steps[this.#head++]!;
+      if ("text" in step) {
+        this.#inFlight = true;
+        // xterm runs the callback right after parsing the slice, before its next one.
+        this.#term.write(step.text, () => {
+          this.#inFlight = false;
+          if (step.units > 0 && !this.#disposed) {
+            this.#pending -= step.units;
+            this.#onParsed?.(step.units);
+          }
+          this.#pump();
+        });
+      } else if ("settle" in step) {
+        step.settle();
+      } else {
+        this.#term.resize(step.cols, step.rows);
+      }
+    }
+    if (this.#head === this.#steps.length) {
+      this.#steps = [];
+      this.#head = 0;
+    }
   }
 
   /**
@@ -230,10 +291,14 @@ export class TerminalModel {
     };
   }
 
-  /** Frees the emulator; later writes are ignored. */
+  /** Frees the emulator; later writes are ignored, waiting {@link settled} calls resolve. */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    const steps = this.#steps.slice(this.#head);
+    this.#steps = [];
+    this.#head = 0;
+    for (const step of steps) if ("settle" in step) step.settle();
     this.#term.dispose();
   }
 }

@@ -21,11 +21,14 @@ import { HIGH_WATERMARK, LOW_WATERMARK, Watermarks } from "./watermarks.ts";
 
 /** What the tracker needs of a model (a {@link TerminalModel}; tests pass a fake). */
 export interface ScreenModel {
-  write(data: string): void;
+  /** Feeds output; returns the units it counts for in `onParsed` (default: its length). */
+  write(data: string): number | void;
   resize(cols: number, rows: number): void;
   settled(): Promise<void>;
   snapshot(options?: SnapshotOptions): ScreenSnapshot;
   readonly applicationCursor: boolean;
+  /** Drops unparsed and later output; returns the units dropped (see {@link TerminalModel.abandon}). */
+  abandon?(): number;
 }
 
 /** Creates a model of `size` that reports parsed units to `onParsed`. */
@@ -63,6 +66,8 @@ export class ScreenTracker {
   #partial = false;
   /** Output was lost when creating a model failed: a later model is partial. */
   #lost = false;
+  /** Output is no longer modelled (see {@link abandon}). */
+  #abandoned = false;
 
   /** Starts tracking; with `eager` the model starts loading at once. */
   constructor(options: ScreenTrackerOptions) {
@@ -98,9 +103,12 @@ export class ScreenTracker {
   /** Feeds decoded output. */
   output(text: string): void {
     if (text.length === 0) return;
+    if (this.#abandoned) {
+      this.#partial = this.#lost = true;
+      return;
+    }
     if (this.#model !== null) {
-      this.#watermarks.add(text.length);
-      this.#model.write(text);
+      this.#watermarks.add(this.#model.write(text) ?? text.length);
     } else if (this.#loading !== null) {
       this.#queue.push(text);
       this.#watermarks.add(text.length);
@@ -116,6 +124,39 @@ export class ScreenTracker {
     if (this.#model !== null) this.#model.resize(cols, rows);
     else if (this.#loading !== null) this.#queue.push({ cols, rows });
     else this.#history?.resize(this.#size);
+  }
+
+  /**
+   * Stops modelling output, for a session whose program was killed (`--timeout`, a ceiling): what it
+   * printed last may cost the terminal model seconds per megabyte (erases, resets, line inserts), and the
+   * clock must not wait for it. Output not yet parsed (but at most one slice) and all later output is
+   * dropped; snapshots from then on show the screen as parsed, `partial: true` when anything was dropped.
+   */
+  abandon(): void {
+    if (this.#abandoned) return;
+    this.#abandoned = true;
+    // A lazy session's history (at most SCREEN_HISTORY units) is kept: replaying it is bounded.
+    let dropped = 0;
+    for (const entry of this.#queue) if (typeof entry === "string") dropped += entry.length;
+    this.#queue = this.#queue.filter((entry) => typeof entry !== "string");
+    this.#watermarks.done(dropped);
+    dropped += this.#model?.abandon?.() ?? 0;
+    if (dropped > 0) this.#partial = this.#lost = true;
+  }
+
+  /**
+   * The program is gone: what it left to parse gets at most `budgetMs` more (0: none), then the rest is
+   * abandoned (see {@link abandon}). A screen of ordinary output is parsed well within any budget; a
+   * megabyte of resets or line inserts would take seconds, and the clock wins over it.
+   */
+  finish(budgetMs: number): void {
+    if (this.#abandoned) return;
+    if (budgetMs <= 0) {
+      this.abandon();
+      return;
+    }
+    // Never keeps the process alive: once nothing else runs, nobody waits for the screen either.
+    Deno.unrefTimer(setTimeout(() => this.abandon(), budgetMs));
   }
 
   /** Waits until everything output so far is parsed, then snapshots the screen. */
@@ -137,8 +178,10 @@ export class ScreenTracker {
       (model) => {
         // Synchronously, before anyone awaiting the model runs: the queue reaches it in order.
         for (const entry of this.#queue) {
-          if (typeof entry === "string") model.write(entry);
-          else model.resize(entry.cols, entry.rows);
+          // Queued output was counted by length; the model may count its costly sequences more.
+          if (typeof entry === "string") {
+            this.#watermarks.add((model.write(entry) ?? entry.length) - entry.length);
+          } else model.resize(entry.cols, entry.rows);
         }
         this.#queue = [];
         this.#model = model;
