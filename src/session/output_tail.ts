@@ -94,11 +94,13 @@ export class OutputTail {
         else if (params === "2") this.#line = "";
         else this.#line = " ".repeat(Math.min(this.#col, this.#line.length)) + this.#line.slice(this.#col);
         break;
+      // Columns past the longest kept line change nothing but would cost a string that long (and
+      // `CSI 2147483647 C` one longer than a string can be).
       case "G":
-        this.#col = n - 1;
+        this.#col = Math.min(n - 1, MAX_LINE);
         break;
       case "C":
-        this.#col += n;
+        this.#col = Math.min(this.#col + n, MAX_LINE);
         break;
       case "D":
         this.#col = Math.max(0, this.#col - n);

@@ -50,3 +50,19 @@ Deno.test("DECCKM is followed, also when split across chunks or combined with ot
   mode.push("\x1b[?25l");
   assert.equal(mode.application, true);
 });
+
+Deno.test("hostile cursor moves: huge CUF/CHA neither throw nor build huge strings; time stays linear", () => {
+  const tail = new OutputTail(2);
+  tail.push("ab\x1b[2147483647Cx");
+  assert.equal(tail.currentLine.length, MAX_LINE);
+  assert.ok(tail.currentLine.endsWith(" x"));
+  for (const pattern of ["\x1b[1000000Gx", "\x1b[2147483647Cx", "\rx", "\t", "\bx", "\x1b[1K"]) {
+    const flood = new OutputTail(24);
+    flood.push("a".repeat(MAX_LINE + 10));
+    const chunk = pattern.repeat(Math.ceil(4096 / pattern.length));
+    const started = performance.now();
+    for (let i = 0; i < 256; i++) flood.push(chunk); // 1 MiB.
+    // Was 28 s per MiB for CHA 1000000 (a million spaces per 12 bytes); a RangeError for CUF 2^31.
+    assert.ok(performance.now() - started < 3000, JSON.stringify(pattern));
+  }
+});

@@ -17,12 +17,19 @@ export function stripAnsi(text: string): string {
 
 /** Plain text: ANSI stripped, `\r\n` → `\n`, and of a line rewritten with `\r` only the last state kept. */
 export function plainText(text: string): string {
-  return stripAnsi(text)
-    .replace(/\r+\n/g, "\n")
-    .split("\n")
-    .map((line) => {
+  const lines = stripAnsi(text).split("\n");
+  return lines
+    .map((line, i) => {
+      // Carriage returns before a newline are dropped. Not with a regex: `/\r+\n/` backtracks over a
+      // run of CRs at each of its positions, quadratic in a megabyte of them.
+      if (i < lines.length - 1) {
+        let end = line.length;
+        while (end > 0 && line.charCodeAt(end - 1) === 13) end--;
+        line = line.slice(0, end);
+      }
       const cr = line.lastIndexOf("\r", line.length - 2);
-      return (cr >= 0 ? line.slice(cr + 1) : line).replace(/\r$/, "");
+      const last = cr >= 0 ? line.slice(cr + 1) : line;
+      return last.endsWith("\r") ? last.slice(0, -1) : last;
     })
     .join("\n");
 }
