@@ -22,13 +22,83 @@ async function asciinemaCat(cast: string): Promise<{ code: number | null; text: 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A `specter run` whose frames are read as they come, so a test can wait for one before it sends the next
+ * driver message (instead of sleeping and hoping the CLI has started and the program got there).
+ */
+class LiveCli {
+  readonly frames: Json[] = [];
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #stdout: Promise<void>;
+  readonly #stderr: Promise<string>;
+  #wake: () => void = () => {};
+
+  constructor(args: string[]) {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      cwd: ROOT,
+    }).spawn();
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#stderr = new Response(child.stderr).text();
+    this.#stdout = (async () => {
+      let buffered = "";
+      for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
+        buffered += text;
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          if (line.startsWith("{")) this.frames.push(JSON.parse(line));
+        }
+        this.#wake();
+      }
+      this.#wake();
+    })();
+  }
+
+  async send(...lines: (string | Json)[]): Promise<void> {
+    const text = lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l)) + "\n").join("");
+    await this.#writer.write(new TextEncoder().encode(text));
+  }
+
+  /** Waits for a frame of `type` (seen before or after the call). */
+  async until(type: string, ms = 20_000): Promise<Json> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      const frame = this.frames.find((f) => f.type === type);
+      if (frame !== undefined) return frame;
+      const left = deadline - performance.now();
+      if (left <= 0) throw new Error(`No "${type}" frame within ${ms} ms: ${JSON.stringify(this.frames)}`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+        timer = setTimeout(resolve, left);
+      });
+      clearTimeout(timer);
+    }
+  }
+
+  async finish(): Promise<{ code: number; stderr: string }> {
+    await this.#writer.close();
+    const [status, , stderr] = await Promise.all([this.#child.status, this.#stdout, this.#stderr]);
+    return { code: status.code, stderr };
+  }
+}
+
 sessionTest("every frame printed by specter run validates against the published JSON Schema", async () => {
   const schema = JSON.parse(await Deno.readTextFile(`${ROOT}/spec/schema/frame.schema.json`));
   const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
   const all: Json[] = [];
 
   // Run 1: output (text and binary), resize, prompt, idle, ping/pong, heartbeat, errors, input echo.
-  const one = new CliProcess([
+  // Every step waits for the frame it needs rather than for a fixed time: under load the CLI may take
+  // seconds to start, and the program's quiet period must not race the prompt/idle/heartbeat timers.
+  const one = new LiveCli([
     "run",
     ...UNSAFE,
     "--prompt-regex",
@@ -42,7 +112,7 @@ sessionTest("every frame printed by specter run validates against the published 
     "--",
     "sh",
     "-c",
-    'printf "\\377\\n"; read -r x; stty size; echo "got $x"; printf "ready> "; sleep 0.4; echo done',
+    'printf "\\377\\n"; read -r x; stty size; echo "got $x"; printf "ready> "; read -r y; echo done',
   ]);
   await one.send(
     "not json",
@@ -53,20 +123,27 @@ sessionTest("every frame printed by specter run validates against the published 
     { v: 1, type: "input", data: "hello" },
     { v: 1, type: "key", key: "enter" },
   );
-  await one.closeStdin();
-  const r1 = await one.result();
+  // The program now waits at "ready> " until told to go on: the prompt, idle and heartbeat frames come
+  // while it waits, whatever the load.
+  for (const type of ["prompt", "idle", "ping", "pong", "error", "resize_ack"]) await one.until(type);
+  await one.send({ v: 1, type: "key", key: "enter" });
+  await one.until("exit");
+  const r1 = await one.finish();
   assert.equal(r1.code, 0, r1.stderr);
-  all.push(...framesOf(r1.stdout));
+  all.push(...one.frames);
 
-  // Run 2: stopped / continued / signal frames.
-  const two = new CliProcess(["run", ...UNSAFE, "--", "sleep", "30"]);
+  // Run 2: stopped / continued / signal frames, each signal sent once the previous state was reported
+  // (sent blind, TSTP and CONT could both arrive before the stop was seen, and no "stopped" frame come).
+  const two = new LiveCli(["run", ...UNSAFE, "--", "sleep", "30"]);
+  await two.until("start");
   await two.send({ v: 1, type: "signal", signal: "TSTP" });
-  await sleep(300);
+  await two.until("stopped");
   await two.send({ v: 1, type: "signal", signal: "CONT" });
-  await sleep(300);
+  await two.until("continued");
   await two.send({ v: 1, type: "terminate", grace_ms: 100 });
-  const r2 = await two.result();
-  all.push(...framesOf(r2.stdout));
+  await two.until("exit");
+  await two.finish();
+  all.push(...two.frames);
 
   // Run 3: overflow.
   const r3 = await runCli(["run", ...UNSAFE, "--max-output", "100", "--", "yes"]);
@@ -95,7 +172,15 @@ sessionTest("every frame printed by specter run validates against the published 
   ];
   assert.deepEqual(expected.filter((t) => !types.has(t)), [], "every frame type was exercised");
   assert.ok(all.some((f) => f.type === "stdout" && f.binary === true), "a binary stdout frame was exercised");
-  assert.ok(r1.stdout.length > 0 && new TextDecoder().decode(r1.stdout).includes("30 100"));
+  // The whole output, binary frames decoded too: "\377" may share a chunk (and a base64 frame) with
+  // stty's "30 100", depending on when Specter read it.
+  const bytes = one.frames.filter((f) => f.type === "stdout").flatMap((f) =>
+    f.binary === true
+      ? [...Uint8Array.from(atob(String(f.data)), (c) => c.charCodeAt(0))]
+      : [...new TextEncoder().encode(String(f.data))]
+  );
+  const text = new TextDecoder().decode(new Uint8Array(bytes));
+  assert.ok(text.includes("30 100"), text);
 }, 60_000);
 
 sessionTest("malformed driver lines get error frames and the session survives", async () => {
