@@ -41,7 +41,9 @@ export function parseScenario(text: string, path = "<inline>"): LoadedScenario {
   let doc;
   let value: unknown;
   try {
-    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+    // logLevel "error": the library's warnings (e.g. a key that is a collection) would print text from
+    // the untrusted file to Specter's stderr, escape sequences included.
+    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, logLevel: "error" });
     // Only a document without errors is expanded: toJS() is where aliases are dereferenced.
     if (doc.errors.length === 0) value = doc.toJS({ maxAliasCount: MAX_SCENARIO_ALIASES });
   } catch (error: unknown) {

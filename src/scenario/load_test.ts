@@ -164,3 +164,19 @@ Deno.test("loadScenario: FIFOs, devices, directories and huge files are typed er
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a key that is a collection prints nothing to stderr (the file's text is untrusted)", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `import { parseScenario } from "${new URL("./load.ts", import.meta.url).href}";
+       try { parseScenario("? [\\"\\\\u001b]0;pwned\\\\u0007\\"]\\n: 1\\n"); } catch (e) { console.log(e.code); }`,
+    ],
+    cwd: new URL("../../", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const { stdout, stderr } = await child.output();
+  assert.equal(new TextDecoder().decode(stderr), "");
+  assert.equal(new TextDecoder().decode(stdout).trim(), "E_SCENARIO_SCHEMA");
+});
