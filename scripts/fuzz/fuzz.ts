@@ -1,11 +1,13 @@
 /**
  * `deno task fuzz`: fuzzes every parser of untrusted input in-process (see targets.ts).
  *
- *   deno task fuzz [--seed N] [--cases N] [--target NAME]… [--time-limit DUR] [--case-ms N] [--case I]
+ *   deno task fuzz [--seed N] [--cases N] [--from I] [--target NAME]… [--time-limit DUR] [--case-ms N]
+ *   deno task fuzz --seed N --target NAME --case I
  *
  * - `--seed` (default 1) and the case index determine each input: a failure prints both, and
  *   `--seed S --target T --case I` replays that one case and prints its whole input.
- * - `--cases` per target (default 10000); `--time-limit` for the whole run (`90s`, `10m`, `2h`; default
+ * - `--cases` per target (default 10000), from case `--from` (default 0: shards of one run can go to
+ *   several processes); `--time-limit` for the whole run (`90s`, `10m`, `2h`; default
  *   none) stops starting cases when it is reached (the report says how many ran).
  * - Cases run on a worker in batches; a case that does not return within `--case-ms` × 10 (at least 10 s)
  *   is a hang: the worker is terminated and the run goes on after it. A case slower than `--case-ms`
@@ -31,16 +33,18 @@ function duration(text: string): number {
 async function fuzzTarget(
   name: string,
   seed: number,
+  first: number,
   count: number,
   caseMs: number,
   deadline: number,
 ): Promise<TargetReport> {
   const total: TargetReport = { target: name, cases: 0, failures: [], ms: 0 };
   const started = performance.now();
-  let next = 0;
-  while (next < count && performance.now() < deadline) {
+  const end = first + count;
+  let next = first;
+  while (next < end && performance.now() < deadline) {
     const from = next;
-    const batch = Math.min(BATCH, count - from);
+    const batch = Math.min(BATCH, end - from);
     const progress = new SharedArrayBuffer(4);
     const cursor = new Int32Array(progress);
     Atomics.store(cursor, 0, from);
@@ -119,12 +123,13 @@ async function main(): Promise<number> {
       "time-limit": { type: "string" },
       "case-ms": { type: "string" },
       case: { type: "string" },
+      from: { type: "string" },
       help: { type: "boolean" },
     },
   });
   if (args.help) {
     console.log(
-      "deno task fuzz [--seed N] [--cases N] [--target NAME]… [--time-limit DUR] [--case-ms N] [--case I]",
+      "deno task fuzz [--seed N] [--cases N] [--from I] [--target NAME]… [--time-limit DUR] [--case-ms N] [--case I]",
     );
     for (const t of TARGETS) console.log(`  ${t.name.padEnd(9)} ${t.about}`);
     return 0;
@@ -132,6 +137,7 @@ async function main(): Promise<number> {
   const seed = Number(args.seed ?? 1) >>> 0;
   const cases = Number(args.cases ?? 10_000);
   const caseMs = Number(args["case-ms"] ?? 2000);
+  const first = Number(args.from ?? 0);
   const names = args.target?.length ? args.target : TARGETS.map((t) => t.name);
   names.forEach(targetNamed);
   if (args.case !== undefined) {
@@ -147,9 +153,11 @@ async function main(): Promise<number> {
     ? Infinity
     : performance.now() + duration(args["time-limit"]);
   let failed = 0;
-  console.log(`fuzz: seed ${seed}, ${cases} cases per target, case bound ${caseMs} ms`);
+  console.log(
+    `fuzz: seed ${seed}, cases ${first}…${first + cases - 1} of each target, case bound ${caseMs} ms`,
+  );
   for (const name of names) {
-    const report = await fuzzTarget(name, seed, cases, caseMs, deadline);
+    const report = await fuzzTarget(name, seed, first, cases, caseMs, deadline);
     const crashes = report.failures.filter((f) => f.kind === "crash").length;
     const hangs = report.failures.length - crashes;
     const rate = report.cases / Math.max(0.001, report.ms / 1000);
