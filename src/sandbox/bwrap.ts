@@ -18,6 +18,8 @@
  */
 import type { Policy } from "../policy/types.ts";
 import { type HostFacts, type LaunchPlan, type LaunchRequest, programCommand } from "./plan.ts";
+import { maskArgs } from "./masks.ts";
+import { scratchArgs } from "./scratch.ts";
 
 /** The uid and gid the program runs as inside the sandbox (`nobody` on most systems). */
 export const SANDBOX_ID = 65534;
@@ -146,7 +148,9 @@ export function bwrapPlan(
       args.push("--ro-bind-try", path, path);
     }
   }
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  args.push("--proc", "/proc", "--dev", "/dev");
+  // Sized scratch tmpfs (/dev/shm, /tmp; /dev read-only), then host-wide /proc files masked.
+  args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths));
 
   // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path

@@ -79,6 +79,11 @@ export interface HostFacts {
    * uid to uid 0, and the kernel lets uid 0 write sysctls and read root-owned files). `null` otherwise.
    */
   readonly dropPrivileges: { readonly setpriv: string; readonly uid: number; readonly gid: number } | null;
+  /**
+   * Which paths of `MASKED_PATHS` (`masks.ts`) exist on this host and are masked. Absent: every entry is
+   * masked, and bwrap fails loudly on a host that lacks one (never silently unmasked).
+   */
+  readonly maskedPaths?: readonly string[];
 }
 
 /** Content to hand to the executed process on a given fd (written to a pipe by the spawner). */

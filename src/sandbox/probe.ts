@@ -6,6 +6,7 @@
  */
 import { SandboxError } from "../errors.ts";
 import { compileSeccomp, seccompArchFor } from "./seccomp/mod.ts";
+import { presentMasks } from "./masks.ts";
 import type { HostFacts } from "./plan.ts";
 
 /** The outcome of probing bubblewrap. */
@@ -163,6 +164,7 @@ export function hostFacts(network: boolean): HostFacts {
     bwrap: probe.path,
     dropPrivileges: drop.ok ? drop.drop : null,
     mergedUsr,
+    maskedPaths: presentMasks(),
     seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network }),
   };
   cachedFacts.set(network, facts);

@@ -1,0 +1,113 @@
+/**
+ * Masked kernel paths: host-wide files of `/proc` (and `/sys`) that tell a sandboxed program the host's
+ * secrets, hidden like a container runtime hides them (runc/containerd/podman `maskedPaths`).
+ *
+ * The sandbox gets its own procfs (its own PID namespace), but many `/proc` files are not namespaced: they
+ * describe the whole host (the kernel command line and build config, kernel symbols, interrupt counters
+ * that time keystrokes, the physical memory map). Each is covered at launch:
+ * - `null`: a file, bind-mounted over by `/dev/null` read-only. The bind is `nodev` (bwrap binds so), so
+ *   opening it fails with `EACCES`; nothing of the host's file can be read or written.
+ * - `empty_dir`: a directory, covered by an empty read-only tmpfs.
+ * - `unmounted`: under `/sys`, which the sandbox never mounts and a policy may never grant
+ *   (`FORBIDDEN_TREES` in `src/policy/path_safety.ts`); listed so the table is the whole story.
+ *
+ * Only paths present on the host are mounted over (bwrap cannot create a file in procfs): `hostFacts()`
+ * records which are present, see {@link presentMasks}.
+ *
+ * @module
+ */
+
+/** How a masked path is covered (see the module doc). */
+export type MaskKind = "null" | "empty_dir" | "unmounted";
+
+/** One masked path. */
+export interface MaskedPath {
+  /** Absolute path inside the sandbox. */
+  readonly path: string;
+  /** How it is covered. */
+  readonly kind: MaskKind;
+  /** What it would tell the program. */
+  readonly why: string;
+}
+
+/** Every masked path. runc's defaults, plus host-wide files this kernel shows to an unprivileged reader. */
+export const MASKED_PATHS = [
+  {
+    path: "/proc/cmdline",
+    kind: "null",
+    why: "The kernel command line: boot parameters, root device, tokens",
+  },
+  { path: "/proc/config.gz", kind: "null", why: "The kernel's build configuration: which hardening is off" },
+  { path: "/proc/bootconfig", kind: "null", why: "Boot-time kernel configuration" },
+  { path: "/proc/kcore", kind: "null", why: "An image of the host's physical memory (runc)" },
+  { path: "/proc/keys", kind: "null", why: "Kernel keyrings, which are not namespaced (runc)" },
+  { path: "/proc/key-users", kind: "null", why: "Keyring usage per host uid" },
+  { path: "/proc/timer_list", kind: "null", why: "Host-wide timers with task names (runc)" },
+  { path: "/proc/timer_stats", kind: "null", why: "Host-wide timer statistics (runc)" },
+  { path: "/proc/sched_debug", kind: "null", why: "Every task on the host with scheduler state (runc)" },
+  { path: "/proc/latency_stats", kind: "null", why: "Host-wide latency tracing (runc)" },
+  { path: "/proc/kallsyms", kind: "null", why: "Kernel symbols (addresses when kptr_restrict allows)" },
+  { path: "/proc/modules", kind: "null", why: "Loaded kernel modules and their addresses" },
+  { path: "/proc/interrupts", kind: "null", why: "Interrupt counters: a keystroke-timing side channel" },
+  { path: "/proc/iomem", kind: "null", why: "The physical memory map" },
+  { path: "/proc/ioports", kind: "null", why: "The I/O port map: host hardware" },
+  { path: "/proc/sysrq-trigger", kind: "null", why: "Magic SysRq: reboots or crashes the host if writable" },
+  { path: "/proc/acpi", kind: "empty_dir", why: "ACPI interfaces of the host (runc)" },
+  { path: "/proc/asound", kind: "empty_dir", why: "The host's sound devices (runc)" },
+  { path: "/proc/scsi", kind: "empty_dir", why: "The host's SCSI devices (runc)" },
+  { path: "/sys/firmware", kind: "unmounted", why: "Firmware tables (ACPI, DMI, EFI variables) (runc)" },
+  {
+    path: "/sys/devices/virtual/powercap",
+    kind: "unmounted",
+    why: "RAPL energy counters: the Platypus power side channel (runc)",
+  },
+  { path: "/sys/fs/selinux", kind: "unmounted", why: "The host's SELinux policy (podman)" },
+  { path: "/sys/kernel/debug", kind: "unmounted", why: "debugfs: kernel internals" },
+] as const satisfies readonly MaskedPath[];
+
+/** A path of {@link MASKED_PATHS}. */
+export type MaskedPathName = (typeof MASKED_PATHS)[number]["path"];
+
+/**
+ * The masked paths present on this host (lstat; no read permission is needed), in table order.
+ * `exists` is injectable for tests.
+ */
+export function presentMasks(exists: (path: string) => boolean = lexists): MaskedPathName[] {
+  return MASKED_PATHS.filter((m) => m.kind !== "unmounted" && exists(m.path)).map((m) => m.path);
+}
+
+function lexists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false; // Absent (or unreachable): nothing to mask there.
+  }
+}
+
+/**
+ * The bwrap arguments that mask `present` (paths of {@link MASKED_PATHS}; `undefined` masks every
+ * mountable entry, which fails loudly at start on a host lacking one, never silently). Must come after
+ * `--proc /proc`.
+ */
+export function maskArgs(present: readonly string[] | undefined): string[] {
+  const args: string[] = [];
+  for (const mask of MASKED_PATHS) {
+    if (present !== undefined && !present.includes(mask.path)) continue;
+    switch (mask.kind) {
+      case "null":
+        args.push("--ro-bind", "/dev/null", mask.path);
+        break;
+      case "empty_dir":
+        args.push("--tmpfs", mask.path, "--remount-ro", mask.path);
+        break;
+      case "unmounted":
+        break; // /sys is never mounted: nothing to cover.
+      default: {
+        const never: never = mask;
+        throw new RangeError(`Unknown mask ${JSON.stringify(never)}`);
+      }
+    }
+  }
+  return args;
+}
