@@ -55,6 +55,8 @@ export interface TerminalModelOptions {
 
 /** Largest slice of output handed to xterm at once (UTF-16 units), on a screen of up to 2048 cells. */
 export const MAX_SLICE = 4096;
+/** Most characters a model holds unparsed before `write` throws (xterm's own limit: 50 MB). */
+export const MAX_PENDING = 50_000_000;
 /** Smallest slice, however large the screen. */
 export const MIN_SLICE = 64;
 
@@ -83,8 +85,8 @@ interface CoreWithCursor {
  * A headless terminal. Writes are never awaited: xterm parses them asynchronously, and
  * {@link settled} resolves once everything written so far is parsed. Take snapshots after it.
  *
- * xterm throws when more than 50 MB are queued unparsed: a producer faster than ~50 MB/s must watch
- * {@link pending} (or pass `onParsed` to a {@link Watermarks}) and hold back.
+ * `write` throws when more than {@link MAX_PENDING} characters are queued unparsed: a producer faster than
+ * ~50 MB/s must watch {@link pending} (or pass `onParsed` to a {@link Watermarks}) and hold back.
  *
  * The clock always wins over parsing: output goes through a {@link CsiClamp} (counts whose cost grows
  * without bound are clamped to the screen, which draws the same screen) and reaches xterm in slices of
@@ -102,6 +104,8 @@ export class TerminalModel {
   #steps: Step[] = [];
   #head = 0;
   #inFlight = false;
+  /** Characters in `#steps` and in flight, not yet parsed. */
+  #queued = 0;
   #disposed = false;
   #abandoned = false;
   readonly #clamp = new CsiClamp();
@@ -168,6 +172,14 @@ export class TerminalModel {
     const text = typeof data === "string" ? data : this.#decoder.decode(data, { stream: true });
     const filtered = this.#clamp.feed(text, this.#size);
     const units = data.length + this.#clamp.extra;
+    if (this.#queued + filtered.length > MAX_PENDING) {
+      // As xterm itself did when it held the backlog: memory stays bounded for a producer that ignores
+      // `pending`. (Counted in characters: `pending` also weighs their parsing work.)
+      throw new RangeError(
+        `The terminal model holds ${this.#queued} characters unparsed, at most ${MAX_PENDING}`,
+      );
+    }
+    this.#queued += filtered.length;
     this.#pending += units;
     const step = sliceLength(this.#size);
     let at = 0;
@@ -214,8 +226,10 @@ export class TerminalModel {
     const kept: Step[] = [];
     for (let k = this.#head; k < this.#steps.length; k++) {
       const step = this.#steps[k]!;
-      if ("text" in step) units += step.units; // A write's units ride on its last slice.
-      else kept.push(step);
+      if ("text" in step) {
+        units += step.units; // A write's units ride on its last slice.
+        this.#queued -= step.text.length;
+      } else kept.push(step);
     }
     this.#steps = kept;
     this.#head = 0;
@@ -236,6 +250,7 @@ export class TerminalModel {
         // xterm runs the callback right after parsing the slice, before its next one.
         this.#term.write(step.text, () => {
           this.#inFlight = false;
+          this.#queued -= step.text.length;
           if (step.units > 0 && !this.#disposed) {
             this.#pending -= step.units;
             this.#onParsed?.(step.units);
