@@ -7,7 +7,7 @@
  * bubblewrap sets up. Each rule is tested in `src/sandbox/seccomp/compile_test.ts` (one test per rule and
  * architecture) and the important ones for real under bwrap in `tests/seccomp_real_test.ts`.
  *
- * Editing: one rule per syscall; the syscall must be in `src/sandbox/seccomp/syscalls.ts`. A syscall an
+ * Editing: one rule per syscall and filter (`when` splits a syscall's rule between filters); the syscall must be in `src/sandbox/seccomp/syscalls.ts`. A syscall an
  * architecture lacks (`null` there) is skipped on that architecture only.
  *
  * @module
@@ -123,10 +123,12 @@ export const SECCOMP_RULES = [
     reason: "Pushes input into a terminal (typed commands run outside the sandbox if it is the user's)",
   },
 
-  // Socket families beyond local, IP and netlink (AF_PACKET sniffs and forges raw frames).
+  // Socket families beyond local, IP and netlink (AF_PACKET sniffs and forges raw frames). Two rules,
+  // one per filter: with host IPC closed (network off, no fs.sockets grant) AF_UNIX is refused too.
   {
     syscall: "socket",
     action: "EPERM",
+    when: "unix_open",
     condition: {
       kind: "equals_none",
       arg: 0,
@@ -138,5 +140,21 @@ export const SECCOMP_RULES = [
       ],
     },
     reason: "Rarely used socket families are kernel attack surface; AF_PACKET gives raw network access",
+  },
+  {
+    syscall: "socket",
+    action: "EPERM",
+    when: "unix_closed",
+    condition: {
+      kind: "equals_none",
+      arg: 0,
+      values: [
+        { name: "AF_INET", value: 2 },
+        { name: "AF_INET6", value: 10 },
+        { name: "AF_NETLINK", value: 16 },
+      ],
+    },
+    reason: "With network off no AF_UNIX socket may exist: connect() reaches any host pathname socket " +
+      "visible in the sandbox, read-only bind or not (socketpair stays allowed); rare families as above",
   },
 ] as const satisfies readonly SeccompRule[];

@@ -16,6 +16,7 @@ import {
   decodeProgram,
   encodeProgram,
   ERRNO,
+  rulesFor,
   SECCOMP_RET,
   seccompArchFor,
   type SeccompRule,
@@ -26,6 +27,8 @@ import { withTempDir } from "./_helpers.ts";
 
 const ARCH = seccompArchFor(Deno.build.arch);
 const FILTER = compileSeccomp(ARCH, { network: false });
+/** The filter of a policy with network on (or a host socket granted): AF_UNIX sockets allowed. */
+const OPEN_FILTER = compileSeccomp(ARCH, { network: true });
 const BWRAP_ARGS = [
   "--ro-bind",
   "/",
@@ -129,6 +132,7 @@ status = open("/proc/self/status").read()
 ls = subprocess.run(["ls", "/"], capture_output=True, text=True)
 box = []
 t = threading.Thread(target=lambda: box.append(6 * 7)); t.start(); t.join()
+pair = socket.socketpair(); pair[0].send(b"p"); paired = pair[1].recv(1).decode()
 sockets = {}
 for name in ["AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"]:
     try:
@@ -138,7 +142,7 @@ for name in ["AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"]:
 emit({
   "seccomp": [l for l in status.splitlines() if l.startswith("Seccomp:")][0].split()[1],
   "ls": ls.returncode, "has_usr": "usr" in ls.stdout.split(), "thread": box, "personality": sc(${PERSONALITY}, 0xffffffff)[1],
-  "sockets": sockets, "fork": subprocess.run(["sh", "-c", "exit 3"]).returncode,
+  "sockets": sockets, "fork": subprocess.run(["sh", "-c", "exit 3"]).returncode, "pair": paired,
 })`);
   const { sockets, ...rest } = result as { sockets: Record<string, unknown> };
   assert.deepEqual(rest, {
@@ -148,10 +152,12 @@ emit({
     thread: [42], // Thread creation survives clone3 → ENOSYS by falling back to clone.
     personality: 0,
     fork: 3,
+    pair: "p", // socketpair (nameless) works with network off.
   });
   // AF_INET6 may be off in the kernel (EAFNOSUPPORT); it must not be the filter refusing it.
+  // AF_UNIX is refused with network off (host IPC closed): see tests/sandbox/host_ipc_test.ts.
   assert.deepEqual({ ...sockets, AF_INET6: sockets.AF_INET6 === EPERM ? EPERM : "not EPERM" }, {
-    AF_UNIX: "ok",
+    AF_UNIX: EPERM,
     AF_INET: "ok",
     AF_INET6: "not EPERM",
     AF_NETLINK: "ok",
@@ -162,13 +168,24 @@ Deno.test("every rule in the table is enforced by the real kernel", async () => 
   // All-ones arguments are invalid for every one of these calls (bad fd, bad pointer, bad flags), so
   // even a call the filter failed to stop would do nothing. The marked filter returns 1000 + errno,
   // which no kernel code path returns: a match can only come from the filter.
-  const rules = (SECCOMP_RULES as readonly SeccompRule[]).filter((r) =>
+  const rules = rulesFor(SECCOMP_RULES, { network: false }).filter((r) =>
     syscallNumber(r.syscall, ARCH) !== null
   );
   const calls = rules.map((r) => `"${r.syscall}": sc(${nr(r.syscall)}, ${deniedArgs(r).join(", ")})`);
   const result = await probe(`emit({${calls.join(", ")}})`, markedFilter(FILTER)) as Record<string, unknown>;
   for (const rule of rules) {
     assert.deepEqual(result[rule.syscall], [-1, 1000 + ERRNO[rule.action]], rule.syscall);
+  }
+  // The rules only the open filter (network on, or a host socket granted) has.
+  const open = rulesFor(SECCOMP_RULES, { network: true }).filter((r) => r.when === "unix_open");
+  assert.ok(open.length > 0);
+  const openCalls = open.map((r) => `"${r.syscall}": sc(${nr(r.syscall)}, ${deniedArgs(r).join(", ")})`);
+  const opened = await probe(`emit({${openCalls.join(", ")}})`, markedFilter(OPEN_FILTER)) as Record<
+    string,
+    unknown
+  >;
+  for (const rule of open) {
+    assert.deepEqual(opened[rule.syscall], [-1, 1000 + ERRNO[rule.action]], rule.syscall);
   }
 });
 
@@ -281,16 +298,48 @@ emit(r[1])`);
   if (control !== undefined && !disabled) assert.equal(control, 0);
 });
 
-Deno.test("socket(AF_PACKET) fails with EPERM; AF_INET and AF_UNIX work", async () => {
-  const { filtered, control } = await both(`
+const SOCKET_FAMILIES = `
 def family(f, t):
     r = sc(${nr("socket")}, f, t, 0)
     if r[0] >= 0: os.close(r[0])
     return "ok" if r[0] >= 0 else r[1]
-emit({"packet": family(17, 3), "packet_high": family(0x100000011, 3), "inet": family(2, 1), "unix": family(1, 1)})`);
-  assert.deepEqual(filtered, { packet: EPERM, packet_high: EPERM, inet: "ok", unix: "ok" });
+emit({"packet": family(17, 3), "packet_high": family(0x100000011, 3), "inet": family(2, 1), "unix": family(1, 1),
+      "unix_high": family(0x100000001, 1), "unix_dgram": family(1, 2), "unix_seq": family(1, 0x80805)})`;
+
+Deno.test("network on: socket(AF_PACKET) fails with EPERM; AF_INET and AF_UNIX work", async () => {
+  const filtered = await probe(SOCKET_FAMILIES, OPEN_FILTER);
+  assert.deepEqual(filtered, {
+    packet: EPERM,
+    packet_high: EPERM,
+    inet: "ok",
+    unix: "ok",
+    unix_high: "ok",
+    unix_dgram: "ok",
+    unix_seq: "ok",
+  });
+});
+
+Deno.test("network off: socket(AF_PACKET) and socket(AF_UNIX) fail with EPERM (every type); AF_INET works", async () => {
+  const { filtered, control } = await both(SOCKET_FAMILIES);
+  assert.deepEqual(filtered, {
+    packet: EPERM,
+    packet_high: EPERM,
+    inet: "ok",
+    unix: EPERM,
+    unix_high: EPERM,
+    unix_dgram: EPERM,
+    unix_seq: EPERM,
+  });
   if (control !== undefined) {
-    assert.deepEqual(control, { packet: "ok", packet_high: "ok", inet: "ok", unix: "ok" });
+    assert.deepEqual(control, {
+      packet: "ok",
+      packet_high: "ok",
+      inet: "ok",
+      unix: "ok",
+      unix_high: "ok",
+      unix_dgram: "ok",
+      unix_seq: "ok",
+    });
   }
 });
 

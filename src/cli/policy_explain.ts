@@ -9,6 +9,7 @@ import type { Budgets, Policy } from "../policy/types.ts";
 import { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "../sandbox/bwrap.ts";
 import { DEFAULTS } from "../session/options.ts";
 import { SECCOMP_RULES } from "../../profiles/seccomp_rules.ts";
+import { rulesFor } from "../sandbox/seccomp/mod.ts";
 
 /** What an explanation depends on besides the policy. */
 export interface ExplainContext {
@@ -140,13 +141,20 @@ function networkSection(policy: Policy): ExplainSection {
       key: "network",
       title: "Network",
       summary: "yes, like the host's (accepted with --ack-network)",
-      items: ["note: raw packet sockets (AF_PACKET) and rare socket families stay denied"],
+      items: [
+        "note: raw packet sockets (AF_PACKET) and rare socket families stay denied",
+        "note: unix sockets are allowed too: any host socket visible under a read or write grant, and the " +
+        "host's abstract unix sockets, can be connected to",
+      ],
     }
     : {
       key: "network",
       title: "Network",
       summary: "none (its own empty network namespace: not even the host's loopback)",
-      items: [],
+      items: [
+        "no unix socket can be created (socketpair still works), so no host socket is reachable, " +
+        "even one under a read or write grant; no host SysV or POSIX IPC (own IPC namespace and /dev/shm)",
+      ],
     };
 }
 
@@ -263,13 +271,17 @@ function alwaysSections(policy: Policy): ExplainSection[] {
       key: "filesystem",
       title: "Filesystem",
       summary: "an empty read-only root with only the paths above; policy paths are resolved through " +
-        "symlinks at launch and refused if they lead somewhere forbidden",
+        "symlinks at launch and refused if they lead somewhere forbidden; host-wide /proc files (kernel " +
+        "command line and config, keys, kernel symbols, interrupts, …) are masked; /tmp and /dev/shm are " +
+        "private tmpfs of a bounded size",
       items: [],
     },
     {
       key: "seccomp",
       title: "Seccomp",
-      summary: `${SECCOMP_RULES.length} rules ${SECCOMP_SUMMARY} (the table: specter policy render)`,
+      summary: `${
+        rulesFor(SECCOMP_RULES, { network: policy.network === "on" }).length
+      } rules ${SECCOMP_SUMMARY} (the table: specter policy render)`,
       items: [],
     },
   ];

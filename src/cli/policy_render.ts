@@ -107,7 +107,8 @@ export function renderPlan(plan: LaunchPlan, program: string): LaunchRendering {
       fd: filter.target,
       bytes: filter.content.length,
       sha256: sha256(filter.content),
-      rules: describeRules(arch),
+      // The rules of the filter this plan carries (network off closes AF_UNIX; see seccomp_rules.ts).
+      rules: describeRules(arch, { network: plan.policy?.network === "on" }),
     },
   };
 }

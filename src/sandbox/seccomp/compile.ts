@@ -34,14 +34,27 @@ import {
 import type { NamedValue, SeccompCondition, SeccompRule } from "./rule.ts";
 import { ERRNO, syscallNumber } from "./syscalls.ts";
 
-/** Options of {@link compileSeccomp}. */
+/** Options of {@link compileSeccomp}: what the policy allows that changes the filter. */
 export interface SeccompOptions {
-  /**
-   * Whether the policy allows network access. Accepted for future rules; today the program is the same
-   * either way: with network off the network namespace already isolates IP, and the socket family rule
-   * applies in both cases.
-   */
+  /** Whether the policy allows network access (then AF_UNIX sockets are allowed too). */
   readonly network: boolean;
+  /**
+   * Whether the policy grants named host sockets (`fs.sockets`). With network off and no such grant, no
+   * AF_UNIX socket can be created (`socketpair` still works): nothing in the sandbox can connect to a
+   * host pathname socket, which a read-only bind does not stop. Absent: false.
+   */
+  readonly hostSockets?: boolean;
+}
+
+/** Whether the filter for `options` lets programs create AF_UNIX sockets. */
+export function unixSocketsOpen(options: SeccompOptions): boolean {
+  return options.network || options.hostSockets === true;
+}
+
+/** The rules of `rules` that are part of the filter for `options` (see `SeccompRule.when`). */
+export function rulesFor(rules: readonly SeccompRule[], options: SeccompOptions): SeccompRule[] {
+  const when = unixSocketsOpen(options) ? "unix_open" : "unix_closed";
+  return rules.filter((rule) => rule.when === undefined || rule.when === when);
 }
 
 /** One compiled rule, as {@link describeRules} reports it. */
@@ -85,7 +98,7 @@ export function compileSeccomp(arch: SeccompArch, options: SeccompOptions): Uint
 export function compileRules(
   arch: SeccompArch,
   rules: readonly SeccompRule[],
-  _options: SeccompOptions,
+  options: SeccompOptions,
 ): SockFilter[] {
   seccompArchFor(arch); // Callers may pass unchecked strings; an unknown one must not compile to anything.
   const program: SockFilter[] = [
@@ -96,7 +109,7 @@ export function compileRules(
     ...x32Guard(arch),
   ];
   const seen = new Set<string>();
-  for (const rule of orderRules(rules)) {
+  for (const rule of orderRules(rulesFor(rules, options))) {
     if (seen.has(rule.syscall)) throw new RangeError(`Two seccomp rules for ${rule.syscall}`);
     seen.add(rule.syscall);
     const nr = syscallNumber(rule.syscall, arch);
@@ -111,19 +124,23 @@ export function compileRules(
   return program;
 }
 
-/** The rules compiled for `arch`, in filter order, as a table for auditors. */
-export function describeRules(arch: SeccompArch): readonly RuleDescription[] {
-  return describeRuleList(arch, SECCOMP_RULES);
+/** The rules compiled for `arch` and `options`, in filter order, as a table for auditors. */
+export function describeRules(
+  arch: SeccompArch,
+  options: SeccompOptions = { network: false },
+): readonly RuleDescription[] {
+  return describeRuleList(arch, SECCOMP_RULES, options);
 }
 
 /** {@link describeRules} for any rule list. */
 export function describeRuleList(
   arch: SeccompArch,
   rules: readonly SeccompRule[],
+  options: SeccompOptions = { network: false },
 ): readonly RuleDescription[] {
   seccompArchFor(arch);
   const rows: RuleDescription[] = [];
-  for (const rule of orderRules(rules)) {
+  for (const rule of orderRules(rulesFor(rules, options))) {
     const nr = syscallNumber(rule.syscall, arch);
     if (nr === null) continue;
     rows.push({

@@ -3,7 +3,14 @@ import { SECCOMP_RULES } from "../../../profiles/seccomp_rules.ts";
 import { SandboxError } from "../../errors.ts";
 import { AUDIT_ARCH, AUDIT_ARCH_I386, SECCOMP_ARCHES, type SeccompArch, X32_SYSCALL_BIT } from "./arch.ts";
 import { BPF, BPF_MAXINSNS, decodeProgram, SECCOMP_RET } from "./bpf.ts";
-import { compileRules, compileSeccomp, describeRuleList, describeRules } from "./compile.ts";
+import {
+  compileRules,
+  compileSeccomp,
+  describeRuleList,
+  describeRules,
+  rulesFor,
+  type SeccompOptions,
+} from "./compile.ts";
 import { type FilterResult, runFilter, validateProgram } from "./interpret.ts";
 import type { SeccompCondition, SeccompRule } from "./rule.ts";
 import { ERRNO, type SyscallName, syscallNumber, SYSCALLS } from "./syscalls.ts";
@@ -23,10 +30,26 @@ const programs = Object.fromEntries(
   SECCOMP_ARCHES.map((arch) => [arch, compileSeccomp(arch, { network: false })]),
 ) as Record<SeccompArch, Uint8Array>;
 
-function call(arch: SeccompArch, name: SyscallName, args: readonly bigint[] = []): FilterResult {
+/** The three policy shapes that choose a filter: network off, off with a host socket granted, on. */
+const CLOSED: SeccompOptions = { network: false };
+const GRANTED: SeccompOptions = { network: false, hostSockets: true };
+const NETWORK: SeccompOptions = { network: true };
+
+/** Options under which `rule` is part of the filter. */
+function optionsFor(rule: SeccompRule): SeccompOptions {
+  return rule.when === "unix_open" ? NETWORK : CLOSED;
+}
+
+function call(
+  arch: SeccompArch,
+  name: SyscallName,
+  args: readonly bigint[] = [],
+  options: SeccompOptions = CLOSED,
+): FilterResult {
   const nr = syscallNumber(name, arch);
   assert.ok(nr !== null, `${name} exists on ${arch}`);
-  return runFilter(programs[arch], { nr, arch: AUDIT_ARCH[arch], args });
+  const program = options === CLOSED ? programs[arch] : compileSeccomp(arch, options);
+  return runFilter(program, { nr, arch: AUDIT_ARCH[arch], args });
 }
 
 /** Six arguments: `value` at `index`, junk elsewhere. */
@@ -79,29 +102,41 @@ for (const arch of SECCOMP_ARCHES) {
   for (const rule of RULES) {
     const nr = syscallNumber(rule.syscall, arch);
     const label = nr === null ? "absent here, skipped" : `ERRNO(${rule.action})`;
-    Deno.test(`seccomp rule ${arch}: ${rule.syscall} (${nr}) → ${label}`, () => {
+    const when = rule.when === undefined ? "" : ` [${rule.when}]`;
+    Deno.test(`seccomp rule ${arch}: ${rule.syscall} (${nr})${when} → ${label}`, () => {
+      const options = optionsFor(rule);
       if (nr === null) {
         assert.ok(
           SKIPPED[arch].includes(rule.syscall),
           `${rule.syscall} may only be skipped where it is absent`,
         );
-        assert.ok(!describeRules(arch).some((row) => row.syscall === rule.syscall));
+        assert.ok(!describeRules(arch, options).some((row) => row.syscall === rule.syscall));
         return;
       }
       const denied: FilterResult = { action: "errno", errno: ERRNO[rule.action] };
       const { deny, allow } = cases(rule.condition);
       assert.ok(deny.length > 0);
       for (const args of deny) {
-        assert.deepEqual(call(arch, rule.syscall, args), denied, `${rule.syscall}(${args.join(", ")})`);
+        assert.deepEqual(
+          call(arch, rule.syscall, args, options),
+          denied,
+          `${rule.syscall}(${args.join(", ")})`,
+        );
       }
       for (const args of allow) {
-        assert.deepEqual(call(arch, rule.syscall, args), ALLOW, `${rule.syscall}(${args.join(", ")})`);
+        assert.deepEqual(
+          call(arch, rule.syscall, args, options),
+          ALLOW,
+          `${rule.syscall}(${args.join(", ")})`,
+        );
       }
       // The same arguments on a harmless syscall are allowed: the rule is keyed on this syscall only.
       for (const harmless of HARMLESS) {
-        for (const args of [...deny, ...allow]) assert.deepEqual(call(arch, harmless, args), ALLOW, harmless);
+        for (const args of [...deny, ...allow]) {
+          assert.deepEqual(call(arch, harmless, args, options), ALLOW, harmless);
+        }
       }
-      const row = describeRules(arch).find((r) => r.syscall === rule.syscall);
+      const row = describeRules(arch, options).find((r) => r.syscall === rule.syscall);
       assert.deepEqual(row && { nr: row.nr, action: row.action }, { nr, action: `ERRNO(${rule.action})` });
     });
   }
@@ -153,16 +188,32 @@ for (const arch of SECCOMP_ARCHES) {
     assert.deepEqual(call(arch, "personality", [0x0400000n]), EPERM); // READ_IMPLIES_EXEC.
   });
 
-  Deno.test(`${arch}: socket AF_PACKET is denied, AF_UNIX/AF_INET/AF_INET6/AF_NETLINK allowed`, () => {
-    for (const family of [1n, 2n, 10n, 16n]) {
-      assert.deepEqual(call(arch, "socket", [family, 1n, 0n]), ALLOW, `family ${family}`);
+  Deno.test(`${arch}: socket AF_PACKET is denied, AF_INET/AF_INET6/AF_NETLINK allowed, in every filter`, () => {
+    for (const options of [CLOSED, GRANTED, NETWORK]) {
+      for (const family of [2n, 10n, 16n]) {
+        assert.deepEqual(call(arch, "socket", [family, 1n, 0n], options), ALLOW, `family ${family}`);
+      }
+      for (
+        const family of [17n, /* AF_PACKET */ 0n, 3n, /* AF_AX25 */ 38n, /* AF_ALG */ 40n, /* AF_VSOCK */ 44n]
+      ) {
+        assert.deepEqual(call(arch, "socket", [family, 3n, 0n], options), EPERM, `family ${family}`);
+      }
+      assert.deepEqual(call(arch, "socket", [17n | HIGH, 3n, 0n], options), EPERM);
     }
-    for (
-      const family of [17n, /* AF_PACKET */ 0n, 3n, /* AF_AX25 */ 38n, /* AF_ALG */ 40n, /* AF_VSOCK */ 44n]
-    ) {
-      assert.deepEqual(call(arch, "socket", [family, 3n, 0n]), EPERM, `family ${family}`);
+  });
+
+  Deno.test(`${arch}: socket AF_UNIX is denied with network off, allowed with a socket grant or network`, () => {
+    for (const type of [1n, /* SOCK_STREAM */ 2n, /* SOCK_DGRAM */ 5n, /* SEQPACKET */ 0x80801n]) {
+      for (const family of [1n, 1n | HIGH, 1n | 0x1_00000000n]) {
+        assert.deepEqual(call(arch, "socket", [family, type, 0n], CLOSED), EPERM, `${family} ${type}`);
+        assert.deepEqual(call(arch, "socket", [family, type, 0n], GRANTED), ALLOW, `${family} ${type}`);
+        assert.deepEqual(call(arch, "socket", [family, type, 0n], NETWORK), ALLOW, `${family} ${type}`);
+      }
     }
-    assert.deepEqual(call(arch, "socket", [17n | HIGH, 3n, 0n]), EPERM);
+    // socketpair makes nameless, connected pairs: it reaches nothing outside and stays allowed.
+    for (const options of [CLOSED, GRANTED, NETWORK]) {
+      assert.deepEqual(call(arch, "socketpair", [1n, 1n, 0n, JUNK], options), ALLOW);
+    }
   });
 
   Deno.test(`${arch}: clone3 and the new mount API fail with ENOSYS`, () => {
@@ -211,12 +262,13 @@ for (const arch of SECCOMP_ARCHES) {
     assert.equal(programs[arch].length, insns.length * 8);
     assert.ok(insns.length <= BPF_MAXINSNS);
     // 3 for the arch check, 1 load of nr, 2 for x32 on x86_64, per rule 1 jeq + its body, 1 final allow.
-    const bodies = RULES.filter((r) => syscallNumber(r.syscall, arch) !== null).reduce((sum, r) => {
+    const compiled = rulesFor(RULES, CLOSED);
+    const bodies = compiled.filter((r) => syscallNumber(r.syscall, arch) !== null).reduce((sum, r) => {
       const c = r.condition;
       if (c === undefined) return sum + 1;
       return sum + (c.kind === "any_bit_set" ? 4 : 3 + c.values.length);
     }, 0);
-    const rules = RULES.length - SKIPPED[arch].length;
+    const rules = compiled.length - SKIPPED[arch].length;
     assert.equal(insns.length, 3 + 1 + (arch === "x86_64" ? 2 : 0) + rules + bodies + 1);
     insns.forEach((insn, pc) => {
       if ((insn.code & 0x07) !== BPF.JMP) return;
@@ -228,13 +280,25 @@ for (const arch of SECCOMP_ARCHES) {
     assert.deepEqual(last, { code: BPF.RET | BPF.K, jt: 0, jf: 0, k: SECCOMP_RET.ALLOW });
   });
 
-  Deno.test(`${arch}: the network option does not change the program (yet)`, () => {
-    assert.deepEqual(compileSeccomp(arch, { network: true }), programs[arch]);
+  Deno.test(`${arch}: a socket grant gives the network filter; network off differs only in socket`, () => {
+    assert.deepEqual(compileSeccomp(arch, GRANTED), compileSeccomp(arch, NETWORK));
+    assert.notDeepEqual(compileSeccomp(arch, NETWORK), programs[arch]);
+    const closed = describeRules(arch, CLOSED);
+    const open = describeRules(arch, NETWORK);
+    assert.deepEqual(
+      closed.filter((r) => r.syscall !== "socket"),
+      open.filter((r) => r.syscall !== "socket"),
+    );
+    assert.match(
+      closed.find((r) => r.syscall === "socket")?.condition ?? "",
+      /none of AF_INET \(0x2\), AF_INET6/,
+    );
+    assert.match(open.find((r) => r.syscall === "socket")?.condition ?? "", /none of AF_UNIX \(0x1\)/);
   });
 
   Deno.test(`${arch}: describeRules lists every compiled rule with its number, action and condition`, () => {
     const rows = describeRules(arch);
-    assert.equal(rows.length, RULES.length - SKIPPED[arch].length);
+    assert.equal(rows.length, rulesFor(RULES, CLOSED).length - SKIPPED[arch].length);
     for (const row of rows) assert.equal(row.nr, syscallNumber(row.syscall as SyscallName, arch));
     assert.deepEqual(rows.find((r) => r.syscall === "ioctl"), {
       syscall: "ioctl",
@@ -265,9 +329,11 @@ Deno.test("aarch64: numbers with bit 30 set are simply unknown syscalls (no x32 
   );
 });
 
-Deno.test("the rule table names each syscall once, and every rule compiles somewhere", () => {
-  const names = RULES.map((r) => r.syscall);
-  assert.equal(new Set(names).size, names.length);
+Deno.test("the rule table names each syscall once per filter, and every rule compiles somewhere", () => {
+  for (const options of [CLOSED, GRANTED, NETWORK]) {
+    const names = rulesFor(RULES, options).map((r) => r.syscall);
+    assert.equal(new Set(names).size, names.length);
+  }
   for (const rule of RULES) {
     assert.ok(SECCOMP_ARCHES.some((arch) => syscallNumber(rule.syscall, arch) !== null), rule.syscall);
     assert.ok(rule.reason.length > 0, rule.syscall);

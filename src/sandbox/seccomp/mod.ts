@@ -28,7 +28,9 @@ export {
   describeRuleList,
   describeRules,
   type RuleDescription,
+  rulesFor,
   type SeccompOptions,
+  unixSocketsOpen,
 } from "./compile.ts";
 export { describeReturn, disassemble } from "./disassemble.ts";
 export {
@@ -39,5 +41,5 @@ export {
   validateProgram,
 } from "./interpret.ts";
 export { BPF, decodeProgram, encodeProgram, SECCOMP_RET, type SockFilter } from "./bpf.ts";
-export type { ArgIndex, NamedValue, SeccompCondition, SeccompRule } from "./rule.ts";
+export type { ArgIndex, NamedValue, RuleWhen, SeccompCondition, SeccompRule } from "./rule.ts";
 export { ERRNO, type ErrnoName, type SyscallName, syscallNumber, SYSCALLS } from "./syscalls.ts";

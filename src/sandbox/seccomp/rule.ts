@@ -31,6 +31,12 @@ export type SeccompCondition =
   /** Applies when the value is none of `values` (an allowlist of argument values). */
   | { readonly kind: "equals_none"; readonly arg: ArgIndex; readonly values: readonly NamedValue[] };
 
+/**
+ * Which filters a rule is part of: `unix_closed` only when host IPC is closed (network off and no host
+ * socket granted), `unix_open` only when it is not. See `SeccompOptions`.
+ */
+export type RuleWhen = "unix_closed" | "unix_open";
+
 /** One rule: when `syscall` is called (and `condition`, if any, holds) it fails with `action`'s errno. */
 export interface SeccompRule {
   /** The syscall; a rule for a syscall the architecture lacks is left out on that architecture. */
@@ -39,6 +45,8 @@ export interface SeccompRule {
   readonly action: ErrnoName;
   /** When absent the rule applies to every call. */
   readonly condition?: SeccompCondition;
+  /** Which filters the rule is part of; absent: every filter. */
+  readonly when?: RuleWhen;
   /** Why the call is denied, for auditors. */
   readonly reason: string;
 }

@@ -18,6 +18,7 @@ export const SYSCALLS = {
   write: { x86_64: 1, aarch64: 64 },
   close: { x86_64: 3, aarch64: 57 },
   getpid: { x86_64: 39, aarch64: 172 },
+  socketpair: { x86_64: 53, aarch64: 199 },
   // Called with argument filters.
   ioctl: { x86_64: 16, aarch64: 29 },
   socket: { x86_64: 41, aarch64: 198 },
