@@ -32,6 +32,7 @@ import {
   SYSCALLS,
   X32_SYSCALL_BIT,
 } from "../../src/sandbox/seccomp/mod.ts";
+import * as seccompModule from "../../src/sandbox/seccomp/mod.ts";
 import { SECCOMP_RULES } from "../../profiles/seccomp_rules.ts";
 import { CsiClamp } from "../../src/terminal/clamp.ts";
 import { ScreenSnapshotSchema, TerminalModel } from "../../src/terminal/mod.ts";
@@ -426,7 +427,25 @@ const terminal: FuzzTarget = {
 const ARCHES: readonly SeccompArch[] = ["x86_64", "aarch64"];
 const SYSCALL_NAMES = Object.keys(SYSCALLS) as SyscallName[];
 const ERRNO_NAMES = Object.keys(ERRNO) as ErrnoName[];
-const compiledReal = new Map<SeccompArch, Uint8Array>();
+const compiledReal = new Map<string, Uint8Array>();
+/** Whether this compiler splits rules between filters (`when`, host IPC open or closed). */
+const WHEN_SUPPORTED = "rulesFor" in seccompModule;
+
+/** The options a filter is compiled for (`hostSockets` where the compiler knows it). */
+interface FilterOptions {
+  readonly network: boolean;
+  readonly hostSockets?: boolean;
+}
+
+/** The rules of `rules` that belong to the filter for `options`, by the rule table's documented intent. */
+function activeRules(rules: readonly SeccompRule[], options: FilterOptions): SeccompRule[] {
+  if (!WHEN_SUPPORTED) return [...rules];
+  const when = options.network || options.hostSockets === true ? "unix_open" : "unix_closed";
+  return rules.filter((rule) => {
+    const only = (rule as { readonly when?: string }).when;
+    return only === undefined || only === when;
+  });
+}
 
 /** What the rule table says about one call: the oracle, written from the rules, not from the compiler. */
 function intent(
@@ -464,7 +483,12 @@ function randomRules(rng: Prng): SeccompRule[] {
       (_, i) => ({ name: `V${i}`, value: rng.u32() >>> rng.below(32) }),
     );
     const kind = rng.below(4);
+    // Untyped on purpose: the field exists only where the compiler knows it (WHEN_SUPPORTED).
+    const when: Record<string, string> = WHEN_SUPPORTED && rng.chance(0.3)
+      ? { when: rng.pick(["unix_open", "unix_closed"]) }
+      : {};
     rules.push({
+      ...(when as object),
       syscall: rng.pick(SYSCALL_NAMES),
       action: rng.pick(ERRNO_NAMES),
       reason: "fuzz",
@@ -485,6 +509,7 @@ const seccomp: FuzzTarget = {
   about: "seccomp compile → interpret agreement with the rule table's intent (real table and random tables)",
   generate(rng) {
     const arch = rng.pick(ARCHES);
+    const options: FilterOptions = { network: rng.chance(0.5), hostSockets: rng.chance(0.5) };
     const real = rng.chance(0.5);
     const rules = real ? null : randomRules(rng);
     const table: readonly SeccompRule[] = rules ?? SECCOMP_RULES;
@@ -511,28 +536,30 @@ const seccomp: FuzzTarget = {
         : rng.pick([0x40000003, rng.u32(), AUDIT_ARCH[rng.pick(ARCHES)]]);
       return { nr, args, arch: dataArch };
     });
-    return JSON.stringify({ arch, rules, calls });
+    return JSON.stringify({ arch, options, rules, calls });
   },
   run(input) {
-    const { arch, rules, calls } = JSON.parse(input) as {
+    const { arch, options, rules, calls } = JSON.parse(input) as {
       arch: SeccompArch;
+      options: FilterOptions;
       rules: SeccompRule[] | null;
       calls: { nr: number; args: string[]; arch: number }[];
     };
     let program: Uint8Array;
     if (rules === null) {
-      program = compiledReal.get(arch) ?? compileSeccomp(arch, { network: false });
-      compiledReal.set(arch, program);
+      const key = `${arch} ${options.network} ${options.hostSockets}`;
+      program = compiledReal.get(key) ?? compileSeccomp(arch, options);
+      compiledReal.set(key, program);
     } else {
       try {
-        program = encodeProgram(compileRules(arch, rules, { network: false }));
+        program = encodeProgram(compileRules(arch, rules, options));
       } catch (error: unknown) {
         // Documented refusals: two rules for one syscall, a program the kernel would not load.
         if (error instanceof RangeError) return;
         throw error;
       }
     }
-    const table: readonly SeccompRule[] = rules ?? SECCOMP_RULES;
+    const table = activeRules(rules ?? SECCOMP_RULES, options);
     for (const call of calls) {
       const args = call.args.map(BigInt);
       const result = runFilter(program, { nr: call.nr, arch: call.arch, args });
