@@ -48,7 +48,9 @@ export const ScreenSnapshotSchema = z.strictObject({
   alt_screen: z.boolean().describe("True while the alternate screen (ESC [?1049h and kin) is active"),
   title: z.string().describe('The window title set by OSC 0 or OSC 2; "" when never set'),
   partial: z.boolean().describe(
-    "True when the model was built late and older output was no longer retained: the screen may lack it",
+    "True when the screen may lack output: the model was built late and older output was no longer " +
+      "retained, or the program was killed (timeout, ceiling) or exited with output the model had no time " +
+      "left to parse",
   ),
   lines: z.array(z.string()).describe(
     "The visible screen, top to bottom; each line's trailing blanks and the trailing empty lines trimmed",
