@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   E_POLICY_BROAD_ROOT: "A policy path is a broad root such as `/`, the home directory, `/usr` or `/etc`",
   E_POLICY_WRITE_ACK: "Host writes were allowed without --ack-unsafe-write",
   E_POLICY_NETWORK_ACK: "Network was allowed without --ack-network",
+  E_POLICY_SOCKET_ACK: "Host unix sockets (fs.sockets) were granted without --ack-host-sockets",
   E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
   E_SANDBOX_START: "The sandbox backend failed to start the program",
   E_SCENARIO_PARSE: "The scenario file is not valid YAML or JSON",

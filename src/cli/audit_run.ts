@@ -30,6 +30,7 @@ const RECORDED_VALUES = [
 const ACK_FLAGS = [
   "ack-unsafe-write",
   "ack-network",
+  "ack-host-sockets",
   "ack-external-sandbox",
   "ack-no-network-enforcement",
   "unsafe-no-sandbox",

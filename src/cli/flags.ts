@@ -18,6 +18,7 @@ export const SESSION_FLAGS = {
   "sandbox-profile": { type: "string" },
   "ack-unsafe-write": { type: "boolean" },
   "ack-network": { type: "boolean" },
+  "ack-host-sockets": { type: "boolean" },
   "ack-external-sandbox": { type: "boolean" },
   "ack-no-network-enforcement": { type: "boolean" },
   "strict-write": { type: "boolean" },
@@ -204,7 +205,11 @@ export function sandboxOption(values: FlagValues, cwd: string): SandboxOption {
       const policy = loadPolicy(policyFlag ?? DEFAULT_PRESET, {
         workspace: cwd,
         home: Deno.env.get("HOME") ?? "/",
-        acks: { unsafeWrite: values["ack-unsafe-write"] === true, network: values["ack-network"] === true },
+        acks: {
+          unsafeWrite: values["ack-unsafe-write"] === true,
+          network: values["ack-network"] === true,
+          hostSockets: values["ack-host-sockets"] === true,
+        },
       });
       return { mode, policy, strictWrite };
     }

@@ -14,6 +14,7 @@ const SESSION_FLAGS_HELP = `Sandbox flags (default: --sandbox auto --policy stri
                            cannot run, the run fails with E_SANDBOX_UNAVAILABLE and the fix
   --ack-unsafe-write       Acknowledge a policy that allows host writes (fs.write)
   --ack-network            Acknowledge a policy that allows network
+  --ack-host-sockets       Acknowledge a policy that grants host unix sockets (fs.sockets)
   --strict-write           Keep .git, shell start-up files and credentials (.ssh, .netrc, …) read-only
                            inside writable roots; needs --ack-unsafe-write
   --ack-external-sandbox   Required with --sandbox external (the caller's container is the sandbox)
@@ -126,6 +127,7 @@ basic, workspace) for a run in --cwd. A bad policy prints every problem as "CODE
 Policy flags:
   --ack-unsafe-write       Accept a policy that allows host writes (fs.write)
   --ack-network            Accept a policy with network "on"
+  --ack-host-sockets       Accept a policy that grants host unix sockets (fs.sockets)
   --cwd DIR                The run's working directory, \${workspace} (default: current directory)
   --json                   check: {ok, source, problems, policy}; explain: {source, cwd, allows, always,
                            policy}; render: {backend, source, program, program_cwd, argv, env_names,

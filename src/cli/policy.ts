@@ -16,6 +16,7 @@ import { DEFAULT_RENDER_COMMAND, formatRendering, RENDER_BACKENDS, renderLaunch 
 const POLICY_FLAGS = {
   "ack-unsafe-write": { type: "boolean" },
   "ack-network": { type: "boolean" },
+  "ack-host-sockets": { type: "boolean" },
   cwd: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -45,12 +46,13 @@ const PLAN_FLAGS = [
 const RENDER_ONLY_FLAGS = ["backend", ...PLAN_FLAGS] as const;
 
 /** The run flags `policy render` hands to the run's own option builder unchanged. */
-const RUN_FLAGS = ["ack-unsafe-write", "ack-network", "cwd", ...PLAN_FLAGS] as const;
+const RUN_FLAGS = ["ack-unsafe-write", "ack-network", "ack-host-sockets", "cwd", ...PLAN_FLAGS] as const;
 
 /** The policy subcommands. */
 export const POLICY_SUBCOMMANDS = ["check", "explain", "render"] as const;
 
 const USAGE = "specter policy check|explain|render FILE|PRESET [--ack-unsafe-write] [--ack-network] " +
+  "[--ack-host-sockets] " +
   "[--cwd DIR] [--json]";
 
 /** The JSON document `specter policy check --json` prints. */
@@ -140,7 +142,11 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
   const reading = readPolicy(spec, {
     workspace: cwd,
     home,
-    acks: { unsafeWrite: values["ack-unsafe-write"] === true, network: values["ack-network"] === true },
+    acks: {
+      unsafeWrite: values["ack-unsafe-write"] === true,
+      network: values["ack-network"] === true,
+      hostSockets: values["ack-host-sockets"] === true,
+    },
   });
   if (reading.policy === null) {
     if (values.json === true) {

@@ -9,6 +9,7 @@ import type { Budgets, Policy } from "../policy/types.ts";
 import { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "../sandbox/bwrap.ts";
 import { DEFAULTS } from "../session/options.ts";
 import { SECCOMP_RULES } from "../../profiles/seccomp_rules.ts";
+import { seccompOptionsOf } from "../sandbox/host_sockets.ts";
 import { rulesFor } from "../sandbox/seccomp/mod.ts";
 
 /** What an explanation depends on besides the policy. */
@@ -136,6 +137,20 @@ function writeSection(policy: Policy): ExplainSection {
 }
 
 function networkSection(policy: Policy): ExplainSection {
+  const sockets = policy.fs.sockets ?? [];
+  if (policy.network === "off" && sockets.length > 0) {
+    return {
+      key: "network",
+      title: "Network",
+      summary: `none, but ${sockets.length} host unix socket(s) (accepted with --ack-host-sockets)`,
+      items: [
+        ...sockets.map((path) => `socket: ${path}`),
+        "limit: unix sockets are allowed in general (seccomp cannot see which address connect() names), " +
+        "so every host socket visible under a read or write grant is reachable too; abstract sockets and " +
+        "host SysV/POSIX IPC stay out of reach",
+      ],
+    };
+  }
   return policy.network === "on"
     ? {
       key: "network",
@@ -145,6 +160,7 @@ function networkSection(policy: Policy): ExplainSection {
         "note: raw packet sockets (AF_PACKET) and rare socket families stay denied",
         "note: unix sockets are allowed too: any host socket visible under a read or write grant, and the " +
         "host's abstract unix sockets, can be connected to",
+        ...sockets.map((path) => `socket: ${path}`),
       ],
     }
     : {
@@ -280,7 +296,7 @@ function alwaysSections(policy: Policy): ExplainSection[] {
       key: "seccomp",
       title: "Seccomp",
       summary: `${
-        rulesFor(SECCOMP_RULES, { network: policy.network === "on" }).length
+        rulesFor(SECCOMP_RULES, seccompOptionsOf(policy)).length
       } rules ${SECCOMP_SUMMARY} (the table: specter policy render)`,
       items: [],
     },

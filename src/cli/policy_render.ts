@@ -14,6 +14,7 @@ import {
   redactedArgv,
   sha256,
 } from "../sandbox/fingerprint.ts";
+import { seccompOptionsOf } from "../sandbox/host_sockets.ts";
 import type { LaunchPlan } from "../sandbox/plan.ts";
 import { SANDBOX_EXEC } from "../sandbox/seatbelt/mod.ts";
 import {
@@ -108,7 +109,7 @@ export function renderPlan(plan: LaunchPlan, program: string): LaunchRendering {
       bytes: filter.content.length,
       sha256: sha256(filter.content),
       // The rules of the filter this plan carries (network off closes AF_UNIX; see seccomp_rules.ts).
-      rules: describeRules(arch, { network: plan.policy?.network === "on" }),
+      rules: describeRules(arch, plan.policy === null ? { network: false } : seccompOptionsOf(plan.policy)),
     },
   };
 }

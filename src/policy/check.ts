@@ -30,6 +30,8 @@ export interface PolicyContext {
     readonly unsafeWrite: boolean;
     /** `--ack-network`: `network: "on"` is accepted. */
     readonly network: boolean;
+    /** `--ack-host-sockets`: a non-empty `fs.sockets` is accepted. Absent: not given. */
+    readonly hostSockets?: boolean;
   };
 }
 
@@ -48,6 +50,7 @@ const PATH_LISTS: readonly { path: FieldPath; kind: PathListKind }[] = [
   { path: ["exec"], kind: "exec" },
   { path: ["fs", "read"], kind: "read" },
   { path: ["fs", "write"], kind: "write" },
+  { path: ["fs", "sockets"], kind: "socket" },
 ];
 
 /** Why a variable's value cannot be used in a path: the code and a phrase completing "… uses X but". */
@@ -157,6 +160,15 @@ function ackProblems(doc: unknown, acks: PolicyContext["acks"]): LocatedProblem[
       'Field "network" is "on": pass --ack-network to accept network access',
     ));
   }
+  const sockets = valueAt(doc, ["fs", "sockets"]);
+  if (Array.isArray(sockets) && sockets.length > 0 && acks.hostSockets !== true) {
+    found.push(problemAt(
+      ["fs", "sockets"],
+      "E_POLICY_SOCKET_ACK",
+      `Field "fs.sockets" grants ${sockets.length} host unix socket(s), and with them unix sockets in ` +
+        "general: pass --ack-host-sockets to accept",
+    ));
+  }
   return found;
 }
 
@@ -202,7 +214,12 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
     version: 1,
     source,
     exec: (file.exec ?? []).map(expand),
-    fs: { read: (file.fs?.read ?? []).map(expand), write: (file.fs?.write ?? []).map(expand) },
+    fs: {
+      read: (file.fs?.read ?? []).map(expand),
+      write: (file.fs?.write ?? []).map(expand),
+      // Only present when granted, so the policies (and fingerprints) of every other run are unchanged.
+      ...((file.fs?.sockets ?? []).length > 0 ? { sockets: file.fs!.sockets!.map(expand) } : {}),
+    },
     env: [...(file.env ?? [])],
     network: file.network ?? "off",
     budgets: {

@@ -8,10 +8,13 @@
 import { broadRootReason, stripTrailingSlashes } from "./broad_roots.ts";
 
 /** How a policy path is used. */
-export type PathUse = "exec" | "read" | "write";
+export type PathUse = "exec" | "read" | "write" | "socket";
 
 /** Trees never allowed in any list: kernel interfaces and runtime sockets (e.g. `/run/docker.sock`). */
 export const FORBIDDEN_TREES = ["/proc", "/sys", "/dev", "/run", "/var/run", "/private/var/run"] as const;
+
+/** Runtime trees a `socket` grant may name a socket in (nothing else of them becomes visible). */
+const RUNTIME_TREES: readonly string[] = ["/run", "/var/run", "/private/var/run"];
 
 /** Trees never writable: the system itself, and state and logs other programs trust. */
 export const SYSTEM_TREES = [
@@ -48,7 +51,9 @@ function inside(path: string, tree: string): boolean {
  */
 export function pathSafetyReason(path: string, use: PathUse, home: string): string | null {
   const clean = stripTrailingSlashes(path);
-  const forbidden = FORBIDDEN_TREES.find((tree) => inside(clean, tree));
+  // Sockets live under /run (e.g. /run/user/1000/bus): a named socket there is what the grant is for.
+  const forbidden = FORBIDDEN_TREES.filter((tree) => use !== "socket" || !RUNTIME_TREES.includes(tree))
+    .find((tree) => inside(clean, tree));
   if (forbidden !== undefined) return `is inside "${forbidden}", which a policy may never grant`;
   if (use === "write") {
     const system = SYSTEM_TREES.find((tree) => inside(clean, tree));

@@ -45,6 +45,12 @@ export const FsSchema = z
       "Host paths writable (needs --ack-unsafe-write when non-empty). Absent or empty: no host writes " +
         "(a private tmpfs /tmp only).",
     ).optional(),
+    sockets: pathList(
+      "Host unix sockets the program may connect to, e.g. /run/user/1000/bus (needs --ack-host-sockets " +
+        "when non-empty). Granting any lets the program create unix sockets, so every host socket it can " +
+        "see (under fs.read/fs.write too) becomes reachable. Absent or empty: with network off no unix " +
+        "socket can be created at all.",
+    ).optional(),
   })
   .describe("Filesystem access beyond the read-only system binds a backend needs to run programs at all.");
 

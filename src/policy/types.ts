@@ -41,6 +41,13 @@ export interface Policy {
     readonly read: readonly string[];
     /** Absolute paths writable. Empty: no host writes (a private tmpfs `/tmp` only). */
     readonly write: readonly string[];
+    /**
+     * Host unix sockets bound into the sandbox (needs `--ack-host-sockets`). Absent (never empty) when
+     * none: then, with network off, no unix socket can be created. Granting any allows AF_UNIX sockets
+     * in general (seccomp cannot see connect()'s address), so any host socket visible through
+     * `read`/`write` becomes reachable too.
+     */
+    readonly sockets?: readonly string[];
   };
   /** Names of environment variables passed through from the caller. Empty: only the minimal default env. */
   readonly env: readonly string[];

@@ -20,6 +20,8 @@ import type { Policy } from "../policy/types.ts";
 import { type HostFacts, type LaunchPlan, type LaunchRequest, programCommand } from "./plan.ts";
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
+import { seccompOptionsOf, socketBindArgs } from "./host_sockets.ts";
+import { SandboxError } from "../errors.ts";
 
 /** The uid and gid the program runs as inside the sandbox (`nobody` on most systems). */
 export const SANDBOX_ID = 65534;
@@ -150,7 +152,7 @@ export function bwrapPlan(
   }
   args.push("--proc", "/proc", "--dev", "/dev");
   // Sized scratch tmpfs (/dev/shm, /tmp; /dev read-only), then host-wide /proc files masked.
-  args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths));
+  args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths), ...socketBindArgs(policy));
 
   // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
@@ -217,7 +219,17 @@ export function bwrapPlan(
     // bwrap's own cwd on the host is irrelevant to the program (it gets --chdir); "/" always exists.
     cwd: "/",
     programCwd,
-    files: [{ target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: host.seccompFilter }],
+    files: [{ target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: filterFor(policy, host) }],
     policy,
   };
+}
+
+/** The filter `policy` needs: with network off, a host socket grant needs the one allowing AF_UNIX. */
+function filterFor(policy: Policy, host: HostFacts): Uint8Array {
+  const options = seccompOptionsOf(policy);
+  if (options.network || !options.hostSockets) return host.seccompFilter;
+  if (host.seccompFilterHostSockets === undefined) {
+    throw new SandboxError("E_SANDBOX_START", "No seccomp filter for a policy that grants host sockets");
+  }
+  return host.seccompFilterHostSockets;
 }

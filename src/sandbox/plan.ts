@@ -74,6 +74,11 @@ export interface HostFacts {
   /** The seccomp filter (classic BPF) to pass to bwrap, already compiled for this architecture. */
   readonly seccompFilter: Uint8Array;
   /**
+   * With network off: the filter for a policy that grants host sockets (`fs.sockets`), which allows
+   * AF_UNIX sockets. Absent: such a policy cannot be planned (`E_SANDBOX_START`).
+   */
+  readonly seccompFilterHostSockets?: Uint8Array;
+  /**
    * When Specter runs as root: start bwrap through `setpriv` as this unprivileged host uid/gid, so that
    * the sandbox's user namespace maps to it and not to host root (as root, bwrap would map the sandbox
    * uid to uid 0, and the kernel lets uid 0 write sysctls and read root-owned files). `null` otherwise.

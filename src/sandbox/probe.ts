@@ -166,6 +166,7 @@ export function hostFacts(network: boolean): HostFacts {
     mergedUsr,
     maskedPaths: presentMasks(),
     seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network }),
+    seccompFilterHostSockets: compileSeccomp(seccompArchFor(Deno.build.arch), { network, hostSockets: true }),
   };
   cachedFacts.set(network, facts);
   return facts;

@@ -19,7 +19,13 @@ export function preset(
 }
 
 /** A policy from a document (as a policy file would hold it); throws when it has problems. */
-export function policyOf(doc: Record<string, unknown>, acks = { unsafeWrite: true, network: false }): Policy {
+export function policyOf(
+  doc: Record<string, unknown>,
+  acks: { unsafeWrite: boolean; network: boolean; hostSockets?: boolean } = {
+    unsafeWrite: true,
+    network: false,
+  },
+): Policy {
   const { policy, problems } = checkPolicyDocument(
     { version: 1, ...doc },
     "test",
