@@ -39,8 +39,13 @@ export const ERROR_CODES = {
     "The program wrote output that is not valid UTF-8 (in a scenario that does not allow binary output)",
   E_SCENARIO_SCHEMA: "The scenario has an unknown key or a field with the wrong type or value",
   E_REPLAY_BUNDLE: "The directory is not a scenario bundle (scenario.resolved.json missing or invalid)",
-  E_REPLAY_CHECKSUM: "--require-checksums: a bundle file was altered, removed or added since the run",
-  E_REPLAY_EVENTS: "--require-events: events.ndjson is missing, empty or holds an invalid frame",
+  E_REPLAY_CHECKSUM:
+    "No longer raised (since checksums are checked by default): see E_REPLAY_TAMPERED and E_REPLAY_INCOMPLETE",
+  E_REPLAY_EVENTS: "events.ndjson is empty or holds a line that is not a valid frame",
+  E_REPLAY_INCOMPLETE:
+    "A file a replay requires is missing from the bundle (policy.effective.json, checksums.json, events.ndjson)",
+  E_REPLAY_TAMPERED:
+    "A bundle file was altered, removed or added since the run (it does not match checksums.json)",
   E_REPLAY_RUN: "The replayed run could not be carried out although the recorded one was (e.g. a file moved)",
   E_PATH_SYMLINK: "A path is, or passes through, a symlink where none may be followed",
   E_PATH_ESCAPE: "A path is absolute, contains `..`, or leaves the directory it must stay beneath",

@@ -1,9 +1,10 @@
 /**
  * `specter replay`: re-running a bundle's scenario against real programs, normalization (default,
- * --strict, --normalize, --explain), tamper detection (--require-checksums, --require-events) and
- * `replay report`.
+ * --strict, --normalize, --explain), tamper detection (checksums and events, required by default;
+ * --allow-unverified) and `replay report`. Attacks on replay's trust are in replay_trust_test.ts.
  */
 import assert from "node:assert/strict";
+import { checksums } from "../src/artifacts/mod.ts";
 import { ROOT, runCli, sessionTest, withTempDir } from "./_helpers.ts";
 
 const specter = (args: string[]) => runCli(args);
@@ -44,6 +45,7 @@ sessionTest(
       const bundle = `${dir}/menu`;
       const run = await specter(["test", "--artifacts", bundle, `${ROOT}/fixtures/scenarios/menu.yaml`]);
       assert.equal(run.code, 0, run.stdout + run.stderr);
+      // The old flags are accepted (checks are the default now).
       const replay = await specter(["replay", bundle, "--require-checksums", "--require-events"]);
       assert.equal(replay.code, 0, replay.stdout + replay.stderr);
       assert.match(replay.stdout, /^replay: MATCH .*compared \d+ snapshot\(s\), transcript, result/m);
@@ -133,7 +135,7 @@ sessionTest(
 );
 
 sessionTest(
-  "replay --require-checksums fails with E_REPLAY_CHECKSUM when any bundle file is altered, removed or added",
+  "replay fails with E_REPLAY_TAMPERED (by default) when any bundle file is altered, removed or added",
   async () => {
     await withTempDir(async (dir) => {
       const bundle = await recordClock(dir);
@@ -157,7 +159,7 @@ sessionTest(
         await Deno.remove(copy, { recursive: true }).catch(() => {}); // First round: nothing to remove.
         await new Deno.Command("cp", { args: ["-r", bundle, copy] }).output();
         await change(copy);
-        const r = await specter(["replay", copy, "--require-checksums"]);
+        const r = await specter(["replay", copy]);
         assert.equal(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
         assert.match(r.stderr, expected, what);
         await assert.rejects(
@@ -167,16 +169,24 @@ sessionTest(
         );
       };
       for (const f of files) {
-        await tamper(f, async (copy) => {
-          const bytes = await Deno.readFile(`${copy}/${f}`);
-          bytes[bytes.length - 1]! ^= 1; // One bit.
-          await Deno.writeFile(`${copy}/${f}`, bytes);
-        }, new RegExp(`E_REPLAY_CHECKSUM: .*"${f}" altered`));
+        await tamper(
+          f,
+          async (copy) => {
+            const bytes = await Deno.readFile(`${copy}/${f}`);
+            bytes[bytes.length - 1]! ^= 1; // One bit.
+            await Deno.writeFile(`${copy}/${f}`, bytes);
+          },
+          new RegExp(
+            f === "policy.effective.json"
+              ? `E_REPLAY_TAMPERED: .*"${f}" does not match`
+              : `E_REPLAY_TAMPERED: .*"${f}" altered`,
+          ),
+        );
       }
       await tamper(
         "removed",
         (copy) => Deno.remove(`${copy}/session.cast`),
-        /E_REPLAY_CHECKSUM: .*"session\.cast" missing/,
+        /E_REPLAY_TAMPERED: .*"session\.cast" missing/,
       );
       await tamper(
         "added",
@@ -186,32 +196,38 @@ sessionTest(
       await tamper(
         "no checksums",
         (copy) => Deno.remove(`${copy}/checksums.json`),
-        /"checksums\.json" is missing/,
+        /E_REPLAY_INCOMPLETE: .*"checksums\.json" is missing/,
       );
-      // Without the flag a tampered recording is replayed, and drifts where it was changed.
+      // With --allow-unverified a tampered recording is replayed, drifts where it was changed, and says so.
       await tamper("edited screen", async (copy) => {
         const path = `${copy}/snapshots/001-end.json`;
         await Deno.writeTextFile(path, (await Deno.readTextFile(path)).replace('"done"', '"DONE"'));
-      }, /E_REPLAY_CHECKSUM: .*"snapshots\/001-end\.json" altered/);
-      const drift = await specter(["replay", `${dir}/copy`]);
+      }, /E_REPLAY_TAMPERED: .*"snapshots\/001-end\.json" altered/);
+      const drift = await specter(["replay", `${dir}/copy`, "--allow-unverified"]);
       assert.equal(drift.code, 1, drift.stdout + drift.stderr);
       assert.match(drift.stdout, /\n-DONE\n\+done\n/);
+      assert.match(drift.stderr, /NOT VERIFIED \(--allow-unverified\): E_REPLAY_TAMPERED: /);
+      const report = JSON.parse(await Deno.readTextFile(`${dir}/copy/replay/replay.json`));
+      assert.equal(report.verified, false);
     });
   },
   120_000,
 );
 
-sessionTest("replay --require-events and bundle errors have their own codes", async () => {
+sessionTest("replay checks events by default; bundle errors have their own codes", async () => {
   await withTempDir(async (dir) => {
     const bundle = await recordClock(dir);
     const events = await Deno.readTextFile(`${bundle}/events.ndjson`);
     await Deno.writeTextFile(`${bundle}/events.ndjson`, events + '{"type":"stdout"}\n');
-    const invalid = await specter(["replay", bundle, "--require-events"]);
+    // Checksums recomputed by hand: the events check does not lean on them.
+    await Deno.writeTextFile(`${bundle}/checksums.json`, JSON.stringify(checksums(bundle)));
+    const invalid = await specter(["replay", bundle]);
     assert.equal(invalid.code, 2);
     assert.match(invalid.stderr, /E_REPLAY_EVENTS: .*events\.ndjson line \d+ is not a valid frame/);
     await Deno.remove(`${bundle}/events.ndjson`);
-    const missing = await specter(["replay", bundle, "--require-events"]);
-    assert.match(missing.stderr, /E_REPLAY_EVENTS: .*events\.ndjson is missing/);
+    await Deno.writeTextFile(`${bundle}/checksums.json`, JSON.stringify(checksums(bundle)));
+    const missing = await specter(["replay", bundle]);
+    assert.match(missing.stderr, /E_REPLAY_INCOMPLETE: .*"events\.ndjson" is missing/);
     const none = await specter(["replay", `${dir}/s`]);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /E_REPLAY_BUNDLE: .*"scenario\.resolved\.json" is missing/);
@@ -228,7 +244,7 @@ sessionTest(
   async () => {
     await withTempDir(async (dir) => {
       const bundle = await recordClock(dir);
-      const cases: [string, (copy: string) => Promise<void>, RegExp][] = [
+      const cases: [string, (copy: string) => Promise<void>, RegExp, RegExp?][] = [
         [
           "session.cast",
           (c) => Deno.writeTextFile(`${c}/session.cast`, "garbage\n"),
@@ -266,20 +282,21 @@ sessionTest(
         [
           "symlink",
           (c) => Deno.symlink(`${c}/snapshots/001-end.json`, `${c}/snapshots/000-x.json`),
-          /"snapshots\/000-x\.json" is not a regular file/,
+          /"snapshots\/000-x\.json" altered/,
+          /E_REPLAY_TAMPERED: /,
         ],
       ];
-      for (const [what, change, expected] of cases) {
+      for (const [what, change, expected, code = /E_REPLAY_BUNDLE: /] of cases) {
         const copy = `${dir}/copy-${what.replace(/\W/g, "-")}`;
         await new Deno.Command("cp", { args: ["-r", bundle, copy] }).output();
         await change(copy);
+        // Checksums recomputed, as an attacker would: validation does not lean on them.
+        await Deno.writeTextFile(`${copy}/checksums.json`, JSON.stringify(checksums(copy)));
         const r = await specter(["replay", copy]);
         assert.equal(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
-        assert.match(r.stderr, /E_REPLAY_BUNDLE: /, what);
+        assert.match(r.stderr, code, what);
         assert.match(r.stderr, expected, what);
         await assert.rejects(Deno.stat(`${copy}/replay`), Deno.errors.NotFound, `${what}: nothing ran`);
-        const checked = await specter(["replay", copy, "--require-checksums"]);
-        assert.match(checked.stderr, /E_REPLAY_CHECKSUM: /, `${what} is caught by the checksums too`);
       }
     });
   },
@@ -340,8 +357,15 @@ sessionTest(
       const bundle = `${dir}/vim`;
       const run = await specter(["test", "--artifacts", bundle, `${ROOT}/fixtures/scenarios/vim.yaml`]);
       assert.equal(run.code, 0, run.stdout + run.stderr);
-      const replay = await specter(["replay", bundle, "--require-checksums"]);
+      // The scenario's ack_unsafe_write is the bundle's word: the replay must acknowledge again.
+      const refused = await specter(["replay", bundle]);
+      assert.equal(refused.code, 2, refused.stdout + refused.stderr);
+      assert.match(refused.stderr, /E_UNSAFE_ACK_REQUIRED: .*grants fs\.write .*pass --ack-unsafe-write/);
+      await assert.rejects(Deno.stat(`${bundle}/replay`), Deno.errors.NotFound, "nothing ran");
+      const replay = await specter(["replay", bundle, "--ack-unsafe-write"]);
       assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+      assert.match(replay.stderr, /^ {2}write: +".*"$/m);
+      assert.match(replay.stderr, /\[accepted by --ack-unsafe-write\]/);
       assert.equal(
         await Deno.readTextFile(`${bundle}/replay/run/workspace/notes.txt`),
         "first line\nsecond line\n",

@@ -21,9 +21,19 @@
  *
  * @module
  */
-import { join, relative } from "node:path";
-import { SessionError } from "../errors.ts";
-import { LineFile, writeFileWhole } from "../fsafe/mod.ts";
+import { join } from "node:path";
+import { FileError, SessionError } from "../errors.ts";
+import {
+  closeFd,
+  fdInfo,
+  fdProcPath,
+  LineFile,
+  openBeneath,
+  openDirectory,
+  readFd,
+  readFileBeneath,
+  writeFileWhole,
+} from "../fsafe/mod.ts";
 import { sha256 } from "../sandbox/fingerprint.ts";
 
 /** The checksum file's name. */
@@ -111,67 +121,172 @@ export class ArtifactBundle {
   }
 }
 
-function files(dir: string, root = dir): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = join(dir, entry.name);
-    // Symlinks and special files are listed too (never followed): one added to a bundle is tampering.
-    if (entry.isDirectory) out.push(...files(path, root));
-    else out.push(relative(root, path));
+/**
+ * Largest bundle file hashed (or read by a replay), in bytes. A bigger file gets a marker that never
+ * equals a digest: a bundle is untrusted input, and a 2 GB sparse file must not be read whole.
+ */
+export const MAX_BUNDLE_FILE_BYTES = 256 * 1024 * 1024;
+
+/** Largest `checksums.json` read: a line per file, a few KiB in practice. */
+const MAX_CHECKSUMS_BYTES = 16 * 1024 * 1024;
+
+/** sha256 (hex) of bytes or text, as `checksums.json` lists them. */
+export function bundleDigest(data: Uint8Array | string): string {
+  return sha256(data);
+}
+
+/** Marker digests start with `!`, which no sha256 hex does: a marker never verifies, whatever is listed. */
+const MARKER = "!";
+
+/**
+ * Every entry beneath `rootFd` by relative path with its digest. Each entry is opened beneath the root
+ * with no symlink in any component (`openBeneath`) and hashed through the descriptor that was opened:
+ * a symlink, special file or over-size file gets a marker instead (never followed, never read).
+ */
+function digests(rootFd: number, prefix: string, out: Map<string, string>): void {
+  const here = prefix === "" ? rootFd : openBeneath(rootFd, prefix, { mode: "handle" });
+  try {
+    for (const entry of Deno.readDirSync(fdProcPath(here))) {
+      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+      let handle: number;
+      try {
+        handle = openBeneath(rootFd, path, { mode: "handle" });
+      } catch (error: unknown) {
+        // A symlink (or an entry that vanished or changed under us) is listed, never followed.
+        out.set(path, `${MARKER}${error instanceof FileError ? error.code : "unreadable"}`);
+        continue;
+      }
+      try {
+        const info = fdInfo(handle);
+        if (info.kind === "dir") digests(rootFd, path, out);
+        else if (info.kind !== "file") out.set(path, `${MARKER}${info.kind}`);
+        else out.set(path, digestFile(rootFd, path, info.identity));
+      } finally {
+        closeFd(handle);
+      }
+    }
+  } finally {
+    if (here !== rootFd) closeFd(here);
   }
-  return out.sort();
+}
+
+/** sha256 of the regular file `path` beneath `rootFd`, read through one descriptor; a marker otherwise. */
+function digestFile(rootFd: number, path: string, identity: string): string {
+  let fd: number;
+  try {
+    fd = openBeneath(rootFd, path, { mode: "read" });
+  } catch (error: unknown) {
+    return `${MARKER}${error instanceof FileError ? error.code : "unreadable"}`;
+  }
+  try {
+    // Swapped between the look and the open: whatever it is now, it is not what was looked at.
+    if (fdInfo(fd).identity !== identity) return `${MARKER}changed`;
+    return sha256(readFd(fd, { maxBytes: MAX_BUNDLE_FILE_BYTES, what: "bundle file" }, path));
+  } catch (error: unknown) {
+    return `${MARKER}${error instanceof FileError ? error.code : "unreadable"}`;
+  } finally {
+    closeFd(fd);
+  }
 }
 
 /**
  * sha256 of every file in `dir` (recursively) by relative path, except `checksums.json` and the `replay/`
- * folder (a replay writes there after the bundle was sealed; it carries its own checksums).
+ * folder (a replay writes there after the bundle was sealed; it carries its own checksums). Symlinks and
+ * special files are listed with a marker (never followed): one added to a bundle is tampering. `dir` is
+ * a path the caller trusts or an open directory descriptor.
  */
-export function checksums(dir: string): Record<string, string> {
-  return Object.fromEntries(
-    files(dir).filter((f) => f !== CHECKSUMS_FILE && !f.startsWith(`${REPLAY_DIR}/`)).map((
-      f,
-    ) => [f, digest(join(dir, f))]),
-  );
-}
-
-/** sha256 of a regular file; a symlink or special file gets a marker that never equals a digest. */
-function digest(path: string): string {
-  const info = Deno.lstatSync(path);
-  if (info.isSymlink) return `symlink:${Deno.readLinkSync(path)}`;
-  return info.isFile ? sha256(Deno.readFileSync(path)) : "special";
+export function checksums(dir: string | number): Record<string, string> {
+  const rootFd = typeof dir === "number" ? dir : openDirectory(dir);
+  try {
+    const out = new Map<string, string>();
+    digests(rootFd, "", out);
+    return Object.fromEntries(
+      [...out].filter(([f]) => f !== CHECKSUMS_FILE && f !== REPLAY_DIR && !f.startsWith(`${REPLAY_DIR}/`))
+        .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0),
+    );
+  } finally {
+    if (typeof dir !== "number") closeFd(rootFd);
+  }
 }
 
 /** What `verifyChecksums` found. */
 export interface ChecksumReport {
   /** True when `checksums.json` exists and every file matches it exactly (none missing, none added). */
   readonly ok: boolean;
-  /** Files whose content changed. */
+  /** Files whose content changed, or that are not regular files (symlinks, FIFOs, devices, too large). */
   readonly altered: readonly string[];
   /** Files listed but gone. */
   readonly missing: readonly string[];
   /** Files present but not listed. */
   readonly added: readonly string[];
-  /** True when there is no readable `checksums.json`. */
+  /** True when there is no usable `checksums.json` (see {@link ChecksumReport.checksumsFile}). */
   readonly noChecksums: boolean;
+  /**
+   * `present`; `missing` (no such file); `invalid` (a symlink, special or over-size file, or not a JSON
+   * object of digests: tampering, not an incomplete bundle).
+   */
+  readonly checksumsFile: "present" | "missing" | "invalid";
+  /** The digests `checksums.json` lists (null without a usable one), to check later reads against. */
+  readonly listed: Readonly<Record<string, string>> | null;
 }
 
-/** Compares a bundle with its `checksums.json`. */
-export function verifyChecksums(dir: string): ChecksumReport {
-  let listed: Record<string, string>;
+function readListed(rootFd: number): Record<string, string> | "missing" | "invalid" {
+  let bytes: Uint8Array;
   try {
-    listed = JSON.parse(Deno.readTextFileSync(join(dir, CHECKSUMS_FILE)));
-  } catch {
-    return { ok: false, altered: [], missing: [], added: [], noChecksums: true }; // Missing or corrupt.
+    bytes = readFileBeneath(rootFd, CHECKSUMS_FILE, {
+      maxBytes: MAX_CHECKSUMS_BYTES,
+      what: "checksums file",
+    });
+  } catch (error: unknown) {
+    return error instanceof FileError && error.code === "E_PATH_NOT_FOUND" ? "missing" : "invalid";
   }
-  const actual = checksums(dir);
-  const altered = Object.keys(listed).filter((f) => f in actual && actual[f] !== listed[f]).sort();
-  const missing = Object.keys(listed).filter((f) => !(f in actual)).sort();
-  const added = Object.keys(actual).filter((f) => !(f in listed)).sort();
-  return {
-    ok: altered.length === 0 && missing.length === 0 && added.length === 0,
-    altered,
-    missing,
-    added,
-    noChecksums: false,
-  };
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    return "invalid"; // Not UTF-8 or not JSON: the position adds nothing.
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "invalid";
+  if (!Object.values(value).every((v) => typeof v === "string")) return "invalid";
+  return value as Record<string, string>;
+}
+
+/**
+ * Compares a bundle with its `checksums.json`, reading everything by descriptor beneath `dir` (a path
+ * the caller trusts, or an open directory descriptor) without following any link.
+ */
+export function verifyChecksums(dir: string | number): ChecksumReport {
+  const rootFd = typeof dir === "number" ? dir : openDirectory(dir);
+  try {
+    const listed = readListed(rootFd);
+    if (typeof listed === "string") {
+      return {
+        ok: false,
+        altered: [],
+        missing: [],
+        added: [],
+        noChecksums: true,
+        checksumsFile: listed,
+        listed: null,
+      };
+    }
+    const actual = checksums(rootFd);
+    const has = (o: Record<string, string>, f: string) => Object.hasOwn(o, f);
+    const altered = Object.keys(listed).filter((f) =>
+      has(actual, f) && (actual[f] !== listed[f] || actual[f]!.startsWith(MARKER))
+    ).sort();
+    const missing = Object.keys(listed).filter((f) => !has(actual, f)).sort();
+    const added = Object.keys(actual).filter((f) => !has(listed, f)).sort();
+    return {
+      ok: altered.length === 0 && missing.length === 0 && added.length === 0,
+      altered,
+      missing,
+      added,
+      noChecksums: false,
+      checksumsFile: "present",
+      listed,
+    };
+  } finally {
+    if (typeof dir !== "number") closeFd(rootFd);
+  }
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ArtifactBundle, verifyChecksums } from "./bundle.ts";
+import { ArtifactBundle, checksums, verifyChecksums } from "./bundle.ts";
 
 Deno.test("a finished bundle verifies; tampering, deletion and additions are each detected", async () => {
   const dir = await Deno.makeTempDir();
@@ -40,6 +40,30 @@ Deno.test("a symlink added to a bundle is an addition (never followed); replay/ 
     const report = verifyChecksums(dir);
     assert.equal(report.ok, false);
     assert.deepEqual(report.added, ["snapshots/000-x.json", "snapshots/dir-link"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a marker copied into checksums.json never verifies: symlinks and FIFOs are always altered", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const bundle = new ArtifactBundle(dir);
+    bundle.writeText("run.json", "{}");
+    bundle.finish();
+    Deno.symlinkSync("/etc/passwd", `${dir}/snapshots/leak.json`);
+    const fifo = await new Deno.Command("mkfifo", { args: [`${dir}/snapshots/pipe.json`] }).output();
+    assert.ok(fifo.success);
+    // The attacker recomputes checksums.json: every listed value is exactly what checksums() reports.
+    Deno.writeTextFileSync(`${dir}/checksums.json`, JSON.stringify(checksums(dir)));
+    const report = verifyChecksums(dir);
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.altered, ["snapshots/leak.json", "snapshots/pipe.json"]);
+    Deno.writeTextFileSync(`${dir}/checksums.json`, "[1]");
+    assert.equal(verifyChecksums(dir).checksumsFile, "invalid");
+    Deno.removeSync(`${dir}/checksums.json`);
+    Deno.symlinkSync(`${dir}/run.json`, `${dir}/checksums.json`);
+    assert.equal(verifyChecksums(dir).checksumsFile, "invalid");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -58,7 +58,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "test":
         return await testCommand(rest, out);
       case "replay":
-        return await replayCommand(rest, out);
+        return await replayCommand(rest, out, err);
       case "verify":
         return await verifyCommand(rest, out, err);
       case "policy":

@@ -22,6 +22,8 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_REPLAY_BUNDLE":
     case "E_REPLAY_CHECKSUM":
     case "E_REPLAY_EVENTS":
+    case "E_REPLAY_INCOMPLETE":
+    case "E_REPLAY_TAMPERED":
     case "E_REPLAY_RUN":
     case "E_SCENARIO_PARSE":
     case "E_SCENARIO_SCHEMA":

@@ -88,16 +88,27 @@ Exits 0 when the backend --sandbox auto would use is available, 1 otherwise.`,
 
 Re-runs the scenario recorded in a bundle (scenario.resolved.json) under the policy it recorded
 (policy.effective.json) and compares snapshots, transcript and results with the recording after
-normalization. Every recorded file is validated first. Writes DIR/replay/normalization.json, replay.json,
-diff.json (on drift) and the new run's bundle in DIR/replay/run/.
-Exit 0 match; 1 drift; 2 unusable bundle (E_REPLAY_BUNDLE, _CHECKSUM, _EVENTS) or a replayed run that
-could not start (E_REPLAY_RUN).
+normalization. A bundle is untrusted: before anything runs its checksums.json and events.ndjson are
+verified, every recorded file is read beneath DIR without following links (regular files, size-capped),
+and the recorded policy is validated again and printed on stderr; its write, network and socket grants
+must be acknowledged again here (the bundle's own acknowledgements count for nothing). Writes
+DIR/replay/normalization.json, replay.json, diff.json (on drift) and the new run's bundle in DIR/replay/run/.
+Exit 0 verified match; 1 drift, or MATCH-UNVERIFIED (no difference, but --allow-unverified let an
+unverified bundle through); 2 unusable bundle (E_REPLAY_INCOMPLETE, _TAMPERED, _EVENTS, _BUNDLE,
+E_PATH_*, E_FILE_*), a grant not acknowledged (E_UNSAFE_ACK_REQUIRED) or a replayed run that could not
+start (E_REPLAY_RUN).
 
   --strict                   No normalization at all (filters and scenario redactions off)
   --normalize LIST           all (default), none, or filters: ${FILTER_NAMES.join(",")}
-  --explain                  Print the normalization settings and their sources; do not replay
-  --require-checksums        Fail (E_REPLAY_CHECKSUM) unless checksums.json matches every file
-  --require-events           Fail (E_REPLAY_EVENTS) unless events.ndjson holds valid frames
+  --explain                  Print the normalization settings, their sources and the recorded policy;
+                             do not replay
+  --ack-unsafe-write         Accept the recorded policy's fs.write grants
+  --ack-network              Accept the recorded policy's network "on"
+  --ack-host-sockets         Accept the recorded policy's fs.sockets grants
+  --allow-unverified         Replay even when checksums or events do not verify (a missing or altered
+                             policy.effective.json is still refused); the verdict is never a plain MATCH
+  --require-checksums        Accepted for compatibility; checksums are required by default
+  --require-events           Accepted for compatibility; events are required by default
   --json                     Print the report (with the diff) as JSON`,
   exec: `Usage: specter exec [flags] -- CMD ARGS…
 

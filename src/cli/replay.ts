@@ -1,7 +1,8 @@
 /**
  * `specter replay DIR [flags]` re-runs a scenario bundle and compares it with the recorded run;
  * `specter replay report DIR` prints the latest replay's summary and diff (for CI logs). Exit 0 on a
- * match, 1 on drift, 2 when the bundle is unusable (`E_REPLAY_*`).
+ * verified match, 1 on drift or an unverified match (`--allow-unverified`), 2 when the bundle is
+ * unusable (`E_REPLAY_*`, `E_UNSAFE_ACK_REQUIRED`, `E_PATH_*`, `E_FILE_*`).
  *
  * @module
  */
@@ -16,8 +17,33 @@ import {
   REPLAY_DIR,
   replayBundle,
   type ReplayDifference,
+  type ReplayPlan,
+  type ReplayPolicy,
   type ReplayReport,
 } from "../replay/mod.ts";
+
+/** The recorded policy in one line per part, every bundle-chosen string quoted (escapes visible). */
+function policyLines(policy: ReplayPolicy): string {
+  const list = (paths: readonly string[]) =>
+    paths.length === 0 ? "(none)" : paths.map((p) => JSON.stringify(p)).join(", ");
+  const acked = policy.acknowledged.length === 0 ? "" : `   [accepted by ${policy.acknowledged.join(" ")}]`;
+  return `replay: recorded policy (claims source ${JSON.stringify(policy.recorded_source)}):\n` +
+    `  exec:    ${list(policy.exec)}\n` +
+    `  read:    ${list(policy.read)}\n` +
+    `  write:   ${list(policy.write)}\n` +
+    (policy.sockets.length > 0 ? `  sockets: ${list(policy.sockets)}\n` : "") +
+    `  network: ${policy.network}${acked}`;
+}
+
+/** The checks `--allow-unverified` let through, one line each. */
+function unverifiedLines(plan: Pick<ReplayPlan, "unverified">): string[] {
+  return plan.unverified.map((u) => `replay: NOT VERIFIED (--allow-unverified): ${u.code}: ${u.message}`);
+}
+
+/** How a status is shown: an unverified match is never printed as a plain MATCH. */
+function shownStatus(status: ReplayReport["status"]): string {
+  return status === "MatchUnverified" ? "MATCH-UNVERIFIED" : status.toUpperCase();
+}
 
 function explain(settings: NormalizationSettings): string {
   const filters = settings.filters.value.length === 0 ? "(none)" : settings.filters.value.join(", ");
@@ -34,7 +60,7 @@ function summary(report: ReplayReport, differences: readonly ReplayDifference[])
     ...(report.compared.transcript ? ["transcript"] : []),
     ...(report.compared.result ? ["result"] : []),
   ].join(", ");
-  const head = `replay: ${report.status.toUpperCase()}  ${report.bundle} ` +
+  const head = `replay: ${shownStatus(report.status)}  ${report.bundle} ` +
     `(compared ${compared}; replayed run ${report.replay_status} at ${report.at})`;
   if (differences.length === 0) return head;
   const body = differences.map((d) => `● ${d.kind} ${d.name}\n${d.diff.trimEnd()}`).join("\n");
@@ -42,7 +68,10 @@ function summary(report: ReplayReport, differences: readonly ReplayDifference[])
     `details in ${join(report.bundle, REPLAY_DIR, "diff.json")}`;
 }
 
-/** Prints a replay's outcome; resolves with the exit code (0 match, 1 drift; an Error throws `E_REPLAY_RUN`). */
+/**
+ * Prints a replay's outcome; resolves with the exit code (0 verified match, 1 drift or unverified
+ * match; an Error throws `E_REPLAY_RUN`).
+ */
 function finish(
   report: ReplayReport,
   differences: readonly ReplayDifference[],
@@ -62,17 +91,26 @@ function finish(
       },
     );
   }
-  return report.status === "Match" ? 0 : 1;
+  return report.status === "Match" && report.verified ? 0 : 1;
 }
 
 /** Runs `specter replay ARGS`; resolves with the exit code. */
-export async function replayCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+export async function replayCommand(
+  args: readonly string[],
+  out: (text: string) => void,
+  warn: (text: string) => void = () => {},
+): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     strict: { type: "boolean" },
     normalize: { type: "string" },
     explain: { type: "boolean" },
+    "allow-unverified": { type: "boolean" },
+    // Checked by default now; still accepted (no effect) so existing CI command lines keep working.
     "require-checksums": { type: "boolean" },
     "require-events": { type: "boolean" },
+    "ack-unsafe-write": { type: "boolean" },
+    "ack-network": { type: "boolean" },
+    "ack-host-sockets": { type: "boolean" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
@@ -94,17 +132,31 @@ export async function replayCommand(args: readonly string[], out: (text: string)
   }
   // A bad filter list is a usage error whatever the bundle holds, so it is checked before the bundle.
   if (typeof values.normalize === "string") parseFilters(values.normalize);
+  const relaxed = values["allow-unverified"] === true;
+  const required = ["require-checksums", "require-events"].find((k) =>
+    values[k as keyof typeof values] === true
+  );
+  if (relaxed && required !== undefined) {
+    throw new UsageError(`Flags "--allow-unverified" and "--${required}" cannot be combined`);
+  }
   const options = {
     ...(values.strict === true ? { strict: true } : {}),
     ...(typeof values.normalize === "string" ? { normalize: values.normalize } : {}),
-    requireChecksums: values["require-checksums"] === true,
-    requireEvents: values["require-events"] === true,
+    allowUnverified: relaxed,
+    acks: {
+      unsafeWrite: values["ack-unsafe-write"] === true,
+      network: values["ack-network"] === true,
+      hostSockets: values["ack-host-sockets"] === true,
+    },
   };
   if (values.explain === true) {
-    const settings = explainReplay(dir, options);
-    out(json ? JSON.stringify(settings) : explain(settings));
+    const plan = explainReplay(dir, options);
+    for (const line of unverifiedLines(plan)) warn(line);
+    out(json ? JSON.stringify(plan.settings) : `${explain(plan.settings)}\n${policyLines(plan.policy)}`);
     return 0;
   }
   const { report, differences } = await replayBundle(dir, options);
+  warn(policyLines(report.policy));
+  for (const line of unverifiedLines(report)) warn(line);
   return finish(report, differences, json, out);
 }

@@ -23,9 +23,10 @@ export {
   type ReplayDifference,
   ReplayDifferenceSchema,
   type ReplayOptions,
+  type ReplayPlan,
+  type ReplayPolicy,
+  ReplayPolicySchema,
   type ReplayReport,
   ReplayReportSchema,
-  requireChecksums,
-  requireEvents,
   resolveNormalization,
 } from "./replay.ts";

@@ -9,17 +9,23 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { CHECKSUMS_FILE, REPLAY_DIR, verifyChecksums } from "../artifacts/bundle.ts";
+import type { Policy } from "../policy/mod.ts";
 import { SpecterError } from "../errors.ts";
 import { FrameSchema } from "../frames/schema.ts";
 import { runScenario } from "../scenario/runner.ts";
 import {
+  BundleDir,
   bundleError,
   parseJson,
-  readBundleFile,
+  POLICY_FILE,
+  recordedGoldens,
   recordedPolicy,
+  recordedPolicyText,
   type RecordedResult,
   recordedRun,
   recordedScenario,
+  recordedSourceOf,
+  type ReplayAcks,
 } from "./_bundle.ts";
 import { unifiedDiff } from "./diff.ts";
 import { FILTER_NAMES, type FilterName, normalizeText, parseFilters, type Redaction } from "./normalize.ts";
@@ -33,10 +39,15 @@ export interface ReplayOptions {
   readonly strict?: boolean;
   /** `all` (default), `none`, or a comma-separated list of filter names. */
   readonly normalize?: string;
-  /** Fail with `E_REPLAY_CHECKSUM` unless `checksums.json` matches every file (default false). */
-  readonly requireChecksums?: boolean;
-  /** Fail with `E_REPLAY_EVENTS` unless `events.ndjson` holds valid frames (default false). */
-  readonly requireEvents?: boolean;
+  /**
+   * Replay a bundle whose checksums or events do not verify (default false: such a bundle is
+   * `E_REPLAY_INCOMPLETE`, `E_REPLAY_TAMPERED` or `E_REPLAY_EVENTS` before anything runs). The report
+   * then lists what failed and its status is never `Match` (`MatchUnverified` at best). The recorded
+   * policy is never relaxed: missing is `E_REPLAY_INCOMPLETE`, not matching its checksum `E_REPLAY_TAMPERED`.
+   */
+  readonly allowUnverified?: boolean;
+  /** The replaying command line's acknowledgements (absent: none given). The bundle's never count. */
+  readonly acks?: Partial<ReplayAcks>;
 }
 
 const source = z.string().describe(
@@ -66,14 +77,43 @@ export const ReplayDifferenceSchema = z.object({
 /** One difference between the recorded run and the replay. */
 export type ReplayDifference = z.infer<typeof ReplayDifferenceSchema>;
 
+/** One check of the bundle that failed but was let through by `--allow-unverified`. */
+export const UnverifiedSchema = z.object({
+  code: z.string().describe("E_REPLAY_INCOMPLETE, E_REPLAY_TAMPERED or E_REPLAY_EVENTS"),
+  message: z.string(),
+});
+
+/** The recorded policy a replay enforced, as shown to the user, and the acknowledgements it needed. */
+export const ReplayPolicySchema = z.object({
+  recorded_source: z.string().describe("The `source` the bundle claims (`preset:…`, `file:…`); not trusted"),
+  exec: z.array(z.string()),
+  read: z.array(z.string()),
+  write: z.array(z.string()),
+  sockets: z.array(z.string()),
+  network: z.enum(["off", "on"]),
+  acknowledged: z.array(z.string()).describe(
+    "The replaying command line's flags that accepted grants of this policy (`--ack-unsafe-write`, …)",
+  ),
+});
+
+/** The recorded policy a replay enforced. */
+export type ReplayPolicy = z.infer<typeof ReplayPolicySchema>;
+
 /**
- * The summary of one replay (`replay.json`). `Match`: nothing differs after normalization. `Drift`:
- * something does (see `diff.json`). `Error`: the replayed run could not be carried out although the
- * recorded one was (for example its policy file or program is gone).
+ * The summary of one replay (`replay.json`). `Match`: nothing differs after normalization and the bundle
+ * verified (checksums and events). `MatchUnverified`: nothing differs, but `--allow-unverified` let a
+ * bundle through that did not verify (see `unverified`): never a plain match. `Drift`: something differs
+ * (see `diff.json`). `Error`: the replayed run could not be carried out although the recorded one was
+ * (for example its program is gone).
  */
 export const ReplayReportSchema = z.object({
   version: z.literal(1),
-  status: z.enum(["Match", "Drift", "Error"]),
+  status: z.enum(["Match", "MatchUnverified", "Drift", "Error"]),
+  verified: z.boolean().describe("True when checksums.json matched every file and events.ndjson was valid"),
+  unverified: z.array(UnverifiedSchema).describe(
+    "The checks `--allow-unverified` let through; empty when verified",
+  ),
+  policy: ReplayPolicySchema,
   bundle: z.string(),
   replay_run: z.string().describe("The replayed run's own bundle"),
   replay_status: z.enum(["Passed", "Failed", "Error"]),
@@ -120,37 +160,94 @@ export function resolveNormalization(
   return { filters, redactions };
 }
 
-/** Checks `checksums.json` against the bundle; throws `E_REPLAY_CHECKSUM` on any difference. */
-export function requireChecksums(dir: string): void {
-  const report = verifyChecksums(dir);
+/** A failed bundle check: thrown, or (with `--allow-unverified`) recorded in the report. */
+type Fail = (code: "E_REPLAY_INCOMPLETE" | "E_REPLAY_TAMPERED" | "E_REPLAY_EVENTS", message: string) => void;
+
+function tampered(dir: string, message: string, files: readonly string[]): SpecterError {
+  return new SpecterError("E_REPLAY_TAMPERED", `Bundle "${dir}": ${message}`, { details: { dir, files } });
+}
+
+/**
+ * Checks `checksums.json` against the bundle tree (by descriptor, no link followed) and arms `bundle`
+ * to check every later read against it. A missing `checksums.json` is `E_REPLAY_INCOMPLETE`; any other
+ * difference `E_REPLAY_TAMPERED`; the recorded policy altered or removed always throws.
+ */
+function checkChecksums(bundle: BundleDir, fail: Fail): void {
+  const dir = bundle.path;
+  const report = verifyChecksums(bundle.fd);
+  if (report.checksumsFile === "missing") {
+    return fail(
+      "E_REPLAY_INCOMPLETE",
+      `Bundle "${dir}": "${CHECKSUMS_FILE}" is missing: nothing vouches for it`,
+    );
+  }
+  if (report.checksumsFile === "invalid" || report.listed === null) {
+    return fail(
+      "E_REPLAY_TAMPERED",
+      `Bundle "${dir}": "${CHECKSUMS_FILE}" is not a regular file holding an object of digests`,
+    );
+  }
+  const policyChanged = [...report.altered, ...report.missing].includes(POLICY_FILE);
+  if (policyChanged || !Object.hasOwn(report.listed, POLICY_FILE)) {
+    throw tampered(
+      dir,
+      `"${POLICY_FILE}" does not match "${CHECKSUMS_FILE}" (altered, removed or unlisted)`,
+      [
+        POLICY_FILE,
+      ],
+    );
+  }
+  bundle.vouch(report.listed, (name) => {
+    if (name === POLICY_FILE) {
+      throw tampered(dir, `"${name}" changed after the bundle was verified`, [name]);
+    }
+    fail("E_REPLAY_TAMPERED", `Bundle "${dir}": "${name}" changed after the bundle was verified`);
+  });
   if (report.ok) return;
-  const what = report.noChecksums ? `"${CHECKSUMS_FILE}" is missing or unreadable` : [
+  const what = [
     ...report.altered.map((f) => `"${f}" altered`),
     ...report.missing.map((f) => `"${f}" missing`),
     ...report.added.map((f) => `"${f}" added`),
-  ].join(", ");
-  throw new SpecterError("E_REPLAY_CHECKSUM", `Bundle "${dir}" fails its checksums: ${what}`, {
-    details: { dir, altered: report.altered, missing: report.missing, added: report.added },
-  });
+  ];
+  const shown = what.length > 20 ? [...what.slice(0, 20), `and ${what.length - 20} more`] : what;
+  fail("E_REPLAY_TAMPERED", `Bundle "${dir}" does not match its checksums: ${shown.join(", ")}`);
 }
 
-/** Checks that `events.ndjson` exists and every line is a valid frame; throws `E_REPLAY_EVENTS`. */
-export function requireEvents(dir: string): void {
-  const text = readBundleFile(dir, "events.ndjson");
-  const fail = (why: string) =>
-    new SpecterError("E_REPLAY_EVENTS", `Bundle "${dir}": events.ndjson ${why}`, { details: { dir } });
-  if (text === null) throw fail("is missing");
+/** Checks that `events.ndjson` exists (`E_REPLAY_INCOMPLETE`) and every line is a valid frame (`E_REPLAY_EVENTS`). */
+function checkEvents(bundle: BundleDir, fail: Fail): void {
+  const dir = bundle.path;
+  const text = bundle.read("events.ndjson");
+  if (text === null) return fail("E_REPLAY_INCOMPLETE", `Bundle "${dir}": "events.ndjson" is missing`);
+  const bad = (why: string) => fail("E_REPLAY_EVENTS", `Bundle "${dir}": events.ndjson ${why}`);
   const lines = text.split("\n").filter((l) => l !== "");
-  if (lines.length === 0) throw fail("is empty");
+  if (lines.length === 0) return bad("is empty");
   for (const [i, line] of lines.entries()) {
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch {
-      throw fail(`line ${i + 1} is not JSON`); // The parse error adds nothing for the reader.
+      return bad(`line ${i + 1} is not JSON`); // The parse error adds nothing for the reader.
     }
-    if (!FrameSchema.safeParse(value).success) throw fail(`line ${i + 1} is not a valid frame`);
+    if (!FrameSchema.safeParse(value).success) return bad(`line ${i + 1} is not a valid frame`);
   }
+}
+
+/** The policy as shown to the user (and in `replay.json`), with the flags that accepted its grants. */
+function shownPolicy(recordedSource: string, policy: Policy, acks: ReplayAcks): ReplayPolicy {
+  const sockets = [...(policy.fs.sockets ?? [])];
+  return {
+    recorded_source: recordedSource.length > 200 ? `${recordedSource.slice(0, 200)}…` : recordedSource,
+    exec: [...policy.exec],
+    read: [...policy.fs.read],
+    write: [...policy.fs.write],
+    sockets,
+    network: policy.network,
+    acknowledged: [
+      ...(policy.fs.write.length > 0 && acks.unsafeWrite ? ["--ack-unsafe-write"] : []),
+      ...(policy.network === "on" && acks.network ? ["--ack-network"] : []),
+      ...(sockets.length > 0 && acks.hostSockets ? ["--ack-host-sockets"] : []),
+    ],
+  };
 }
 
 function resultText(result: RecordedResult): string {
@@ -162,16 +259,34 @@ function resultText(result: RecordedResult): string {
 
 /**
  * Re-runs a bundle's scenario under the policy it recorded and compares; writes
- * `replay/{normalization,replay,diff}.json` and the new run in `replay/run/`. Everything recorded is
- * validated first (`E_REPLAY_BUNDLE`, `E_REPLAY_CHECKSUM`, `E_REPLAY_EVENTS`). The report's status is
- * `Error` when the replayed run could not be carried out although the recorded one was.
+ * `replay/{normalization,replay,diff}.json` and the new run in `replay/run/`. Before anything runs the
+ * bundle is verified (checksums and events: `E_REPLAY_INCOMPLETE`, `E_REPLAY_TAMPERED`, `E_REPLAY_EVENTS`
+ * unless `allowUnverified`), every recorded file is read by descriptor and validated (`E_REPLAY_BUNDLE`,
+ * `E_PATH_*`, `E_FILE_*`), and the recorded policy is validated again with the caller's acknowledgements
+ * only (`E_UNSAFE_ACK_REQUIRED`). The report's status is `Error` when the replayed run could not be
+ * carried out although the recorded one was.
  */
 export async function replayBundle(
   dir: string,
   options: ReplayOptions = {},
 ): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
-  const { loaded, recordedCwd, policy, settings } = prepare(dir, options);
-  const recorded = recordedRun(dir);
+  const bundle = new BundleDir(dir);
+  try {
+    return await replayOpen(bundle, options);
+  } finally {
+    bundle.close();
+  }
+}
+
+async function replayOpen(
+  bundle: BundleDir,
+  options: ReplayOptions,
+): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
+  const dir = bundle.path;
+  const prepared = prepare(bundle, options);
+  const { loaded, settings } = prepared;
+  const recorded = recordedRun(bundle);
+  const goldens = recordedGoldens(bundle, loaded);
   const runDir = join(dir, REPLAY_DIR, "run");
   const out = join(dir, REPLAY_DIR);
   try {
@@ -186,12 +301,18 @@ export async function replayBundle(
 
   const replayed = await runScenario(loaded, {
     artifacts: runDir,
-    // The recorded policy, checked again for the run's own cwd when that moved (a fresh workspace).
-    ...(policy !== null
-      ? { policy: (cwd: string) => cwd === recordedCwd ? policy : recordedPolicy(dir, loaded, cwd)! }
-      : {}),
+    // The recorded policy, checked again (same text, same acknowledgements) for the run's own cwd when
+    // that moved (a fresh workspace).
+    policy: (cwd: string) => cwd === prepared.recordedCwd ? prepared.policy : prepared.policyFor(cwd),
+    replay: { goldens },
   });
-  const fresh = recordedRun(runDir);
+  const freshDir = new BundleDir(runDir);
+  let fresh: ReturnType<typeof recordedRun>;
+  try {
+    fresh = recordedRun(freshDir);
+  } finally {
+    freshDir.close();
+  }
   const norm = (text: string) => normalizeText(text, settings.filters.value, settings.redactions.value);
   const differences: ReplayDifference[] = [];
   const compare = (kind: ReplayDifference["kind"], name: string, before: string, after: string) => {
@@ -210,9 +331,13 @@ export async function replayBundle(
   }
 
   const broke = replayed.status === "Error" && recorded.result?.status !== "Error";
+  const verified = prepared.unverified.length === 0;
   const report: ReplayReport = {
     version: 1,
-    status: broke ? "Error" : differences.length === 0 ? "Match" : "Drift",
+    status: broke ? "Error" : differences.length > 0 ? "Drift" : verified ? "Match" : "MatchUnverified",
+    verified,
+    unverified: prepared.unverified,
+    policy: prepared.shown,
     bundle: dir,
     replay_run: runDir,
     replay_status: replayed.status,
@@ -231,40 +356,86 @@ export async function replayBundle(
   return { report, differences };
 }
 
-/**
- * The normalization a replay of `dir` would apply, after the same checks a replay makes first (the
- * bundle's scenario is read and validated; `--require-*` are honoured). Runs nothing.
- */
-export function explainReplay(dir: string, options: ReplayOptions = {}): NormalizationSettings {
-  return prepare(dir, options).settings;
+/** What a replay would do, after the checks it makes first; runs nothing. */
+export interface ReplayPlan {
+  /** The normalization settings. */
+  readonly settings: NormalizationSettings;
+  /** The recorded policy as validated, with the acknowledgements that accepted it. */
+  readonly policy: ReplayPolicy;
+  /** The checks `--allow-unverified` let through (empty: the bundle verified). */
+  readonly unverified: readonly z.infer<typeof UnverifiedSchema>[];
 }
 
 /**
- * What a replay checks and resolves before anything runs: the `--require-*` checks, the recorded scenario,
- * the recorded policy (validated for the recorded cwd) and the normalization settings.
+ * The normalization and recorded policy a replay of `dir` would use, after the same checks a replay
+ * makes first (verification, every recorded file read and validated, the policy's acknowledgements).
+ * Runs nothing.
  */
-function prepare(dir: string, options: ReplayOptions) {
-  if (options.requireChecksums === true) requireChecksums(dir);
-  if (options.requireEvents === true) requireEvents(dir);
-  const loaded = recordedScenario(dir);
+export function explainReplay(dir: string, options: ReplayOptions = {}): ReplayPlan {
+  const bundle = new BundleDir(dir);
+  try {
+    const prepared = prepare(bundle, options);
+    recordedRun(bundle);
+    recordedGoldens(bundle, prepared.loaded);
+    return { settings: prepared.settings, policy: prepared.shown, unverified: prepared.unverified };
+  } finally {
+    bundle.close();
+  }
+}
+
+/**
+ * What a replay checks and resolves before anything runs: checksums and events (thrown, or collected
+ * under `allowUnverified`), the recorded scenario, the recorded policy (read once, validated for the
+ * recorded cwd with the caller's acknowledgements) and the normalization settings.
+ */
+function prepare(bundle: BundleDir, options: ReplayOptions) {
+  const unverified: z.infer<typeof UnverifiedSchema>[] = [];
+  const fail: Fail = (code, message) => {
+    if (options.allowUnverified !== true) {
+      throw new SpecterError(code, message, { details: { dir: bundle.path } });
+    }
+    if (!unverified.some((u) => u.message === message)) unverified.push({ code, message });
+  };
+  const scenarioFile = "scenario.resolved.json";
+  if (!bundle.has(scenarioFile)) {
+    // Not a bundle at all (a scenario's own directory, say): say so before what it lacks besides.
+    throw bundleError(bundle.path, `"${scenarioFile}" is missing (not a scenario bundle)`, scenarioFile);
+  }
+  checkChecksums(bundle, fail);
+  checkEvents(bundle, fail);
+  const loaded = recordedScenario(bundle);
   const recordedCwd = loaded.workspaceDir ?? loaded.scenario.run.cwd ?? loaded.dir;
-  const policy = recordedPolicy(dir, loaded, recordedCwd);
-  const settings = resolveNormalization(options, loaded.scenario.run.normalize ?? [], policy?.replay ?? null);
-  return { loaded, recordedCwd, policy, settings };
+  const acks: ReplayAcks = {
+    unsafeWrite: options.acks?.unsafeWrite === true,
+    network: options.acks?.network === true,
+    hostSockets: options.acks?.hostSockets === true,
+  };
+  // Read once: the fresh workspace's policy is derived from these very bytes, not from a second read.
+  const policyText = recordedPolicyText(bundle);
+  const policyFor = (cwd: string) => recordedPolicy(bundle.path, policyText, loaded, cwd, acks);
+  const policy = policyFor(recordedCwd);
+  const settings = resolveNormalization(options, loaded.scenario.run.normalize ?? [], policy.replay);
+  const shown = shownPolicy(recordedSourceOf(policyText), policy, acks);
+  return { loaded, recordedCwd, policy, policyFor, settings, shown, unverified };
 }
 
 /** The latest replay of a bundle (`replay/replay.json` and `diff.json`); throws `E_REPLAY_BUNDLE` if none. */
 export function latestReplay(dir: string): { report: ReplayReport; differences: ReplayDifference[] } {
-  const name = `${REPLAY_DIR}/replay.json`;
-  const text = readBundleFile(dir, name);
-  if (text === null) throw bundleError(dir, `has not been replayed (no "${name}")`, name);
-  const report = ReplayReportSchema.safeParse(parseJson(dir, name, text));
-  if (!report.success) throw bundleError(dir, `"${name}" is not a valid replay report`, name);
-  const diffName = `${REPLAY_DIR}/diff.json`;
-  const diffText = readBundleFile(dir, diffName);
-  const differences = z.array(ReplayDifferenceSchema).safeParse(
-    diffText === null ? [] : parseJson(dir, diffName, diffText),
-  );
-  if (!differences.success) throw bundleError(dir, `"${diffName}" is not a valid diff list`, diffName);
-  return { report: report.data, differences: differences.data };
+  const bundle = new BundleDir(dir);
+  try {
+    const name = `${REPLAY_DIR}/replay.json`;
+    const text = bundle.read(name);
+    if (text === null) throw bundleError(dir, `has not been replayed (no "${name}")`, name);
+    const report = ReplayReportSchema.safeParse(parseJson(dir, name, text));
+    if (!report.success) throw bundleError(dir, `"${name}" is not a valid replay report`, name);
+    const diffName = `${REPLAY_DIR}/diff.json`;
+    const diffText = bundle.read(diffName);
+    const differences = z.array(ReplayDifferenceSchema).safeParse(
+      diffText === null ? [] : parseJson(dir, diffName, diffText),
+    );
+    if (!differences.success) throw bundleError(dir, `"${diffName}" is not a valid diff list`, diffName);
+    return { report: report.data, differences: differences.data };
+  } finally {
+    bundle.close();
+  }
 }

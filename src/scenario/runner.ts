@@ -4,10 +4,19 @@
  *
  * @module
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AuditLog } from "../artifacts/audit.ts";
 import { ArtifactBundle } from "../artifacts/bundle.ts";
-import { SpecterError, toSpecterError } from "../errors.ts";
+import { FileError, SpecterError, toSpecterError } from "../errors.ts";
+import {
+  closeFd,
+  fdInfo,
+  fdProcPath,
+  openBeneath,
+  openDirectory,
+  readFileBeneath,
+  writeFileWhole,
+} from "../fsafe/mod.ts";
 import type { ExitFrame, Frame } from "../frames/schema.ts";
 import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
 import type { Session } from "../session/session.ts";
@@ -85,6 +94,14 @@ export interface RunScenarioOptions {
    * is loaded (default `strict`).
    */
   readonly policy?: (cwd: string) => Policy;
+  /**
+   * Set by a replay, whose scenario comes from an untrusted bundle. `goldens`: the golden texts by
+   * `snapshot_equals` path, read from the bundle before the run (null: none recorded); no golden is read
+   * from disk and none is written. An `expect: {file}` step reads only when the working directory is the
+   * run's fresh workspace or lies inside one of the policy's (acknowledged) write grants: a recorded cwd
+   * is a host path the bundle chose, and the step's failure message shows what it read.
+   */
+  readonly replay?: { readonly goldens: ReadonlyMap<string, string | null> };
 }
 
 /** A step failed: carries the diagnostic. */
@@ -214,6 +231,10 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       : isPresetName(run.policy)
       ? run.policy
       : resolvePath(loaded.dir, run.policy);
+    if (options.replay !== undefined && options.policy === undefined) {
+      // Never reached through replayBundle; a replay must not fall back to a policy the bundle names.
+      throw new SpecterError("E_REPLAY_INCOMPLETE", "A replay needs the recorded policy", {});
+    }
     const policy = options.policy?.(cwd) ?? loadPolicy(policyFile, {
       workspace: cwd,
       home: Deno.env.get("HOME") ?? "/",
@@ -244,7 +265,8 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     return finish("Error");
   }
   const live = session;
-  bundle.writeJson("policy.effective.json", live.launch.policy);
+  const enforced = live.launch.policy;
+  bundle.writeJson("policy.effective.json", enforced);
   audit.record("launch", {
     session_id: live.info.id,
     backend: live.launch.backend,
@@ -459,7 +481,12 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       const expected = "equals" in what
         ? JSON.stringify(what.equals)
         : `containing ${JSON.stringify(what.contains)}`;
-      const read = readRunFile(cwd, what.file);
+      const readable = options.replay === undefined || cwd === workspace ||
+        (enforced?.fs.write ?? []).some((root) => cwd === root || cwd.startsWith(`${root}/`));
+      const read: { text: string } | { problem: string } = readable ? readRunFile(cwd, what.file) : {
+        problem:
+          "is not read in a replay: the working directory is neither a fresh workspace nor inside a write grant",
+      };
       if ("problem" in read) {
         throw new StepFailure(`File "${what.file}" ${read.problem}`, `file "${what.file}" ${expected}`);
       }
@@ -509,14 +536,28 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
         throw new StepFailure(`alt_screen is ${snap.alt_screen}`, `alt_screen ${what.alt_screen}`);
       }
     } else if ("snapshot_equals" in what) {
-      const golden = resolvePath(loaded.dir, what.snapshot_equals);
-      if (options.updateGoldens) {
-        await Deno.writeTextFile(golden, text);
+      const golden = what.snapshot_equals;
+      if (options.updateGoldens && options.replay === undefined) {
+        writeGolden(loaded.dir, golden, text);
         return;
       }
-      const expected = await Deno.readTextFile(golden).catch(() => null);
+      const expected = options.replay !== undefined
+        ? options.replay.goldens.get(golden) ?? null
+        : readGolden(loaded.dir, golden);
       if (expected === null) {
         throw new StepFailure(`Golden "${golden}" does not exist (run with --update-goldens)`, text);
+      }
+      // The bundle keeps what was compared, so a replay compares with the same text (never a host path).
+      if (options.replay === undefined) {
+        try {
+          Deno.mkdirSync(join(options.artifacts, GOLDENS_DIR, dirname(golden)), {
+            recursive: true,
+            mode: 0o700,
+          });
+        } catch {
+          // The write below then fails and the bundle records E_ARTIFACTS: nothing more to say here.
+        }
+        bundle.writeText(`${GOLDENS_DIR}/${golden}`, expected);
       }
       if (expected !== text) throw new StepFailure(`The screen differs from golden "${golden}"`, expected);
     }
@@ -535,24 +576,91 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
 /** Largest file an `expect: {file}` step reads (the program wrote it; it could be anything). */
 const MAX_EXPECT_FILE_BYTES = 16 * 1024 * 1024;
 
+/** Largest golden a `snapshot_equals` step reads (a screen's text form is a few KiB). */
+export const MAX_SCENARIO_GOLDEN_BYTES = 32 * 1024 * 1024;
+
+/** Where a bundle keeps the goldens its run compared with (`goldens/PATH`). */
+export const GOLDENS_DIR = "goldens";
+
+/** The problem of a failed safe read, for a step message: the code and its sentence. */
+function refusal(error: unknown): string {
+  if (error instanceof FileError && error.code === "E_PATH_NOT_FOUND") return "does not exist";
+  if (error instanceof SpecterError) return `is refused: ${error.code}: ${error.message}`;
+  return `cannot be read: ${(error as Error).message}`;
+}
+
 /**
- * Reads a file the program may have written, as the host user: only a regular file that resolves inside
- * the working directory (the program could have planted a symlink to a host secret) and is not huge.
+ * Reads a file the program may have written, as the host user: `file` relative to the working
+ * directory, resolved beneath it with no symlink in any component (the program could have planted one
+ * to a host secret) and read through the descriptor that was checked; a regular file only, capped.
  */
 function readRunFile(cwd: string, file: string): { text: string } | { problem: string } {
+  let bytes: Uint8Array;
   try {
-    const real = Deno.realPathSync(resolve(cwd, file));
-    if (!real.startsWith(`${Deno.realPathSync(cwd)}/`)) {
-      return { problem: "resolves outside the working directory" };
-    }
-    const info = Deno.statSync(real);
-    if (!info.isFile) return { problem: "is not a regular file" };
-    if (info.size > MAX_EXPECT_FILE_BYTES) {
-      return { problem: `is larger than ${MAX_EXPECT_FILE_BYTES} bytes` };
-    }
-    return { text: Deno.readTextFileSync(real) };
+    bytes = readFileBeneath(cwd, file, { maxBytes: MAX_EXPECT_FILE_BYTES, what: "expected file" });
   } catch (error: unknown) {
-    return { problem: `cannot be read: ${(error as Error).message}` };
+    return { problem: refusal(error) };
+  }
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return { problem: "is not valid UTF-8" }; // Where it breaks adds nothing.
+  }
+}
+
+/**
+ * Reads the golden `golden` beneath the scenario's directory `dir` (relative, no `..`, no symlink, a
+ * regular file under {@link MAX_SCENARIO_GOLDEN_BYTES}, through one descriptor); null when missing.
+ * Any other refusal fails the step with its code.
+ */
+function readGolden(dir: string, golden: string): string | null {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileBeneath(dir, golden, { maxBytes: MAX_SCENARIO_GOLDEN_BYTES, what: "golden" });
+  } catch (error: unknown) {
+    if (error instanceof FileError && error.code === "E_PATH_NOT_FOUND") return null;
+    throw new StepFailure(`Golden "${golden}" ${refusal(error)}`, "a golden that is a regular file");
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new StepFailure(`Golden "${golden}" is not valid UTF-8`, "a UTF-8 golden"); // Offset adds nothing.
+  }
+}
+
+/**
+ * `--update-goldens`: writes the golden beneath the scenario's directory, whole, refusing a path that
+ * is or passes through a symlink (the parent is resolved by descriptor; the file is renamed into it).
+ */
+function writeGolden(dir: string, golden: string, text: string): void {
+  const slash = golden.lastIndexOf("/");
+  const base = golden.slice(slash + 1);
+  let root = -1;
+  let parent = -1;
+  try {
+    root = openDirectory(dir);
+    parent = slash < 0 ? root : openBeneath(root, golden.slice(0, slash), { mode: "handle" });
+    let kind: string | null = null;
+    try {
+      const handle = openBeneath(parent, base, { mode: "handle" });
+      kind = fdInfo(handle).kind;
+      closeFd(handle);
+    } catch (error: unknown) {
+      if (!(error instanceof FileError && error.code === "E_PATH_NOT_FOUND")) throw error;
+    }
+    if (kind !== null && kind !== "file") {
+      throw new FileError("E_FILE_TYPE", `Golden "${golden}" is a ${kind}, not a regular file`, {
+        details: { path: golden },
+      });
+    }
+    // Written to a temporary name in the directory checked, then renamed over the name: never through
+    // a link planted there.
+    writeFileWhole(`${fdProcPath(parent)}/${base}`, text, "golden", 0o644);
+  } catch (error: unknown) {
+    throw new StepFailure(`Golden "${golden}" ${refusal(error)}`, "a golden that can be written");
+  } finally {
+    if (parent !== root) closeFd(parent);
+    closeFd(root);
   }
 }
 

@@ -106,7 +106,9 @@ const ExpectSchema = z.strictObject({
     }),
     z.strictObject({ file: relativeFile, contains: z.string().min(1).describe("Text it contains") }),
     z.strictObject({
-      snapshot_equals: z.string().min(1).describe("Golden .txt file, relative to the scenario"),
+      snapshot_equals: relativeFile.describe(
+        "Golden .txt file, relative to the scenario's directory (no `..`, no symlink on the way)",
+      ),
     }),
   ]),
 });
