@@ -324,7 +324,8 @@ export function recordedPolicy(
       { code: "E_UNSAFE_ACK_REQUIRED", details: { dir, file: name, missing: flags } },
     );
   }
-  const first = check.problems[0]!;
+  // A problem other than a missing acknowledgement says what is wrong with the file itself.
+  const first = check.problems.find((p) => !Object.hasOwn(ACK_FLAGS, p.code)) ?? check.problems[0]!;
   throw bundleError(dir, `"${name}" is not a valid policy: ${first.code}: ${first.message}`, name);
 }
 

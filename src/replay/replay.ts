@@ -187,8 +187,9 @@ function checkChecksums(bundle: BundleDir, fail: Fail): void {
       `Bundle "${dir}": "${CHECKSUMS_FILE}" is not a regular file holding an object of digests`,
     );
   }
-  const policyChanged = [...report.altered, ...report.missing].includes(POLICY_FILE);
-  if (policyChanged || !Object.hasOwn(report.listed, POLICY_FILE)) {
+  // The recorded policy is never let through unverified: altered, removed, or present but unlisted is
+  // tampering. Neither listed nor present is an incomplete bundle (recordedPolicyText says so).
+  if ([...report.altered, ...report.missing, ...report.added].includes(POLICY_FILE)) {
     throw tampered(
       dir,
       `"${POLICY_FILE}" does not match "${CHECKSUMS_FILE}" (altered, removed or unlisted)`,
