@@ -515,3 +515,44 @@ ${checks}`;
   },
   300_000,
 );
+
+sessionTest(
+  "specter test: a golden is read and updated beneath the scenario's directory, never through a symlink",
+  async () => {
+    await withTempDir(async (dir) => {
+      const secret = `HOST-SECRET-${crypto.randomUUID()}`;
+      await Deno.writeTextFile(`${dir}/secret`, `${secret}\n`);
+      await Deno.mkdir(`${dir}/s`);
+      await Deno.writeTextFile(`${dir}/s/golden.yaml`, GOLDEN_SCENARIO);
+      await Deno.symlink(`${dir}/secret`, `${dir}/s/golden.txt`);
+      const read = await specter(["test", "--json", "--artifacts", `${dir}/b`, `${dir}/s/golden.yaml`]);
+      assert.equal(read.code, 1, read.stdout + read.stderr);
+      assert.match(
+        JSON.parse(read.stdout).steps[2].message,
+        /Golden "golden\.txt" is refused: E_PATH_SYMLINK/,
+      );
+      assert.ok(!read.stdout.includes(secret), "the secret is not in the result");
+      assert.ok(!(await everyFile(`${dir}/b`)).includes(secret), "… nor in the bundle");
+      const update = await specter([
+        "test",
+        "--update-goldens",
+        "--artifacts",
+        `${dir}/u`,
+        `${dir}/s/golden.yaml`,
+      ]);
+      assert.equal(update.code, 1, update.stdout + update.stderr);
+      assert.match(update.stdout, /E_PATH_SYMLINK/);
+      assert.equal(
+        await Deno.readTextFile(`${dir}/secret`),
+        `${secret}\n`,
+        "the link's target is not written",
+      );
+      const escape = GOLDEN_SCENARIO.replace("golden.txt", "../secret");
+      await Deno.writeTextFile(`${dir}/s/escape.yaml`, escape);
+      const schema = await specter(["test", "--artifacts", `${dir}/e`, `${dir}/s/escape.yaml`]);
+      assert.equal(schema.code, 2);
+      assert.match(schema.stdout + schema.stderr, /E_SCENARIO_SCHEMA: .*snapshot_equals/);
+    });
+  },
+  60_000,
+);

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { dirname, join, relative } from "node:path";
-import { SessionError } from "../errors.ts";
+import { dirname, join } from "node:path";
+import { FileError, SessionError } from "../errors.ts";
+import { closeFd, fdInfo, fdProcPath, openBeneath, openDirectory, readFileBeneath } from "../fsafe/mod.ts";
 import { SANDBOX_ID } from "../sandbox/bwrap.ts";
 
 /** Where the workspace is archived inside the artifacts. */
@@ -44,25 +45,60 @@ export function createWorkspace(files: Readonly<Record<string, string>>): string
   return root;
 }
 
+/** Largest workspace file archived into the artifacts (the program wrote it; it could be anything). */
+export const MAX_ARCHIVED_FILE_BYTES = 64 * 1024 * 1024;
+
 /**
- * Copies the workspace's regular files into `artifacts/workspace/` (symlinks and special files are not
- * followed) and removes it. Best effort: the run's result must still be written if this fails.
+ * Copies the workspace's regular files into `artifacts/workspace/` and removes it. The program could
+ * write the workspace, so every entry is opened beneath the workspace's descriptor with no symlink in
+ * any component and read through the descriptor that was checked: a symlink, special file or file over
+ * {@link MAX_ARCHIVED_FILE_BYTES} is not archived (never followed, even when swapped in mid-copy).
+ * Best effort: the run's result must still be written if this fails.
  */
 export function archiveWorkspace(root: string, artifacts: string): void {
-  const copy = (dir: string) => {
-    for (const entry of Deno.readDirSync(dir)) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory) copy(path);
-      else if (entry.isFile) {
-        const target = join(artifacts, WORKSPACE_DIR, relative(root, path));
-        Deno.mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-        Deno.copyFileSync(path, target);
-      }
-    }
-  };
+  let rootFd = -1;
   try {
-    copy(root);
+    rootFd = openDirectory(root);
+    archiveBeneath(rootFd, "", join(artifacts, WORKSPACE_DIR));
   } finally {
+    closeFd(rootFd);
     Deno.removeSync(root, { recursive: true });
   }
+}
+
+function archiveBeneath(rootFd: number, prefix: string, target: string): void {
+  const here = prefix === "" ? rootFd : openBeneath(rootFd, prefix, { mode: "handle" });
+  try {
+    for (const entry of Deno.readDirSync(fdProcPath(here))) {
+      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+      let handle: number;
+      try {
+        handle = openBeneath(rootFd, path, { mode: "handle" });
+      } catch (error: unknown) {
+        if (error instanceof FileError) continue; // A symlink (or gone): not archived, never followed.
+        throw error;
+      }
+      try {
+        const kind = fdInfo(handle).kind;
+        if (kind === "dir") archiveBeneath(rootFd, path, target);
+        else if (kind === "file") archiveFile(rootFd, path, join(target, path));
+      } finally {
+        closeFd(handle);
+      }
+    }
+  } finally {
+    if (here !== rootFd) closeFd(here);
+  }
+}
+
+function archiveFile(rootFd: number, path: string, to: string): void {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileBeneath(rootFd, path, { maxBytes: MAX_ARCHIVED_FILE_BYTES, what: "workspace file" });
+  } catch (error: unknown) {
+    if (error instanceof FileError) return; // Swapped for a link or a FIFO, or too large: not archived.
+    throw error;
+  }
+  Deno.mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+  Deno.writeFileSync(to, bytes, { mode: 0o600 });
 }
