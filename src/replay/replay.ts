@@ -8,16 +8,15 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { CHECKSUMS_FILE, REPLAY_DIR, verifyChecksums } from "../artifacts/bundle.ts";
+import { REPLAY_DIR } from "../artifacts/bundle.ts";
 import type { Policy } from "../policy/mod.ts";
 import { SpecterError } from "../errors.ts";
-import { FrameSchema } from "../frames/schema.ts";
+import { closeFd, fdProcPath, openBeneath, writeFileWhole } from "../fsafe/mod.ts";
 import { runScenario } from "../scenario/runner.ts";
 import {
   BundleDir,
   bundleError,
   parseJson,
-  POLICY_FILE,
   recordedGoldens,
   recordedPolicy,
   recordedPolicyText,
@@ -27,6 +26,7 @@ import {
   recordedSourceOf,
   type ReplayAcks,
 } from "./_bundle.ts";
+import { checkChecksums, checkEvents, type Fail } from "./_verify.ts";
 import { unifiedDiff } from "./diff.ts";
 import { FILTER_NAMES, type FilterName, normalizeText, parseFilters, type Redaction } from "./normalize.ts";
 import type { ReplaySettings } from "../policy/mod.ts";
@@ -160,79 +160,6 @@ export function resolveNormalization(
   return { filters, redactions };
 }
 
-/** A failed bundle check: thrown, or (with `--allow-unverified`) recorded in the report. */
-type Fail = (code: "E_REPLAY_INCOMPLETE" | "E_REPLAY_TAMPERED" | "E_REPLAY_EVENTS", message: string) => void;
-
-function tampered(dir: string, message: string, files: readonly string[]): SpecterError {
-  return new SpecterError("E_REPLAY_TAMPERED", `Bundle "${dir}": ${message}`, { details: { dir, files } });
-}
-
-/**
- * Checks `checksums.json` against the bundle tree (by descriptor, no link followed) and arms `bundle`
- * to check every later read against it. A missing `checksums.json` is `E_REPLAY_INCOMPLETE`; any other
- * difference `E_REPLAY_TAMPERED`; the recorded policy altered or removed always throws.
- */
-function checkChecksums(bundle: BundleDir, fail: Fail): void {
-  const dir = bundle.path;
-  const report = verifyChecksums(bundle.fd);
-  if (report.checksumsFile === "missing") {
-    return fail(
-      "E_REPLAY_INCOMPLETE",
-      `Bundle "${dir}": "${CHECKSUMS_FILE}" is missing: nothing vouches for it`,
-    );
-  }
-  if (report.checksumsFile === "invalid" || report.listed === null) {
-    return fail(
-      "E_REPLAY_TAMPERED",
-      `Bundle "${dir}": "${CHECKSUMS_FILE}" is not a regular file holding an object of digests`,
-    );
-  }
-  // The recorded policy is never let through unverified: altered, removed, or present but unlisted is
-  // tampering. Neither listed nor present is an incomplete bundle (recordedPolicyText says so).
-  if ([...report.altered, ...report.missing, ...report.added].includes(POLICY_FILE)) {
-    throw tampered(
-      dir,
-      `"${POLICY_FILE}" does not match "${CHECKSUMS_FILE}" (altered, removed or unlisted)`,
-      [
-        POLICY_FILE,
-      ],
-    );
-  }
-  bundle.vouch(report.listed, (name) => {
-    if (name === POLICY_FILE) {
-      throw tampered(dir, `"${name}" changed after the bundle was verified`, [name]);
-    }
-    fail("E_REPLAY_TAMPERED", `Bundle "${dir}": "${name}" changed after the bundle was verified`);
-  });
-  if (report.ok) return;
-  const what = [
-    ...report.altered.map((f) => `"${f}" altered`),
-    ...report.missing.map((f) => `"${f}" missing`),
-    ...report.added.map((f) => `"${f}" added`),
-  ];
-  const shown = what.length > 20 ? [...what.slice(0, 20), `and ${what.length - 20} more`] : what;
-  fail("E_REPLAY_TAMPERED", `Bundle "${dir}" does not match its checksums: ${shown.join(", ")}`);
-}
-
-/** Checks that `events.ndjson` exists (`E_REPLAY_INCOMPLETE`) and every line is a valid frame (`E_REPLAY_EVENTS`). */
-function checkEvents(bundle: BundleDir, fail: Fail): void {
-  const dir = bundle.path;
-  const text = bundle.read("events.ndjson");
-  if (text === null) return fail("E_REPLAY_INCOMPLETE", `Bundle "${dir}": "events.ndjson" is missing`);
-  const bad = (why: string) => fail("E_REPLAY_EVENTS", `Bundle "${dir}": events.ndjson ${why}`);
-  const lines = text.split("\n").filter((l) => l !== "");
-  if (lines.length === 0) return bad("is empty");
-  for (const [i, line] of lines.entries()) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return bad(`line ${i + 1} is not JSON`); // The parse error adds nothing for the reader.
-    }
-    if (!FrameSchema.safeParse(value).success) return bad(`line ${i + 1} is not a valid frame`);
-  }
-}
-
 /** The policy as shown to the user (and in `replay.json`), with the flags that accepted its grants. */
 function shownPolicy(recordedSource: string, policy: Policy, acks: ReplayAcks): ReplayPolicy {
   const sockets = [...(policy.fs.sockets ?? [])];
@@ -285,7 +212,7 @@ async function replayOpen(
 ): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
   const dir = bundle.path;
   const prepared = prepare(bundle, options);
-  const { loaded, settings } = prepared;
+  const { loaded } = prepared;
   const recorded = recordedRun(bundle);
   const goldens = recordedGoldens(bundle, loaded);
   const runDir = join(dir, REPLAY_DIR, "run");
@@ -296,8 +223,33 @@ async function replayOpen(
     // No earlier replay: nothing to clear.
   }
   Deno.mkdirSync(out, { recursive: true, mode: 0o700 });
+  // Written through the descriptor of the directory just made, resolved without links: a `replay`
+  // swapped for a symlink by whoever else can write the bundle is refused, never written through.
+  const outFd = openBeneath(bundle.fd, REPLAY_DIR, { mode: "handle" });
   const write = (name: string, value: unknown) =>
-    Deno.writeTextFileSync(join(out, name), JSON.stringify(value, null, 2) + "\n");
+    writeFileWhole(
+      `${fdProcPath(outFd)}/${name}`,
+      JSON.stringify(value, null, 2) + "\n",
+      "replay report",
+      0o644,
+    );
+  try {
+    return await compareRun(bundle, prepared, recorded, goldens, runDir, write);
+  } finally {
+    closeFd(outFd);
+  }
+}
+
+async function compareRun(
+  bundle: BundleDir,
+  prepared: ReturnType<typeof prepare>,
+  recorded: ReturnType<typeof recordedRun>,
+  goldens: ReturnType<typeof recordedGoldens>,
+  runDir: string,
+  write: (name: string, value: unknown) => void,
+): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
+  const dir = bundle.path;
+  const { loaded, settings } = prepared;
   write("normalization.json", settings);
 
   const replayed = await runScenario(loaded, {

@@ -7,16 +7,7 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AuditLog } from "../artifacts/audit.ts";
 import { ArtifactBundle } from "../artifacts/bundle.ts";
-import { FileError, SpecterError, toSpecterError } from "../errors.ts";
-import {
-  closeFd,
-  fdInfo,
-  fdProcPath,
-  openBeneath,
-  openDirectory,
-  readFileBeneath,
-  writeFileWhole,
-} from "../fsafe/mod.ts";
+import { SpecterError, toSpecterError } from "../errors.ts";
 import type { ExitFrame, Frame } from "../frames/schema.ts";
 import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
 import type { Session } from "../session/session.ts";
@@ -25,6 +16,9 @@ import { snapshotText } from "../terminal/mod.ts";
 import type { LoadedScenario } from "./load.ts";
 import type { Step } from "./schema.ts";
 import { archiveWorkspace, createWorkspace } from "./_workspace.ts";
+import { GOLDENS_DIR, readGolden, readRunFile, writeGolden } from "./_files.ts";
+
+export { GOLDENS_DIR };
 import { RegexClock, type RegexRule, TIMED_OUT } from "./regex_clock.ts";
 
 /** How often waits look at the screen again. */
@@ -538,12 +532,19 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     } else if ("snapshot_equals" in what) {
       const golden = what.snapshot_equals;
       if (options.updateGoldens && options.replay === undefined) {
-        writeGolden(loaded.dir, golden, text);
+        const problem = writeGolden(loaded.dir, golden, text);
+        if (problem !== null) {
+          throw new StepFailure(`Golden "${golden}" ${problem}`, "a golden that can be written");
+        }
         return;
       }
-      const expected = options.replay !== undefined
-        ? options.replay.goldens.get(golden) ?? null
+      const read = options.replay !== undefined
+        ? { text: options.replay.goldens.get(golden) ?? null }
         : readGolden(loaded.dir, golden);
+      if ("problem" in read) {
+        throw new StepFailure(`Golden "${golden}" ${read.problem}`, "a golden that is a regular UTF-8 file");
+      }
+      const expected = read.text;
       if (expected === null) {
         throw new StepFailure(`Golden "${golden}" does not exist (run with --update-goldens)`, text);
       }
@@ -571,97 +572,6 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     return finish("Error");
   }
   return finish(failed ? "Failed" : "Passed");
-}
-
-/** Largest file an `expect: {file}` step reads (the program wrote it; it could be anything). */
-const MAX_EXPECT_FILE_BYTES = 16 * 1024 * 1024;
-
-/** Largest golden a `snapshot_equals` step reads (a screen's text form is a few KiB). */
-export const MAX_SCENARIO_GOLDEN_BYTES = 32 * 1024 * 1024;
-
-/** Where a bundle keeps the goldens its run compared with (`goldens/PATH`). */
-export const GOLDENS_DIR = "goldens";
-
-/** The problem of a failed safe read, for a step message: the code and its sentence. */
-function refusal(error: unknown): string {
-  if (error instanceof FileError && error.code === "E_PATH_NOT_FOUND") return "does not exist";
-  if (error instanceof SpecterError) return `is refused: ${error.code}: ${error.message}`;
-  return `cannot be read: ${(error as Error).message}`;
-}
-
-/**
- * Reads a file the program may have written, as the host user: `file` relative to the working
- * directory, resolved beneath it with no symlink in any component (the program could have planted one
- * to a host secret) and read through the descriptor that was checked; a regular file only, capped.
- */
-function readRunFile(cwd: string, file: string): { text: string } | { problem: string } {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileBeneath(cwd, file, { maxBytes: MAX_EXPECT_FILE_BYTES, what: "expected file" });
-  } catch (error: unknown) {
-    return { problem: refusal(error) };
-  }
-  try {
-    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
-  } catch {
-    return { problem: "is not valid UTF-8" }; // Where it breaks adds nothing.
-  }
-}
-
-/**
- * Reads the golden `golden` beneath the scenario's directory `dir` (relative, no `..`, no symlink, a
- * regular file under {@link MAX_SCENARIO_GOLDEN_BYTES}, through one descriptor); null when missing.
- * Any other refusal fails the step with its code.
- */
-function readGolden(dir: string, golden: string): string | null {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileBeneath(dir, golden, { maxBytes: MAX_SCENARIO_GOLDEN_BYTES, what: "golden" });
-  } catch (error: unknown) {
-    if (error instanceof FileError && error.code === "E_PATH_NOT_FOUND") return null;
-    throw new StepFailure(`Golden "${golden}" ${refusal(error)}`, "a golden that is a regular file");
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new StepFailure(`Golden "${golden}" is not valid UTF-8`, "a UTF-8 golden"); // Offset adds nothing.
-  }
-}
-
-/**
- * `--update-goldens`: writes the golden beneath the scenario's directory, whole, refusing a path that
- * is or passes through a symlink (the parent is resolved by descriptor; the file is renamed into it).
- */
-function writeGolden(dir: string, golden: string, text: string): void {
-  const slash = golden.lastIndexOf("/");
-  const base = golden.slice(slash + 1);
-  let root = -1;
-  let parent = -1;
-  try {
-    root = openDirectory(dir);
-    parent = slash < 0 ? root : openBeneath(root, golden.slice(0, slash), { mode: "handle" });
-    let kind: string | null = null;
-    try {
-      const handle = openBeneath(parent, base, { mode: "handle" });
-      kind = fdInfo(handle).kind;
-      closeFd(handle);
-    } catch (error: unknown) {
-      if (!(error instanceof FileError && error.code === "E_PATH_NOT_FOUND")) throw error;
-    }
-    if (kind !== null && kind !== "file") {
-      throw new FileError("E_FILE_TYPE", `Golden "${golden}" is a ${kind}, not a regular file`, {
-        details: { path: golden },
-      });
-    }
-    // Written to a temporary name in the directory checked, then renamed over the name: never through
-    // a link planted there.
-    writeFileWhole(`${fdProcPath(parent)}/${base}`, text, "golden", 0o644);
-  } catch (error: unknown) {
-    throw new StepFailure(`Golden "${golden}" ${refusal(error)}`, "a golden that can be written");
-  } finally {
-    if (parent !== root) closeFd(parent);
-    closeFd(root);
-  }
 }
 
 function resolvePath(dir: string, path: string): string {
