@@ -104,6 +104,8 @@ export class CliProcess {
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #stdout: Promise<Uint8Array>;
   #stderr: Promise<Uint8Array>;
+  #seen = "";
+  #waiters: { text: string; resolve: () => void }[] = [];
 
   /** `env` adds to (or overrides) this process's environment. */
   constructor(args: string[], env: Readonly<Record<string, string>> = {}) {
@@ -118,8 +120,40 @@ export class CliProcess {
       cwd: ROOT,
     }).spawn();
     this.#writer = this.child.stdin.getWriter();
-    this.#stdout = new Response(this.child.stdout).bytes();
+    this.#stdout = this.#collect(this.child.stdout);
     this.#stderr = new Response(this.child.stderr).bytes();
+  }
+
+  async #collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+    const chunks: Uint8Array[] = [];
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      this.#seen += decoder.decode(chunk, { stream: true });
+      this.#waiters = this.#waiters.filter((w) => {
+        if (!this.#seen.includes(w.text)) return true;
+        w.resolve();
+        return false;
+      });
+    }
+    for (const w of this.#waiters) w.resolve(); // the output ended; the caller's assertions decide
+    this.#waiters = [];
+    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    return all;
+  }
+
+  /**
+   * Resolves once stdout contains `text` (or stdout ended). Tests signal Specter only after it is
+   * ready instead of sleeping a guessed time (a loaded CI machine starts Deno slowly).
+   */
+  waitForStdout(text: string): Promise<void> {
+    if (this.#seen.includes(text)) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ text, resolve }));
   }
 
   /** Writes driver lines (each JSON-encoded unless already a string). */

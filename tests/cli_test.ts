@@ -408,7 +408,7 @@ sessionTest("--env passes only the minimal environment plus what was asked", asy
 
 sessionTest("SIGTERM to specter terminates the program and still prints exit", async () => {
   const cli = new CliProcess(["run", ...UNSAFE, "--", "sh", "-c", "echo started; sleep 30"]);
-  await sleep(500);
+  await cli.waitForStdout(`"data":"started`);
   cli.child.kill("SIGTERM");
   const { code, stdout } = await cli.result();
   const frames = framesOf(stdout);
@@ -431,7 +431,7 @@ sessionTest("a second SIGINT kills a program that ignores the first", async () =
     "-c",
     "trap '' HUP TERM INT; echo up; sleep 30",
   ]);
-  await sleep(500);
+  await cli.waitForStdout(`"data":"up`);
   cli.child.kill("SIGINT");
   await sleep(200);
   cli.child.kill("SIGINT");
