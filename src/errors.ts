@@ -32,8 +32,13 @@ export const ERROR_CODES = {
   E_POLICY_WRITE_ACK: "Host writes were allowed without --ack-unsafe-write",
   E_POLICY_NETWORK_ACK: "Network was allowed without --ack-network",
   E_POLICY_SOCKET_ACK: "Host unix sockets (fs.sockets) were granted without --ack-host-sockets",
+  E_POLICY_SYMLINK:
+    "A policy path (or the program) passes through a symlink that root did not make; name the real path instead",
+  E_POLICY_PATH_MISSING: "A write grant, granted socket or the program does not exist",
   E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
   E_SANDBOX_START: "The sandbox backend failed to start the program",
+  E_SANDBOX_MOUNTS:
+    "The sandbox's mount table did not match the launch plan (a writable mount outside the grants, or a bind that landed elsewhere); the program never ran",
   E_SCENARIO_PARSE: "The scenario file is not valid YAML or JSON",
   E_TERMINAL_PARSE:
     "The program wrote output that is not valid UTF-8 (in a scenario that does not allow binary output)",
@@ -166,9 +171,9 @@ export class PolicyError extends SpecterError {
 
 /** The sandbox cannot be set up; never silently replaced by a weaker one. */
 export class SandboxError extends SpecterError {
-  /** Creates an `E_SANDBOX_UNAVAILABLE` or `E_SANDBOX_START` error. */
+  /** Creates an `E_SANDBOX_UNAVAILABLE`, `E_SANDBOX_START` or `E_SANDBOX_MOUNTS` error. */
   constructor(
-    code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START",
+    code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START" | "E_SANDBOX_MOUNTS",
     message: string,
     options: SpecterErrorOptions = {},
   ) {

@@ -99,6 +99,8 @@ function seatbeltPlan(profile: string): LaunchPlan {
     cwd: "/work/project",
     programCwd: "/work/project",
     files: [],
+    descriptors: [],
+    gate: null,
     policy: testPolicy({ source: "preset:basic" }),
   };
 }

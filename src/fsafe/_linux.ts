@@ -12,6 +12,7 @@ const SYMBOLS = {
   openat: { parameters: ["i32", "buffer", "i32", "u32"], result: "i32" },
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  readlinkat: { parameters: ["i32", "buffer", "buffer", "usize"], result: "isize" },
   close: { parameters: ["i32"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;

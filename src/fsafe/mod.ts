@@ -13,7 +13,9 @@ export {
   type FileKind,
   openBeneath,
   openNoSymlinks,
+  openProcessRoot,
 } from "./open.ts";
 export type { OpenOptions } from "./open.ts";
 export { openDirectory, readFd, readFileBeneath, type ReadLimits, readRegularFile } from "./read.ts";
 export { isDiskFull, LineFile, writeFileWhole } from "./write.ts";
+export { MAX_LINK_HOPS, openTrusted, rootOnlyLink, type TrustedPath } from "./trusted.ts";

@@ -83,6 +83,18 @@ export function fdProcPath(fd: number): string {
 }
 
 /**
+ * Opens `/proc/<pid>/root`, the root directory another process sees (a magic link, followed on purpose:
+ * it is how a sandbox's own view is inspected from outside). Resolve beneath it with {@link openBeneath}.
+ * Throws `E_PATH_NOT_FOUND` when the process is gone, `E_FILE_READ` otherwise.
+ */
+export function openProcessRoot(pid: number): number {
+  const { sym, errno, flags } = linux();
+  const fd = sym.openat(AT_FDCWD, cPath(`/proc/${pid}/root`), O.PATH | O.CLOEXEC | flags.O_DIRECTORY, 0);
+  if (fd < 0) throw failure(errno(), `/proc/${pid}/root`);
+  return fd;
+}
+
+/**
  * Opens the absolute `path` with no symlink in any component (not even `/bin` on a merged-usr host:
  * callers that accept trusted links resolve them first, on purpose). Returns a close-on-exec descriptor.
  * Throws `E_PATH_ESCAPE` (not absolute or not normalized), `E_PATH_SYMLINK`, `E_PATH_NOT_FOUND`,

@@ -76,6 +76,8 @@ export interface PlatformTable {
     readonly F_GETFL: number;
     readonly F_SETFL: number;
     readonly FD_CLOEXEC: number;
+    /** Duplicate to the lowest free fd at or above the argument, close-on-exec. */
+    readonly F_DUPFD_CLOEXEC: number;
   };
   /** `errno` values the PTY layer distinguishes. */
   readonly errno: {
@@ -201,7 +203,7 @@ const LINUX_GLIBC: Omit<PlatformTable, "id"> = {
   errnoFunction: "__errno_location",
   variadic: "registers",
   o: { RDWR: 0o2, NOCTTY: 0o400, NONBLOCK: 0o4000, CLOEXEC: 0o2000000 },
-  fcntl: { F_GETFD: 1, F_SETFD: 2, F_GETFL: 3, F_SETFL: 4, FD_CLOEXEC: 1 },
+  fcntl: { F_GETFD: 1, F_SETFD: 2, F_GETFL: 3, F_SETFL: 4, FD_CLOEXEC: 1, F_DUPFD_CLOEXEC: 1030 },
   errno: {
     ENOENT: 2,
     ESRCH: 3,
@@ -232,7 +234,7 @@ const DARWIN: Omit<PlatformTable, "id" | "variadic"> = {
   libutil: [],
   errnoFunction: "__error",
   o: { RDWR: 0x2, NOCTTY: 0x20000, NONBLOCK: 0x4, CLOEXEC: 0x1000000 },
-  fcntl: { F_GETFD: 1, F_SETFD: 2, F_GETFL: 3, F_SETFL: 4, FD_CLOEXEC: 1 },
+  fcntl: { F_GETFD: 1, F_SETFD: 2, F_GETFL: 3, F_SETFL: 4, FD_CLOEXEC: 1, F_DUPFD_CLOEXEC: 67 },
   errno: {
     ENOENT: 2,
     ESRCH: 3,

@@ -104,6 +104,7 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
   const pty: PtyPair = openPty(request.cols, request.rows);
   const { actions, attr, allSignals: all, noSignals: none } = scratch(table);
   let actionsReady = false;
+  const lifted: number[] = [];
   let attrReady = false;
   try {
     check(sym.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
@@ -119,14 +120,28 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     check(sym.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2(2)");
     const targets = new Set<number>();
     for (const { fd, target } of request.inheritFds ?? []) {
-      if (target < 3 || fd === target || targets.has(target)) {
+      if (target < 3 || targets.has(target)) {
         throw new SpawnError(
           "E_SPAWN",
-          `Cannot pass fd ${fd} as ${target}: targets must be ≥ 3, distinct, and differ from the fd`,
+          `Cannot pass fd ${fd} as ${target}: targets must be ≥ 3 and distinct`,
         );
       }
       targets.add(target);
-      check(sym.posix_spawn_file_actions_adddup2(actions, fd, target), `adddup2(${target})`);
+    }
+    // dup2 runs in order: a source numbered like an earlier target would be overwritten before it is
+    // copied (and one equal to its own target would keep its close-on-exec flag). Sources at or below
+    // the highest target are first lifted above it.
+    const highest = Math.max(2, ...targets);
+    for (const { fd, target } of request.inheritFds ?? []) {
+      let source = fd;
+      if (source <= highest) {
+        source = lib.fcntl(fd, table.fcntl.F_DUPFD_CLOEXEC, highest + 1);
+        if (source < 0) {
+          throw new SpawnError("E_SPAWN", `Could not duplicate fd ${fd} (errno ${lib.errno()})`);
+        }
+        lifted.push(source);
+      }
+      check(sym.posix_spawn_file_actions_adddup2(actions, source, target), `adddup2(${target})`);
     }
     closeEverythingElse(actions, targets);
     let cwdBytes: Uint8Array<ArrayBuffer> | undefined;
@@ -169,6 +184,7 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     closeQuietly(pty.slave);
     throw error;
   } finally {
+    for (const fd of lifted) closeQuietly(fd);
     if (actionsReady) sym.posix_spawn_file_actions_destroy(actions);
     if (attrReady) sym.posix_spawnattr_destroy(attr);
   }

@@ -17,10 +17,16 @@
  * @module
  */
 import type { Policy } from "../policy/types.ts";
-import { type HostFacts, type LaunchPlan, type LaunchRequest, programCommand } from "./plan.ts";
+import {
+  type HostFacts,
+  type LaunchPlan,
+  type LaunchRequest,
+  type PlanDescriptor,
+  programCommand,
+} from "./plan.ts";
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
-import { seccompOptionsOf, socketBindArgs } from "./host_sockets.ts";
+import { seccompOptionsOf } from "./host_sockets.ts";
 import { SandboxError } from "../errors.ts";
 
 /** The uid and gid the program runs as inside the sandbox (`nobody` on most systems). */
@@ -75,11 +81,34 @@ export interface BwrapOptions {
    * which never includes a symlink). Empty or absent: none.
    */
   readonly protect?: readonly string[];
+  /**
+   * The paths `realizePolicy` opened, by the name the plan uses: each is bound from its descriptor
+   * (`--bind-fd`/`--ro-bind-fd`), never by name. A path the plan needs that is not here is not bound
+   * (missing read/exec entries) or, for the program and its launcher, fails the plan. Absent: a plan
+   * of every path as if opened (to render or test it); spawning it fails, no fd exists for its binds.
+   */
+  readonly opened?: ReadonlyMap<string, OpenedFacts>;
 }
 
+/** What the plan needs to know about an opened path (its descriptor stays with the caller). */
+export interface OpenedFacts {
+  /** `major:minor:ino` of the inode, checked again in the sandbox's mount table. */
+  readonly info: { readonly identity: string; readonly kind: string };
+}
+
+/** Facts of a path in a plan made without a realization (never spawned: it has no descriptors). */
+const UNOPENED: OpenedFacts = { info: { identity: "unopened", kind: "unknown" } };
+
+/** The fd bwrap blocks on before it runs the program: Specter checks the mounts, then writes a byte. */
+export const BLOCK_FD = 4;
+/** The fd bwrap writes `{"child-pid": …}` to once the sandbox's first process exists. */
+export const INFO_FD = 5;
+/** Descriptors of bound paths are passed from this fd on. */
+export const FIRST_BIND_FD = 6;
+
 /** How a path is bound; binds are applied shallowest first so deeper ones win. */
-type BindKind = "exec" | "read" | "write" | "protect";
-const BIND_ORDER: Readonly<Record<BindKind, number>> = { exec: 0, read: 1, write: 2, protect: 3 };
+type BindKind = "exec" | "read" | "socket" | "write" | "protect";
+const BIND_ORDER: Readonly<Record<BindKind, number>> = { exec: 0, read: 1, socket: 2, write: 3, protect: 4 };
 
 /** True when `path` is `root` or inside it. */
 function within(path: string, root: string): boolean {
@@ -152,7 +181,7 @@ export function bwrapPlan(
   }
   args.push("--proc", "/proc", "--dev", "/dev");
   // Sized scratch tmpfs (/dev/shm, /tmp; /dev read-only), then host-wide /proc files masked.
-  args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths), ...socketBindArgs(policy));
+  args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths));
 
   // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
@@ -168,20 +197,32 @@ export function bwrapPlan(
     })),
     ...policy.fs.read.map((path) => ({ path, kind: "read" as const })),
     ...policy.fs.write.map((path) => ({ path, kind: "write" as const })),
+    ...(policy.fs.sockets ?? []).map((path) => ({ path, kind: "socket" as const })),
     ...(options.protect ?? []).map((path) => ({ path, kind: "protect" as const })),
   ];
   const binds: Bind[] = entries.map((e) => ({ ...e, dest: sandboxPath(e.path, host.mergedUsr) }));
   const depth = (b: Bind) => b.dest.split("/").length;
   binds.sort((a, b) => depth(a) - depth(b) || BIND_ORDER[a.kind] - BIND_ORDER[b.kind]);
+  const opened = options.opened;
+  const descriptors: PlanDescriptor[] = [];
   for (const { path, kind, dest } of binds) {
     // An executable already visible read-only through an allowed directory is not bound again: the
     // bind would add nothing, and bwrap cannot bind onto a symlink there (Debian's /usr/bin/vim ->
     // /etc/alternatives/vim: "Can't create file"). Under a writable root it is still bound, read-only.
     if (kind === "exec" && covered(dest, binds)) continue;
-    // The program and its launcher must exist (a plain --ro-bind fails loudly); allowlist entries may not.
-    const required = path === request.program || path === command[0];
-    const flag = kind === "write" ? "--bind" : required ? "--ro-bind" : "--ro-bind-try";
-    args.push(flag, path, dest);
+    const facts = opened === undefined ? UNOPENED : opened.get(path);
+    if (facts === undefined) {
+      // A missing read/exec entry binds nothing; the program and its launcher must exist.
+      if (path === request.program || path === command[0]) {
+        throw new SandboxError("E_SANDBOX_START", `The program "${path}" was not opened for the launch`);
+      }
+      continue;
+    }
+    // One fd per bind: bwrap closes each bind's fd once it is mounted.
+    const target = FIRST_BIND_FD + descriptors.length;
+    const writable = kind === "write";
+    args.push(writable ? "--bind-fd" : "--ro-bind-fd", String(target), dest);
+    descriptors.push({ target, path, dest, purpose: kind, writable, identity: facts.info.identity });
   }
 
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.
@@ -199,6 +240,7 @@ export function bwrapPlan(
     args.push("--setenv", name, value);
   }
   args.push("--seccomp", String(SECCOMP_FD));
+  args.push("--block-fd", String(BLOCK_FD), "--info-fd", String(INFO_FD));
   args.push("--", ...command);
 
   const drop = host.dropPrivileges;
@@ -220,6 +262,8 @@ export function bwrapPlan(
     cwd: "/",
     programCwd,
     files: [{ target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: filterFor(policy, host) }],
+    descriptors,
+    gate: { block: BLOCK_FD, info: INFO_FD },
     policy,
   };
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { testPolicy } from "../policy/_testing.ts";
 import { bwrapPlan, SANDBOX_ID, sandboxPath } from "./bwrap.ts";
-import { compileLaunchPlan, type HostFacts, type LaunchRequest } from "./plan.ts";
+import { compileLaunchPlan, type HostFacts, type LaunchPlan, type LaunchRequest } from "./plan.ts";
 
 const host: HostFacts = {
   bwrap: "/usr/bin/bwrap",
@@ -17,6 +17,16 @@ const request: LaunchRequest = {
 };
 
 const policy = testPolicy;
+
+/** Each descriptor bind as `ro|rw PATH DEST`, after checking the argv binds exactly that fd there. */
+function fdBinds(plan: LaunchPlan): string[] {
+  return plan.descriptors.map((d) => {
+    const flag = d.writable ? "--bind-fd" : "--ro-bind-fd";
+    const at = plan.argv.findIndex((a, i) => a === flag && plan.argv[i + 1] === String(d.target));
+    assert.ok(at > 0 && plan.argv[at + 2] === d.dest, `${flag} ${d.target} ${d.dest}`);
+    return `${d.writable ? "rw" : "ro"} ${d.path} ${d.dest}`;
+  });
+}
 
 /** The `[flag, a, b]` triples of an argv, e.g. every `--ro-bind SRC DEST`. */
 function pairs(argv: readonly string[], flag: string): string[] {
@@ -41,11 +51,14 @@ Deno.test("strict: namespaces, no privileges, seccomp on fd 3, read-only root, n
   assert.equal(pairs(argv, "--remount-ro").at(-1), "/");
   assert.deepEqual(plan.files.map((f) => [f.target, [...f.content]]), [[3, [1, 2, 3]]]);
   const bound = [...pairs(argv, "--ro-bind"), ...pairs(argv, "--ro-bind-try"), ...pairs(argv, "--bind")];
-  assert.ok(bound.includes("/usr/bin/bash"), "the target itself is bound");
+  assert.deepEqual(fdBinds(plan), ["ro /usr/bin/bash /usr/bin/bash"], "the target itself is bound, by fd");
   for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/usr/local/bin", "/"]) {
     assert.ok(!bound.includes(dir), dir);
   }
-  assert.deepEqual(pairs(argv, "--bind"), [], "no host writes");
+  assert.deepEqual([...pairs(argv, "--bind"), ...pairs(argv, "--bind-fd")], [], "no host writes");
+  // The program runs only once Specter has checked the mounts: bwrap blocks on fd 4, reports on fd 5.
+  assert.deepEqual([pairs(argv, "--block-fd"), pairs(argv, "--info-fd")], [["4"], ["5"]]);
+  assert.deepEqual(plan.gate, { block: 4, info: 5 });
   assert.deepEqual(argv.slice(argv.indexOf("--")), ["--", "/usr/bin/bash", "-i"]);
   assert.deepEqual(plan.env, {}, "bwrap itself gets no environment");
 });
@@ -69,9 +82,12 @@ Deno.test("exec, read and write allowlists map to binds; network on shares the n
     request,
     host,
   );
-  assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/usr/bin"));
-  assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/data"));
-  assert.deepEqual(pairs(plan.argv, "--bind"), ["/work/project"]);
+  assert.deepEqual(fdBinds(plan), [
+    "ro /data /data",
+    "ro /usr/bin /usr/bin",
+    "rw /work/project /work/project",
+  ]);
+  assert.deepEqual(plan.descriptors.map((d) => d.target), [6, 7, 8], "one fd per bind from fd 6");
   assert.ok(plan.argv.includes("--share-net"));
   assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/etc/resolv.conf"), "DNS config only with network");
   assert.ok(!pairs(bwrapPlan(policy(), request, host).argv, "--ro-bind-try").includes("/etc/resolv.conf"));
@@ -84,12 +100,11 @@ Deno.test("protected paths and deeper read-only paths land on top of writable ro
     host,
     { protect: ["/a/.git", "/a/.bashrc"] },
   );
-  const at = (path: string) => plan.argv.indexOf(path);
-  assert.ok(at("/a/secret") > at("/a"), "read-only /a/secret is bound after (over) writable /a");
-  assert.ok(at("/a/.git") > at("/a") && at("/a/.bashrc") > at("/a"));
-  assert.ok(at("/c/out") > at("/c"), "writable /c/out is bound after (over) read-only /c");
-  assert.equal(plan.argv[at("/a/.git") - 1], "--ro-bind-try");
-  assert.equal(plan.argv[at("/a") - 1], "--bind");
+  const order = fdBinds(plan);
+  const at = (bind: string) => order.indexOf(bind);
+  assert.ok(at("ro /a/secret /a/secret") > at("rw /a /a"), "read-only /a/secret is bound after (over) /a");
+  assert.ok(at("ro /a/.git /a/.git") > at("rw /a /a") && at("ro /a/.bashrc /a/.bashrc") > at("rw /a /a"));
+  assert.ok(at("rw /c/out /c/out") > at("ro /c /c"), "writable /c/out is bound after (over) read-only /c");
 });
 
 Deno.test("a host without merged /usr binds /lib* instead of symlinking", () => {
@@ -114,6 +129,17 @@ Deno.test("as root, bwrap starts through setpriv as an unprivileged host uid wit
   ]);
 });
 
+Deno.test("with a realization, only opened paths are bound and each carries its identity; the program must be opened", () => {
+  const opened = new Map([
+    ["/usr/bin/bash", { info: { identity: "8:1:10", kind: "file" } }],
+    ["/data", { info: { identity: "8:1:11", kind: "dir" } }],
+  ]);
+  const plan = bwrapPlan(policy({ fs: { read: ["/data", "/gone"], write: [] } }), request, host, { opened });
+  assert.deepEqual(fdBinds(plan), ["ro /data /data", "ro /usr/bin/bash /usr/bin/bash"]);
+  assert.deepEqual(plan.descriptors.map((d) => d.identity), ["8:1:11", "8:1:10"]);
+  assert.throws(() => bwrapPlan(policy(), request, host, { opened: new Map() }), { code: "E_SANDBOX_START" });
+});
+
 Deno.test("plans are deterministic values", () => {
   assert.deepEqual(bwrapPlan(policy(), request, host), bwrapPlan(policy(), request, host));
 });
@@ -136,12 +162,10 @@ Deno.test("none and external run the program directly; seatbelt plans are text; 
 
 Deno.test("merged-usr: a program under /bin is bound at its /usr path, reached through the /bin link", () => {
   const plan = bwrapPlan(policy(), { ...request, program: "/bin/sh" }, host);
-  const i = plan.argv.indexOf("/bin/sh");
-  assert.deepEqual(plan.argv.slice(i - 1, i + 2), ["--ro-bind", "/bin/sh", "/usr/bin/sh"]);
+  assert.deepEqual(fdBinds(plan), ["ro /bin/sh /usr/bin/sh"]);
   assert.ok(plan.argv.join(" ").includes("--symlink usr/bin /bin"));
   const split = bwrapPlan(policy(), { ...request, program: "/bin/sh" }, { ...host, mergedUsr: false });
-  const j = split.argv.indexOf("/bin/sh");
-  assert.deepEqual(split.argv.slice(j - 1, j + 2), ["--ro-bind", "/bin/sh", "/bin/sh"]);
+  assert.deepEqual(fdBinds(split), ["ro /bin/sh /bin/sh"]);
 });
 
 Deno.test("sandboxPath maps each merged-usr link and nothing else", () => {
@@ -157,11 +181,13 @@ Deno.test("sandboxPath maps each merged-usr link and nothing else", () => {
 Deno.test("a program inside an allowed read-only directory is not bound again; under a writable root it is", () => {
   const vim = { ...request, program: "/usr/bin/vim" };
   const inside = bwrapPlan(policy({ exec: ["/usr/bin"] }), vim, host);
-  assert.deepEqual(pairs(inside.argv, "--ro-bind").filter((p) => p.startsWith("/usr/bin")), []);
-  assert.ok(pairs(inside.argv, "--ro-bind-try").includes("/usr/bin"));
+  assert.deepEqual(fdBinds(inside), ["ro /usr/bin /usr/bin"]);
   const alone = bwrapPlan(policy(), vim, host);
-  assert.ok(pairs(alone.argv, "--ro-bind").includes("/usr/bin/vim"));
+  assert.deepEqual(fdBinds(alone), ["ro /usr/bin/vim /usr/bin/vim"]);
   const script = { ...request, program: "/work/project/run.sh" };
   const writable = bwrapPlan(policy({ fs: { read: [], write: ["/work/project"] } }), script, host);
-  assert.ok(pairs(writable.argv, "--ro-bind").includes("/work/project/run.sh"), "still protected read-only");
+  assert.deepEqual(fdBinds(writable), [
+    "rw /work/project /work/project",
+    "ro /work/project/run.sh /work/project/run.sh",
+  ], "still protected read-only");
 });

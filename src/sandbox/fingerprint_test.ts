@@ -17,6 +17,8 @@ Deno.test("a fingerprint never depends on env values, and changes with anything 
     cwd: "/",
     programCwd: "/tmp",
     files: [{ target: 3, purpose: "seccomp-bpf filter", content: new Uint8Array([1, 2]) }],
+    descriptors: [],
+    gate: null,
     policy: null,
   });
   assert.deepEqual(fingerprintPlan(plan("a")), fingerprintPlan(plan("b")));

@@ -1,6 +1,6 @@
 /**
- * Host IPC and the policy: which seccomp filter a policy needs, and the binds of its named host sockets
- * (`fs.sockets`).
+ * Host IPC and the policy: which seccomp filter a policy needs (the binds of named host sockets,
+ * `fs.sockets`, are descriptor binds in `bwrap.ts`).
  *
  * With network off and no socket granted, the filter refuses `socket(AF_UNIX, …)`: connect() on a
  * pathname socket works through a read-only bind and the sandbox uid maps to a host uid, so refusing
@@ -18,9 +18,4 @@ import type { SeccompOptions } from "./seccomp/mod.ts";
 /** The seccomp options for `policy` (they choose which filter a plan carries). */
 export function seccompOptionsOf(policy: Pick<Policy, "network" | "fs">): SeccompOptions {
   return { network: policy.network === "on", hostSockets: (policy.fs.sockets ?? []).length > 0 };
-}
-
-/** bwrap arguments binding each granted socket read-only at its own path (bwrap fails if one is missing). */
-export function socketBindArgs(policy: Pick<Policy, "fs">): string[] {
-  return (policy.fs.sockets ?? []).flatMap((path) => ["--ro-bind", path, path]);
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { testPolicy } from "../policy/_testing.ts";
 import { bwrapPlan } from "./bwrap.ts";
-import { seccompOptionsOf, socketBindArgs } from "./host_sockets.ts";
+import { seccompOptionsOf } from "./host_sockets.ts";
 import type { HostFacts, LaunchRequest } from "./plan.ts";
 
 const CLOSED = new Uint8Array([1]);
@@ -21,13 +21,21 @@ Deno.test("host sockets: network off and no grant carries the closed filter, bin
   const plan = bwrapPlan(testPolicy(), request, host);
   assert.equal(plan.files[0]?.content, CLOSED);
   assert.deepEqual(seccompOptionsOf(testPolicy()), { network: false, hostSockets: false });
-  assert.deepEqual(socketBindArgs(testPolicy()), []);
+  assert.deepEqual(plan.descriptors.filter((d) => d.purpose === "socket"), []);
 });
 
 Deno.test("host sockets: a grant binds exactly each socket read-only and carries the open filter", () => {
   const plan = bwrapPlan(granted, request, host);
   assert.equal(plan.files[0]?.content, OPEN);
-  const at = plan.argv.findIndex((a, i) => a === "--ro-bind" && plan.argv[i + 1] === "/run/user/1000/bus");
+  const sockets = plan.descriptors.filter((d) => d.purpose === "socket");
+  assert.deepEqual(sockets.map((d) => [d.path, d.dest, d.writable]), [[
+    "/run/user/1000/bus",
+    "/run/user/1000/bus",
+    false,
+  ]]);
+  const at = plan.argv.findIndex((a, i) =>
+    a === "--ro-bind-fd" && plan.argv[i + 1] === String(sockets[0]!.target)
+  );
   assert.ok(at > 0 && plan.argv[at + 2] === "/run/user/1000/bus");
   assert.ok(!plan.argv.includes("/run/user/1000"));
   assert.deepEqual(seccompOptionsOf(granted), { network: false, hostSockets: true });

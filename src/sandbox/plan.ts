@@ -101,6 +101,33 @@ export interface PlanFile {
   readonly content: Uint8Array;
 }
 
+/**
+ * A path the plan binds from a descriptor: the caller opened it (`realizePolicy`) and passes that fd as
+ * `target`; after the sandbox is set up, its mount table must show `identity` at `dest`.
+ */
+export interface PlanDescriptor {
+  /** The fd number in the executed process. */
+  readonly target: number;
+  /** The host path that was opened (its key in the realization). */
+  readonly path: string;
+  /** Where it is mounted inside the sandbox. */
+  readonly dest: string;
+  /** Why it is bound: `exec`, `read`, `socket`, `write` or `protect`. */
+  readonly purpose: string;
+  /** Mounted read-write (`fs.write`); everything else is read-only. */
+  readonly writable: boolean;
+  /** `major:minor:ino` of the opened inode. */
+  readonly identity: string;
+}
+
+/** The pipes through which the launch is held until Specter has checked the sandbox (bwrap). */
+export interface PlanGate {
+  /** Fd bwrap blocks on (read end of a pipe) right before it runs the program. */
+  readonly block: number;
+  /** Fd bwrap writes its info JSON (`child-pid`) to (write end of a pipe). */
+  readonly info: number;
+}
+
 /** Everything needed to start a program under a backend. */
 export interface LaunchPlan {
   /** The backend in force. */
@@ -117,6 +144,10 @@ export interface LaunchPlan {
   readonly programCwd: string;
   /** Fds to pass. Empty when none. */
   readonly files: readonly PlanFile[];
+  /** Opened paths to pass as fds and bind (bwrap). Empty when none. */
+  readonly descriptors: readonly PlanDescriptor[];
+  /** The setup gate (bwrap), or `null`: the program starts at once. */
+  readonly gate: PlanGate | null;
   /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */
   readonly policy: Policy | null;
 }
@@ -151,6 +182,8 @@ export function compileLaunchPlan(
         cwd: request.cwd,
         programCwd: request.cwd,
         files: [],
+        descriptors: [],
+        gate: null,
         policy: null,
       };
     default: {

@@ -1,12 +1,19 @@
 /**
- * Realizing a policy against the filesystem, just before a launch: policy checks are lexical, but
- * bubblewrap follows symlinks. So every path is resolved to where it really is and checked again there,
- * and the resolved paths are what gets bound. `fs.write: ["/work/link"]` with `link -> /` is refused,
- * not turned into a writable host root.
+ * Realizing a policy against the filesystem, just before a launch: every path a launch binds (exec
+ * allowlist, program, `fs.read`, `fs.write`, `fs.sockets`, strict-write protections) is opened once, by
+ * descriptor, and what bwrap mounts is that descriptor (`--bind-fd`, `--ro-bind-fd`). Nothing is
+ * looked up by name twice, so a sandboxed program that swaps a path component for a symlink between the
+ * check and the mount (say, in a write root another run shares) changes nothing.
+ *
+ * A path may pass only through symlinks root made (`/bin -> usr/bin`, Debian's alternatives); any
+ * other symlink is refused (`E_POLICY_SYMLINK`): the policy author resolves it by naming the real path.
+ * Resolved paths are checked again where they land (`fs.write` through a root-made link to `/` is
+ * `E_POLICY_BROAD_ROOT`).
  *
  * @module
  */
-import { PolicyError, type PolicyProblem } from "../errors.ts";
+import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
+import { closeFd, type FdInfo, fdInfo, openBeneath, openTrusted } from "../fsafe/mod.ts";
 import { pathSafetyReason, type PathUse } from "../policy/path_safety.ts";
 import type { Policy } from "../policy/types.ts";
 
@@ -32,50 +39,40 @@ export const STRICT_WRITE_PROTECTED = [
   ".npmrc",
 ] as const;
 
-/** The filesystem questions realization asks; real by default, replaceable in tests. */
-export interface RealizeFs {
-  /** The resolved path, or `null` when `path` does not exist. */
-  realPath(path: string): string | null;
-  /** True when `path` exists and is itself a symlink (not followed). */
-  isSymlink(path: string): boolean;
-  /** True when `path` exists (following symlinks). */
-  exists(path: string): boolean;
+/** One path opened for a launch. */
+export interface OpenedPath {
+  /** An `O_PATH` descriptor of the inode that will be mounted (close-on-exec; owned by the realization). */
+  readonly fd: number;
+  /** Where it really is (trusted links resolved). */
+  readonly path: string;
+  /** Its inode facts, `identity` among them (checked again in the sandbox's mount table). */
+  readonly info: FdInfo;
 }
-
-/** The real filesystem. */
-export const REAL_FS: RealizeFs = {
-  realPath(path) {
-    try {
-      return Deno.realPathSync(path);
-    } catch {
-      return null; // Missing: nothing to bind, nothing to resolve.
-    }
-  },
-  isSymlink(path) {
-    try {
-      return Deno.lstatSync(path).isSymlink;
-    } catch {
-      return false; // Missing.
-    }
-  },
-  exists(path) {
-    try {
-      Deno.statSync(path);
-      return true;
-    } catch {
-      return false; // Missing or a dangling link.
-    }
-  },
-};
 
 /** A policy bound to the filesystem for one launch. */
 export interface RealizedPolicy {
-  /** The policy with every existing path replaced by its resolved location. */
+  /** The policy with every path replaced by its resolved location (missing read/exec entries stay as written). */
   readonly policy: Policy;
   /** Paths to keep read-only inside writable roots (strict-write); empty otherwise. */
   readonly protect: readonly string[];
   /** The working directory, resolved. */
   readonly cwd: string;
+  /**
+   * Every opened path, by the name the launch plan uses for it: the resolved path for policy entries and
+   * protections, the requested path for `programs`. Missing read/exec entries have none (nothing to bind).
+   */
+  readonly opened: ReadonlyMap<string, OpenedPath>;
+  /** Closes every descriptor (after the spawn has passed them on, or when the launch is abandoned). */
+  close(): void;
+}
+
+/** What to realize besides the policy. */
+export interface RealizeOptions {
+  readonly cwd: string;
+  readonly home: string;
+  readonly strictWrite: boolean;
+  /** Executables the launch runs (the program, the rlimit launcher): opened like exec entries, required. */
+  readonly programs?: readonly string[];
 }
 
 function within(path: string, root: string): boolean {
@@ -83,57 +80,138 @@ function within(path: string, root: string): boolean {
 }
 
 /**
- * Resolves `policy` for a launch in `cwd`. Throws `PolicyError` (`E_POLICY_BROAD_ROOT`) when a path
- * resolves somewhere its use forbids, naming the field and both paths.
+ * Opens and checks every path of `policy` for a launch. Throws `PolicyError` with `E_POLICY_SYMLINK` (a
+ * path passes through a symlink root did not make), `E_POLICY_BROAD_ROOT` (a path resolves somewhere its
+ * use forbids), `E_POLICY_PATH_MISSING` (a write grant, socket or program that does not exist), naming the
+ * field and both paths; `FileError` when a path cannot be opened at all. Owns the descriptors it returns.
  */
-export function realizePolicy(
-  policy: Policy,
-  options: { readonly cwd: string; readonly home: string; readonly strictWrite: boolean },
-  fs: RealizeFs = REAL_FS,
-): RealizedPolicy {
+export function realizePolicy(policy: Policy, options: RealizeOptions): RealizedPolicy {
   const problems: PolicyProblem[] = [];
-  // Different entries may resolve to one place (/bin -> /usr/bin): each place is bound once.
-  const resolve = (paths: readonly string[], field: string, use: PathUse): string[] => [
-    ...new Set(paths.map((path, i) => {
-      const real = fs.realPath(path);
-      if (real === null || real === path) return path;
-      const reason = pathSafetyReason(real, use, options.home);
-      if (reason !== null) {
-        problems.push({
-          code: "E_POLICY_BROAD_ROOT",
-          field: `${field}[${i}]`,
-          message:
-            `Field "${field}[${i}]" is "${path}", which resolves through symlinks to "${real}" and ${reason}`,
-        });
-      }
-      return real;
-    })),
-  ];
-  const exec = resolve(policy.exec, "exec", "exec");
-  const read = resolve(policy.fs.read, "fs.read", "read");
-  const write = resolve(policy.fs.write, "fs.write", "write");
-  if (problems.length > 0) throw new PolicyError(problems);
+  const opened = new Map<string, OpenedPath>();
+  const all: number[] = [];
+  const close = () => {
+    for (const fd of all) closeFd(fd);
+    all.length = 0;
+  };
 
-  const protect: string[] = [];
-  if (options.strictWrite) {
-    for (const root of write) {
-      for (const name of STRICT_WRITE_PROTECTED) {
-        const path = `${root}/${name}`;
-        if (!fs.isSymlink(path)) {
-          if (fs.exists(path)) protect.push(path);
-          continue;
+  /** Opens `path`; returns where it really is, or null when it is missing (and may be). */
+  const open = (path: string, field: string, use: PathUse | null, required: boolean): OpenedPath | null => {
+    let fd: number;
+    let real: string;
+    try {
+      const result = openTrusted(path);
+      fd = result.fd;
+      real = result.path;
+    } catch (error: unknown) {
+      if (!(error instanceof FileError)) throw error;
+      if (error.code === "E_PATH_SYMLINK") {
+        problems.push({
+          code: "E_POLICY_SYMLINK",
+          field,
+          message: `Field "${field}" is "${path}": ${lowerFirst(error.message)}; name the real path instead`,
+        });
+        return null;
+      }
+      if (error.code === "E_PATH_NOT_FOUND") {
+        if (required) {
+          problems.push({
+            code: "E_POLICY_PATH_MISSING",
+            field,
+            message: `Field "${field}" is "${path}", which does not exist`,
+          });
         }
-        // A link (perhaps planted by an earlier run) is never bound through: bwrap would follow it on
-        // both sides. What it points at needs protecting only if that is writable here.
-        const target = fs.realPath(path);
-        if (target !== null && write.some((w) => within(target, w))) protect.push(target);
+        return null;
+      }
+      throw error;
+    }
+    all.push(fd);
+    const reason = real === path || use === null ? null : pathSafetyReason(real, use, options.home);
+    if (reason !== null) {
+      problems.push({
+        code: "E_POLICY_BROAD_ROOT",
+        field,
+        message: `Field "${field}" is "${path}", which resolves through symlinks to "${real}" and ${reason}`,
+      });
+    }
+    return { fd, path: real, info: fdInfo(fd) };
+  };
+
+  // Different entries may resolve to one place (/bin -> /usr/bin): each place is bound once.
+  const resolve = (paths: readonly string[], field: string, use: PathUse, required: boolean): string[] => {
+    const out: string[] = [];
+    paths.forEach((path, i) => {
+      const got = open(path, `${field}[${i}]`, use, required);
+      const real = got?.path ?? path;
+      if (got !== null && !opened.has(real)) opened.set(real, got);
+      if (!out.includes(real)) out.push(real);
+    });
+    return out;
+  };
+
+  try {
+    const exec = resolve(policy.exec, "exec", "exec", false);
+    const read = resolve(policy.fs.read, "fs.read", "read", false);
+    const write = resolve(policy.fs.write, "fs.write", "write", true);
+    const sockets = policy.fs.sockets === undefined
+      ? undefined
+      : resolve(policy.fs.sockets, "fs.sockets", "read", true);
+    for (const program of options.programs ?? []) {
+      if (opened.has(program)) continue;
+      const got = open(program, "(program)", null, true);
+      if (got !== null) opened.set(program, got);
+    }
+    if (problems.length > 0) throw new PolicyError(problems);
+
+    const protect: string[] = [];
+    if (options.strictWrite) {
+      for (const root of write) {
+        const rootFd = opened.get(root)?.fd;
+        if (rootFd === undefined || opened.get(root)!.info.kind !== "dir") continue;
+        for (const name of STRICT_WRITE_PROTECTED) {
+          const path = `${root}/${name}`;
+          let fd: number;
+          try {
+            // Beneath the root's own descriptor, no symlink: a link (perhaps planted by an earlier run)
+            // is never bound through; the file it names is protected only where it is found itself.
+            fd = openBeneath(rootFd, name);
+          } catch (error: unknown) {
+            if (error instanceof FileError && /^E_PATH_/.test(error.code)) continue;
+            throw error;
+          }
+          all.push(fd);
+          opened.set(path, { fd, path, info: fdInfo(fd) });
+          protect.push(path);
+        }
       }
     }
+    const fs: Policy["fs"] = Object.freeze({
+      ...policy.fs,
+      read: Object.freeze(read),
+      write: Object.freeze(write),
+      ...(sockets === undefined ? {} : { sockets: Object.freeze(sockets) }),
+    });
+    const realized: Policy = Object.freeze({ ...policy, exec: Object.freeze(exec), fs });
+    return { policy: realized, protect, cwd: realCwd(options.cwd), opened, close };
+  } catch (error: unknown) {
+    close();
+    throw error;
   }
-  const realized: Policy = Object.freeze({
-    ...policy,
-    exec: Object.freeze(exec),
-    fs: Object.freeze({ read: Object.freeze(read), write: Object.freeze(write) }),
-  });
-  return { policy: realized, protect, cwd: fs.realPath(options.cwd) ?? options.cwd };
+}
+
+/** The cwd comes from this process (`getcwd`, already free of links) or the user's command line. */
+function realCwd(cwd: string): string {
+  try {
+    return Deno.realPathSync(cwd);
+  } catch {
+    return cwd; // Missing: the spawn reports E_SPAWN_CWD.
+  }
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/** True when `path` is a root in `roots` or inside one. */
+export function insideAny(path: string, roots: readonly string[]): boolean {
+  return roots.some((root) => within(path, root));
 }

@@ -1,70 +1,148 @@
 import assert from "node:assert/strict";
 import type { Policy } from "../policy/types.ts";
 import { testPolicy } from "../policy/_testing.ts";
-import { type RealizeFs, realizePolicy } from "./realize.ts";
+import { fdInfo } from "../fsafe/mod.ts";
+import { realizePolicy } from "./realize.ts";
+
+const ROOT = Deno.uid() === 0;
 
 function policy(fs: Partial<Policy["fs"]>, exec: string[] = []): Policy {
   return testPolicy({ exec, fs: { read: fs.read ?? [], write: fs.write ?? [] } });
 }
 
-/** A fake filesystem: `links` maps a path to its resolved target; `files` are plain existing paths. */
-function fakeFs(links: Record<string, string>, files: string[] = []): RealizeFs {
-  const realPath = (path: string): string | null => {
-    for (const [link, target] of Object.entries(links)) {
-      if (path === link) return target;
-      if (path.startsWith(`${link}/`)) return target + path.slice(link.length);
-    }
-    return files.some((f) => f === path || f.startsWith(`${path}/`)) ? path : null;
-  };
-  return {
-    realPath,
-    isSymlink: (path) => Object.hasOwn(links, path),
-    exists: (path) => realPath(path) !== null && files.includes(realPath(path)!),
-  };
+/** `chown -h`: the link itself, as a program other than root would own it. */
+function lchown(path: string, uid: number): void {
+  const out = new Deno.Command("chown", { args: ["-h", `${uid}:${uid}`, path] }).outputSync();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
 }
 
-const opts = { cwd: "/w", home: "/home/me", strictWrite: false };
+async function withDir(body: (dir: string) => void | Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "specter-realize-" });
+  try {
+    await body(await Deno.realPath(dir));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
-Deno.test("a write root that is a symlink to / is refused with both paths named", () => {
-  assert.throws(
-    () => realizePolicy(policy({ write: ["/w/link"] }), opts, fakeFs({ "/w/link": "/" })),
-    (e: unknown) => {
-      const error = e as { code: string; message: string; problems: { field: string }[] };
-      return error.code === "E_POLICY_BROAD_ROOT" && error.problems[0]!.field === "fs.write[0]" &&
-        error.message.includes('"/w/link"') && error.message.includes('"/"');
-    },
-  );
+const opts = (cwd: string) => ({ cwd, home: "/home/nobody-here", strictWrite: false });
+
+Deno.test({
+  name: "a grant through a symlink a non-root program made is refused, naming the path and the link",
+  ignore: !ROOT,
+  fn: () =>
+    withDir((dir) => {
+      Deno.mkdirSync(`${dir}/real`);
+      Deno.symlinkSync(`${dir}/real`, `${dir}/link`);
+      lchown(`${dir}/link`, 65534);
+      for (const fs of [{ write: [`${dir}/link`] }, { read: [`${dir}/link/x`] }]) {
+        assert.throws(() => realizePolicy(policy(fs), opts(dir)), (e: unknown) => {
+          const error = e as { code: string; message: string; problems: { code: string }[] };
+          return error.problems[0]!.code === "E_POLICY_SYMLINK" && error.message.includes(`"${dir}/link`);
+        });
+      }
+      // The link's owner is not all that counts: root's link in a directory others can write is not trusted.
+      lchown(`${dir}/link`, 0);
+      Deno.chmodSync(dir, 0o777);
+      assert.throws(
+        () => realizePolicy(policy({ write: [`${dir}/link`] }), opts(dir)),
+        /E_POLICY_SYMLINK|symlink/,
+      );
+    }),
 });
 
-Deno.test("symlinks into forbidden trees are refused for every list", () => {
-  const fs = fakeFs({ "/w/run": "/run", "/w/etc": "/etc", "/w/sys": "/sys/fs/cgroup" });
-  assert.throws(() => realizePolicy(policy({ write: ["/w/run"] }), opts, fs), {
-    code: "E_POLICY_BROAD_ROOT",
-  });
-  assert.throws(() => realizePolicy(policy({ read: ["/w/etc"] }), opts, fs), { code: "E_POLICY_BROAD_ROOT" });
-  assert.throws(() => realizePolicy(policy({}, ["/w/sys"]), opts, fs), { code: "E_POLICY_BROAD_ROOT" });
+Deno.test({
+  name: "root's own links are followed, and checked again where they land",
+  ignore: !ROOT,
+  fn: () =>
+    withDir((dir) => {
+      Deno.chmodSync(dir, 0o755);
+      Deno.mkdirSync(`${dir}/real`);
+      Deno.symlinkSync("real", `${dir}/rel`);
+      Deno.symlinkSync("/", `${dir}/slash`);
+      Deno.symlinkSync("/etc", `${dir}/etc`);
+      const realized = realizePolicy(policy({ write: [`${dir}/rel`] }), opts(dir));
+      try {
+        assert.deepEqual(realized.policy.fs.write, [`${dir}/real`]);
+        assert.equal(realized.opened.get(`${dir}/real`)!.info.kind, "dir");
+      } finally {
+        realized.close();
+      }
+      assert.throws(() => realizePolicy(policy({ write: [`${dir}/slash`] }), opts(dir)), (e: unknown) => {
+        const error = e as { code: string; message: string };
+        return error.code === "E_POLICY_BROAD_ROOT" && error.message.includes(`"${dir}/slash"`) &&
+          error.message.includes('"/"');
+      });
+      assert.throws(() => realizePolicy(policy({}, [`${dir}/etc`]), opts(dir)), {
+        code: "E_POLICY_BROAD_ROOT",
+      });
+    }),
 });
 
-Deno.test("entries that resolve to one place are bound once", () => {
-  const fs = fakeFs({ "/bin": "/usr/bin" }, ["/usr/bin"]);
-  assert.deepEqual(realizePolicy(policy({}, ["/usr/bin", "/bin"]), opts, fs).policy.exec, ["/usr/bin"]);
+Deno.test("entries that resolve to one place are opened and bound once", () => {
+  let merged = false;
+  try {
+    merged = Deno.lstatSync("/bin").isSymlink;
+  } catch {
+    // No /bin: nothing to merge.
+  }
+  if (!merged) return;
+  const realized = realizePolicy(policy({}, ["/usr/bin", "/bin"]), opts("/"));
+  try {
+    assert.deepEqual(realized.policy.exec, ["/usr/bin"]);
+  } finally {
+    realized.close();
+  }
 });
 
-Deno.test("harmless symlinks are bound at their resolved location; missing paths stay as written", () => {
-  const fs = fakeFs({ "/w/data": "/srv/data" }, ["/srv/data", "/w"]);
-  const realized = realizePolicy(policy({ read: ["/w/data", "/w/missing"], write: ["/w"] }), opts, fs);
-  assert.deepEqual(realized.policy.fs.read, ["/srv/data", "/w/missing"]);
-  assert.deepEqual(realized.policy.fs.write, ["/w"]);
-});
+Deno.test("missing read and exec entries stay as written and bind nothing; a missing write grant is refused", () =>
+  withDir((dir) => {
+    const realized = realizePolicy(
+      policy({ read: [`${dir}/missing`], write: [dir] }, [`${dir}/nope`]),
+      opts(dir),
+    );
+    try {
+      assert.deepEqual(realized.policy.fs.read, [`${dir}/missing`]);
+      assert.ok(!realized.opened.has(`${dir}/missing`) && !realized.opened.has(`${dir}/nope`));
+      assert.ok(realized.opened.has(dir));
+    } finally {
+      realized.close();
+    }
+    assert.throws(() => realizePolicy(policy({ write: [`${dir}/missing`] }), opts(dir)), (e: unknown) => {
+      return (e as { problems: { code: string }[] }).problems[0]!.code === "E_POLICY_PATH_MISSING";
+    });
+  }));
 
-Deno.test("strict-write protects existing names, never binds through a planted symlink", () => {
-  const fs = fakeFs(
-    { "/w/.git": "/etc", "/w/.bashrc": "/w/real-bashrc" },
-    ["/w", "/w/.ssh", "/w/real-bashrc", "/etc"],
-  );
-  const realized = realizePolicy(policy({ write: ["/w"] }), { ...opts, strictWrite: true }, fs);
-  // .git -> /etc is outside every writable root: nothing to protect, and it is never bound through.
-  // .bashrc -> /w/real-bashrc is writable here: its target is protected instead.
-  assert.deepEqual([...realized.protect].sort(), ["/w/.ssh", "/w/real-bashrc"]);
-  assert.ok(!realized.protect.includes("/w/.git") && !realized.protect.includes("/etc"));
-});
+Deno.test("what is opened stays what was checked when the path is swapped for a symlink afterwards", () =>
+  withDir((dir) => {
+    Deno.mkdirSync(`${dir}/work`);
+    const before = Deno.statSync(`${dir}/work`).ino;
+    const realized = realizePolicy(policy({ write: [`${dir}/work`] }), opts(dir));
+    try {
+      // The attacker's move: the granted directory renamed away, a link to / in its place.
+      Deno.renameSync(`${dir}/work`, `${dir}/moved`);
+      Deno.symlinkSync("/", `${dir}/work`);
+      const identity = realized.opened.get(`${dir}/work`)!.info.identity;
+      assert.equal(identity, fdInfo(realized.opened.get(`${dir}/work`)!.fd).identity);
+      assert.ok(identity.endsWith(`:${before}`), `${identity} is still the checked directory`);
+      assert.equal(Deno.statSync(`${dir}/moved`).ino, before);
+    } finally {
+      realized.close();
+    }
+  }));
+
+Deno.test("strict-write protects existing names by descriptor and never binds through a planted symlink", () =>
+  withDir((dir) => {
+    Deno.mkdirSync(`${dir}/.ssh`);
+    Deno.writeTextFileSync(`${dir}/real-bashrc`, "");
+    Deno.symlinkSync("/etc", `${dir}/.git`);
+    Deno.symlinkSync(`${dir}/real-bashrc`, `${dir}/.bashrc`);
+    const realized = realizePolicy(policy({ write: [dir] }), { ...opts(dir), strictWrite: true });
+    try {
+      assert.deepEqual([...realized.protect], [`${dir}/.ssh`]);
+      assert.equal(realized.opened.get(`${dir}/.ssh`)!.info.kind, "dir");
+      assert.ok(!realized.opened.has(`${dir}/.git`) && !realized.opened.has("/etc"));
+    } finally {
+      realized.close();
+    }
+  }));

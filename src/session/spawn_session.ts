@@ -11,9 +11,9 @@ import { contentFd } from "../pty/content_fd.ts";
 import { raiseOpenFileLimit } from "../pty/process.ts";
 import { resolveProgram, spawnOnPty } from "../pty/spawn.ts";
 import { CastWriter } from "../recording/asciicast.ts";
-import { compileLaunchPlan, type LaunchPlan, type SandboxBackend } from "../sandbox/plan.ts";
+import { compileLaunchPlan, type LaunchPlan, programCommand, type SandboxBackend } from "../sandbox/plan.ts";
 import { findPrlimit, hostFacts } from "../sandbox/probe.ts";
-import { realizePolicy } from "../sandbox/realize.ts";
+import { type RealizedPolicy, realizePolicy } from "../sandbox/realize.ts";
 import {
   DEFAULTS,
   type ResolvedOptions,
@@ -22,6 +22,8 @@ import {
   type SpawnOptions,
 } from "./options.ts";
 import { nowSeconds, Session } from "./session.ts";
+import { killHelper, passGate } from "./_sandbox_gate.ts";
+import { closeChildEnds, closeGate, openGate } from "../pty/gate.ts";
 
 let limitRaised = false;
 
@@ -76,10 +78,14 @@ export interface PreparedLaunch {
  * auditor reads is exactly what a run with the same options executes.
  */
 export function prepareLaunch(options: SpawnOptions): PreparedLaunch {
-  return prepare(resolveOptions(options));
+  const { opened, ...prepared } = prepare(resolveOptions(options));
+  // The plan is plain data: the descriptors it names were opened to check and identify the paths, and
+  // a launch opens its own.
+  opened?.close();
+  return prepared;
 }
 
-function prepare(resolved: ResolvedOptions): PreparedLaunch {
+function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: RealizedPolicy | null } {
   const sandbox = resolved.sandbox ?? defaultSandbox(resolved.cwd);
   const policy: Policy | null = "policy" in sandbox ? sandbox.policy : null;
   if (policy !== null && !isValidatedPolicy(policy)) {
@@ -146,19 +152,26 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch {
     ...(rlimits === undefined ? {} : { rlimits }),
   };
   if (!sandboxed || policy === null) {
-    return { plan: compileLaunchPlan(policy, request, backend, NO_HOST), program, options };
+    return { plan: compileLaunchPlan(policy, request, backend, NO_HOST), program, options, opened: null };
   }
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
   const realized = realizePolicy(policy, {
     cwd: resolved.cwd,
     home: Deno.env.get("HOME") ?? "/",
     strictWrite,
+    programs: [...new Set([program, programCommand(request)[0]!])],
   });
-  const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
-  const plan = compileLaunchPlan(realized.policy, { ...request, cwd: realized.cwd }, backend, host, {
-    protect: realized.protect,
-  });
-  return { plan, program, options };
+  try {
+    const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
+    const plan = compileLaunchPlan(realized.policy, { ...request, cwd: realized.cwd }, backend, host, {
+      protect: realized.protect,
+      opened: realized.opened,
+    });
+    return { plan, program, options, opened: realized };
+  } catch (error: unknown) {
+    realized.close();
+    throw error;
+  }
 }
 
 // Backends other than bwrap read no host facts.
@@ -195,8 +208,9 @@ export function spawn(options: SpawnOptions): Session {
     raiseOpenFileLimit();
     limitRaised = true;
   }
-  const { plan, program, options: effective } = prepare(resolved);
+  const { plan, program, options: effective, opened } = prepare(resolved);
   if (plan.backend === "seatbelt" && Deno.build.os !== "darwin") {
+    opened?.close();
     // Seatbelt plans can be prepared and rendered anywhere (they are text); only macOS can run them.
     throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend runs only on macOS", {
       details: {
@@ -214,8 +228,15 @@ export function spawn(options: SpawnOptions): Session {
     ...(effective.title === null ? {} : { title: effective.title }),
   });
   const passed: number[] = [];
+  const gate = plan.gate === null ? null : openGate();
   try {
     for (const file of plan.files) passed.push(contentFd(file.content));
+    // A path bound twice (a workspace both read and written) is one opened fd dup2'ed to two targets.
+    const descriptorFds = plan.descriptors.map(({ path, target }) => {
+      const fd = opened?.opened.get(path)?.fd;
+      if (fd === undefined) throw new SandboxError("E_SANDBOX_START", `"${path}" was not opened`);
+      return { fd, target };
+    });
     const child = spawnOnPty({
       argv: plan.argv,
       argv0: plan.argv0,
@@ -226,8 +247,22 @@ export function spawn(options: SpawnOptions): Session {
       inheritFds: [
         ...effective.inheritFds,
         ...plan.files.map((file, i) => ({ fd: passed[i]!, target: file.target })),
+        ...(gate === null || plan.gate === null ? [] : [
+          { fd: gate.childBlock, target: plan.gate.block },
+          { fd: gate.childInfo, target: plan.gate.info },
+        ]),
+        ...descriptorFds,
       ],
     });
+    if (gate !== null && plan.gate !== null) {
+      closeChildEnds(gate);
+      try {
+        passGate(child.pid, plan, gate);
+      } catch (error: unknown) {
+        killHelper(child);
+        throw error;
+      }
+    }
     return new Session(
       child,
       { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
@@ -248,5 +283,7 @@ export function spawn(options: SpawnOptions): Session {
     throw error;
   } finally {
     for (const fd of passed) closeQuietly(fd);
+    if (gate !== null) closeGate(gate);
+    opened?.close();
   }
 }

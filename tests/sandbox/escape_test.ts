@@ -321,10 +321,11 @@ sessionTest(
 
 sessionTest("a write root that is a symlink to / is refused before anything runs", async () => {
   await withHostDir(async (dir) => {
+    // The sandbox uid owns this directory: the link could be a planted one, so it is never followed.
     await Deno.symlink("/", `${dir}/rootlink`);
     await assert.rejects(
       runSandboxed([SH, "-c", "echo pwned > /tmp/x"], policyOf({ fs: { write: [`${dir}/rootlink`] } })),
-      (e: unknown) => (e as { code: string }).code === "E_POLICY_BROAD_ROOT",
+      (e: unknown) => (e as { problems: { code: string }[] }).problems[0]!.code === "E_POLICY_SYMLINK",
     );
   });
 });

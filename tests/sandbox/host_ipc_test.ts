@@ -182,12 +182,8 @@ sessionTest(
   },
 );
 
-// Ignored until realizePolicy (src/sandbox/realize.ts, being rewritten by another engineer) carries
-// `fs.sockets` into the realized policy: today it rebuilds `fs` from read/write only, so the grant never
-// reaches the plan (the run stays closed: socket() fails with EPERM, safe but not the grant).
 Deno.test({
   name: "fs.sockets grants exactly the named socket a bind; the documented limit holds as stated",
-  ignore: true,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {

@@ -53,6 +53,8 @@ export function seatbeltPlan(
     cwd: request.cwd,
     programCwd: request.cwd,
     files: [],
+    descriptors: [],
+    gate: null,
     policy,
   };
 }

@@ -1,0 +1,97 @@
+/**
+ * The check between bwrap's setup and the program's first instruction: bwrap reports its child, blocks
+ * on the gate, and the child's mount table is compared with the plan. Only then is it released.
+ *
+ * @module
+ */
+import { FileError, SandboxError, SpawnError } from "../errors.ts";
+import { closeFd, fdInfo, openBeneath, openProcessRoot } from "../fsafe/mod.ts";
+import { closeQuietly, libc } from "../pty/_libc.ts";
+import { GATE_DEADLINE_MS, type GatePipes, readInfo, releaseGate, waitBlocked } from "../pty/gate.ts";
+import type { SpawnedChild } from "../pty/spawn.ts";
+import { checkMounts, parseMountInfo } from "../sandbox/mount_check.ts";
+import type { LaunchPlan } from "../sandbox/plan.ts";
+
+/** What the gate learned: the sandbox's first process (`null` when bwrap failed before it existed). */
+export interface GateResult {
+  readonly childPid: number | null;
+}
+
+/**
+ * Waits for bwrap's sandbox to be set up, checks its mounts against `plan` and releases it. Throws
+ * `E_SANDBOX_MOUNTS` when the mounts differ (the program has not run; the caller kills the helper),
+ * `E_SPAWN` when bwrap does not get there in time. When bwrap fails during setup there is nothing to
+ * release: it exits with its own message on the terminal, which the session reports.
+ */
+export function passGate(helperPid: number, plan: LaunchPlan, gate: GatePipes): GateResult {
+  if (plan.gate === null) return { childPid: null };
+  const deadline = performance.now() + GATE_DEADLINE_MS;
+  const info = readInfo(gate, deadline);
+  if (info === null) return { childPid: null };
+  const childPid = childPidOf(info);
+  if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid };
+  let problems: string[];
+  try {
+    problems = mountProblems(childPid, plan);
+  } catch (error: unknown) {
+    libc().sym.kill(childPid, libc().table.signals.KILL);
+    throw error;
+  }
+  if (problems.length > 0) {
+    libc().sym.kill(childPid, libc().table.signals.KILL);
+    throw new SandboxError(
+      "E_SANDBOX_MOUNTS",
+      `The sandbox's mounts differ from its plan, so the program was not run: ${problems[0]}`,
+      { details: { problems, helper_pid: helperPid } },
+    );
+  }
+  releaseGate(gate);
+  return { childPid };
+}
+
+function childPidOf(info: string): number {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(info) as Record<string, unknown>)["child-pid"];
+  } catch (cause) {
+    throw new SpawnError("E_SPAWN", "The sandbox helper's info is not JSON", { cause });
+  }
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 1) {
+    throw new SpawnError("E_SPAWN", "The sandbox helper's info has no child pid");
+  }
+  return pid;
+}
+
+function mountProblems(childPid: number, plan: LaunchPlan): string[] {
+  const table = Deno.readTextFileSync(`/proc/${childPid}/mountinfo`);
+  const root = openProcessRoot(childPid);
+  try {
+    return checkMounts(parseMountInfo(table), plan.descriptors, (dest) => {
+      let fd: number;
+      try {
+        fd = openBeneath(root, dest.replace(/^\/+/, ""));
+      } catch (error: unknown) {
+        if (error instanceof FileError) return null; // Missing, or reached through a link: not the bind.
+        throw error;
+      }
+      try {
+        const { identity, kind } = fdInfo(fd);
+        return { identity, kind };
+      } finally {
+        closeFd(fd);
+      }
+    });
+  } finally {
+    closeFd(root);
+  }
+}
+
+/** Kills a helper held at the gate (its sandbox dies with it: `--die-with-parent`), reaps it, closes its terminal. */
+export function killHelper(child: SpawnedChild): void {
+  const lib = libc();
+  lib.sym.kill(child.pid, lib.table.signals.KILL);
+  const status = new Int32Array(1);
+  // Blocking, but the process was just SIGKILLed: it is gone at once. EINTR: wait again.
+  while (lib.sym.waitpid(child.pid, new Uint8Array(status.buffer), 0) < 0 && lib.errno() === 4);
+  closeQuietly(child.master);
+}
