@@ -34,7 +34,8 @@ export const ERROR_CODES = {
   E_POLICY_SOCKET_ACK: "Host unix sockets (fs.sockets) were granted without --ack-host-sockets",
   E_POLICY_SYMLINK:
     "A policy path (or the program) passes through a symlink that root did not make; name the real path instead",
-  E_POLICY_PATH_MISSING: "A write grant, granted socket or the program does not exist",
+  E_POLICY_PATH_MISSING:
+    "A write grant, a granted socket, the program, or a read/exec entry inside a write grant does not exist",
   E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
   E_SANDBOX_START: "The sandbox backend failed to start the program",
   E_SANDBOX_MOUNTS:

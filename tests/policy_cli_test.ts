@@ -428,7 +428,13 @@ Deno.test({
       assert.notEqual(plain.fingerprint.argv_sha256, strict.fingerprint.argv_sha256);
       const real = await Deno.realPath(dir);
       const at = strict.argv.indexOf(`${real}/.git`);
-      assert.ok(at > 0 && strict.argv[at - 1] === "--ro-bind-try", JSON.stringify(strict.argv));
+      // Protected by descriptor: `--ro-bind-fd N <dir>/.git`, and listed with its identity.
+      assert.ok(at > 1 && strict.argv[at - 2] === "--ro-bind-fd", JSON.stringify(strict.argv));
+      assert.ok(
+        strict.descriptors.some((d: { path: string; purpose: string; writable: boolean }) =>
+          d.path === `${real}/.git` && d.purpose === "protect" && !d.writable
+        ),
+      );
       assert.deepEqual(strict.argv.slice(-3), ["/bin/sh", "-c", "echo a b"]);
       const options = runOptions("workspace", dir, "bwrap", ["echo", "a b"], {
         unsafeWrite: true,
@@ -452,8 +458,8 @@ Deno.test({
       const result = await specter("policy", "render", file, "--cwd", dir, "--max-memory", "64M", "--json");
       assert.equal(result.code, 0, result.stderr);
       const rendering = JSON.parse(result.stdout);
-      // What bwrap executes: everything after "--seccomp 3 --".
-      const launcher = rendering.argv.slice(rendering.argv.indexOf("--seccomp") + 3);
+      // What bwrap executes: everything after "--seccomp 3 --block-fd 4 --info-fd 5 --".
+      const launcher = rendering.argv.slice(rendering.argv.indexOf("--info-fd") + 3);
       assert.match(launcher[0], /\/prlimit$/);
       assert.deepEqual(launcher.slice(-2), ["--", "/bin/sh"]);
       assert.ok(launcher.includes(`--as=${64 * 1024 * 1024 * 4}`), JSON.stringify(launcher));

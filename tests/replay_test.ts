@@ -326,10 +326,13 @@ sessionTest(
   "replay: a run that can no longer start (its program is gone) is E_REPLAY_RUN, not drift",
   async () => {
     await withTempDir(async (dir) => {
+      // The sandbox uid must reach the program (a root-only temp dir would stop bwrap, whose error
+      // message names the path: the expected text is not in the path).
+      await Deno.chmod(dir, 0o755);
       await Deno.mkdir(`${dir}/s`);
-      await Deno.writeTextFile(`${dir}/s/hello`, "#!/bin/sh\necho hello\n", { mode: 0o755 });
+      await Deno.writeTextFile(`${dir}/s/hello`, "#!/bin/sh\necho HELLO-OUT\n", { mode: 0o755 });
       const scenario = `version: 1\nname: hello\nrun:\n  policy: basic\n  argv: [${dir}/s/hello]\nsteps:\n` +
-        `  - wait_for: { exit: true }\n  - expect: { screen_contains: hello }\n`;
+        `  - wait_for: { exit: true }\n  - expect: { screen_contains: HELLO-OUT }\n`;
       await Deno.writeTextFile(`${dir}/s/hello.yaml`, scenario);
       const bundle = `${dir}/bundle`;
       assert.equal((await specter(["test", "--artifacts", bundle, `${dir}/s/hello.yaml`])).code, 0);

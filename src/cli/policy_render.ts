@@ -65,6 +65,19 @@ export interface LaunchRendering {
   readonly env_names: readonly string[];
   /** What the run's audit log records for the same options. */
   readonly fingerprint: PlanFingerprint;
+  /**
+   * The paths bound from descriptors (bwrap): each was opened once, without following a link root did
+   * not make, and is passed on fd `target`; after setup the sandbox's mount table must show `identity`
+   * at `dest` before the program runs (the gate on fds `gate.block`/`gate.info`).
+   */
+  readonly descriptors?: readonly {
+    readonly target: number;
+    readonly path: string;
+    readonly dest: string;
+    readonly purpose: string;
+    readonly writable: boolean;
+    readonly identity: string;
+  }[];
   /** The seccomp filter (bwrap). */
   readonly seccomp?: RenderedSeccomp;
   /** The Seatbelt profile text (seatbelt). */
@@ -103,6 +116,7 @@ export function renderPlan(plan: LaunchPlan, program: string): LaunchRendering {
   const arch = seccompArchFor(Deno.build.arch);
   return {
     ...base,
+    descriptors: plan.descriptors.map((d) => ({ ...d })),
     seccomp: {
       arch,
       fd: filter.target,
@@ -146,6 +160,18 @@ export function shellQuote(arg: string): string {
     else out += char;
   }
   return `$'${out}'`;
+}
+
+function descriptorLines(descriptors: NonNullable<LaunchRendering["descriptors"]>): string[] {
+  return [
+    "Bound from descriptors (each opened once, no link followed unless root made it; the program runs only",
+    "after the sandbox's mount table shows each at its place, and no other writable mount):",
+    ...descriptors.map((d) =>
+      `  fd ${d.target}  ${d.writable ? "rw" : "ro"}  ${d.purpose.padEnd(7)}  ${shellQuote(d.path)}${
+        d.dest === d.path ? "" : ` -> ${shellQuote(d.dest)}`
+      }  (${d.identity})`
+    ),
+  ];
 }
 
 function seccompLines(seccomp: RenderedSeccomp): string[] {
@@ -217,6 +243,7 @@ export function formatRendering(rendering: LaunchRendering): string {
     `Command line (shell-quoted, one option per line; environment values are ${REDACTED}):`,
     ...argv.map((arg) => `  ${arg}`),
     "",
+    ...(rendering.descriptors === undefined ? [] : [...descriptorLines(rendering.descriptors), ""]),
     ...(rendering.seccomp === undefined ? [] : [...seccompLines(rendering.seccomp), ""]),
     ...(rendering.profile === undefined ? [] : [...profileLines(rendering.profile), ""]),
     "Fingerprint (the audit log of a run with the same options records the same values):",

@@ -82,7 +82,8 @@ function within(path: string, root: string): boolean {
 /**
  * Opens and checks every path of `policy` for a launch. Throws `PolicyError` with `E_POLICY_SYMLINK` (a
  * path passes through a symlink root did not make), `E_POLICY_BROAD_ROOT` (a path resolves somewhere its
- * use forbids), `E_POLICY_PATH_MISSING` (a write grant, socket or program that does not exist), naming the
+ * use forbids), `E_POLICY_PATH_MISSING` (a write grant, socket, program, or read/exec entry inside a write grant that does
+ * not exist), naming the
  * field and both paths; `FileError` when a path cannot be opened at all. Owns the descriptors it returns.
  */
 export function realizePolicy(policy: Policy, options: RealizeOptions): RealizedPolicy {
@@ -137,10 +138,16 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
   };
 
   // Different entries may resolve to one place (/bin -> /usr/bin): each place is bound once.
-  const resolve = (paths: readonly string[], field: string, use: PathUse, required: boolean): string[] => {
+  const resolve = (
+    paths: readonly string[],
+    field: string,
+    use: PathUse,
+    required: boolean,
+    optional: readonly string[] = [],
+  ): string[] => {
     const out: string[] = [];
     paths.forEach((path, i) => {
-      const got = open(path, `${field}[${i}]`, use, required);
+      const got = open(path, `${field}[${i}]`, use, required || !optional.includes(path));
       const real = got?.path ?? path;
       if (got !== null && !opened.has(real)) opened.set(real, got);
       if (!out.includes(real)) out.push(real);
@@ -149,9 +156,14 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
   };
 
   try {
-    const exec = resolve(policy.exec, "exec", "exec", false);
-    const read = resolve(policy.fs.read, "fs.read", "read", false);
+    // A missing read/exec entry binds nothing, except inside a write grant: there a sandboxed program
+    // (this one earlier, or another run) could have moved it away for this launch and back afterwards,
+    // getting write access to what was to be read-only. There it must exist.
+    const inWrite = (path: string) => policy.fs.write.some((root) => within(path, root));
+    const maybe = (paths: readonly string[]) => paths.filter((path) => !inWrite(path));
     const write = resolve(policy.fs.write, "fs.write", "write", true);
+    const exec = resolve(policy.exec, "exec", "exec", false, maybe(policy.exec));
+    const read = resolve(policy.fs.read, "fs.read", "read", false, maybe(policy.fs.read));
     const sockets = policy.fs.sockets === undefined
       ? undefined
       : resolve(policy.fs.sockets, "fs.sockets", "read", true);
@@ -209,9 +221,4 @@ function realCwd(cwd: string): string {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
-}
-
-/** True when `path` is a root in `roots` or inside one. */
-export function insideAny(path: string, roots: readonly string[]): boolean {
-  return roots.some((root) => within(path, root));
 }

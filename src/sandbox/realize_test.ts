@@ -97,20 +97,28 @@ Deno.test("entries that resolve to one place are opened and bound once", () => {
 
 Deno.test("missing read and exec entries stay as written and bind nothing; a missing write grant is refused", () =>
   withDir((dir) => {
+    Deno.mkdirSync(`${dir}/out`);
     const realized = realizePolicy(
-      policy({ read: [`${dir}/missing`], write: [dir] }, [`${dir}/nope`]),
+      policy({ read: [`${dir}/missing`], write: [`${dir}/out`] }, [`${dir}/nope`]),
       opts(dir),
     );
     try {
       assert.deepEqual(realized.policy.fs.read, [`${dir}/missing`]);
       assert.ok(!realized.opened.has(`${dir}/missing`) && !realized.opened.has(`${dir}/nope`));
-      assert.ok(realized.opened.has(dir));
+      assert.ok(realized.opened.has(`${dir}/out`));
     } finally {
       realized.close();
     }
-    assert.throws(() => realizePolicy(policy({ write: [`${dir}/missing`] }), opts(dir)), (e: unknown) => {
-      return (e as { problems: { code: string }[] }).problems[0]!.code === "E_POLICY_PATH_MISSING";
-    });
+    const missing = (e: unknown) =>
+      (e as { problems: { code: string }[] }).problems[0]!.code === "E_POLICY_PATH_MISSING";
+    assert.throws(() => realizePolicy(policy({ write: [`${dir}/missing`] }), opts(dir)), missing);
+    // Inside a write grant a read-only entry must exist: moved away for the launch and back afterwards,
+    // it would be writable.
+    Deno.mkdirSync(`${dir}/w`);
+    assert.throws(
+      () => realizePolicy(policy({ read: [`${dir}/w/data`], write: [`${dir}/w`] }), opts(dir)),
+      missing,
+    );
   }));
 
 Deno.test("what is opened stays what was checked when the path is swapped for a symlink afterwards", () =>

@@ -12,9 +12,10 @@ import type { SpawnedChild } from "../pty/spawn.ts";
 import { checkMounts, parseMountInfo } from "../sandbox/mount_check.ts";
 import type { LaunchPlan } from "../sandbox/plan.ts";
 
-/** What the gate learned: the sandbox's first process (`null` when bwrap failed before it existed). */
+/** What the gate learned: the sandbox's first process, or that the setup failed (bwrap said why on the terminal). */
 export interface GateResult {
   readonly childPid: number | null;
+  readonly started: boolean;
 }
 
 /**
@@ -24,12 +25,12 @@ export interface GateResult {
  * release: it exits with its own message on the terminal, which the session reports.
  */
 export function passGate(helperPid: number, plan: LaunchPlan, gate: GatePipes): GateResult {
-  if (plan.gate === null) return { childPid: null };
+  if (plan.gate === null) return { childPid: null, started: true };
   const deadline = performance.now() + GATE_DEADLINE_MS;
   const info = readInfo(gate, deadline);
-  if (info === null) return { childPid: null };
+  if (info === null) return { childPid: null, started: false };
   const childPid = childPidOf(info);
-  if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid };
+  if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid, started: false };
   let problems: string[];
   try {
     problems = mountProblems(childPid, plan);
@@ -46,7 +47,32 @@ export function passGate(helperPid: number, plan: LaunchPlan, gate: GatePipes): 
     );
   }
   releaseGate(gate);
-  return { childPid };
+  return { childPid, started: true };
+}
+
+/**
+ * The typed error for a sandbox whose setup failed: bwrap's own words, read from the terminal it wrote
+ * them to (a bind whose source vanished, "Race condition binding dirfd" when a path was swapped after it
+ * was opened). Reads what is buffered without blocking; at most 4 KiB.
+ */
+export function setupFailure(child: SpawnedChild): SandboxError {
+  const lib = libc();
+  const buffer = new Uint8Array(4096);
+  let text = "";
+  // The helper is exiting; give its last words a moment to reach the terminal.
+  for (let i = 0; i < 50 && text === ""; i++) {
+    const n = Number(lib.sym.read(child.master, buffer, BigInt(buffer.length)));
+    if (n > 0) text = new TextDecoder().decode(buffer.subarray(0, n));
+    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+  }
+  const said = text.split(/\r?\n/).find((line) => line.trim() !== "")?.slice(0, 300) ?? "no message";
+  return new SandboxError(
+    "E_SANDBOX_START",
+    `The sandbox failed to set up, so the program was not run: ${said}`,
+    {
+      details: { helper: said },
+    },
+  );
 }
 
 function childPidOf(info: string): number {

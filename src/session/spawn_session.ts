@@ -22,7 +22,7 @@ import {
   type SpawnOptions,
 } from "./options.ts";
 import { nowSeconds, Session } from "./session.ts";
-import { killHelper, passGate } from "./_sandbox_gate.ts";
+import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { closeChildEnds, closeGate, openGate } from "../pty/gate.ts";
 
 let limitRaised = false;
@@ -256,11 +256,17 @@ export function spawn(options: SpawnOptions): Session {
     });
     if (gate !== null && plan.gate !== null) {
       closeChildEnds(gate);
+      let started: boolean;
       try {
-        passGate(child.pid, plan, gate);
+        started = passGate(child.pid, plan, gate).started;
       } catch (error: unknown) {
         killHelper(child);
         throw error;
+      }
+      if (!started) {
+        const failure = setupFailure(child);
+        killHelper(child);
+        throw failure;
       }
     }
     return new Session(
