@@ -52,6 +52,8 @@ export const ERROR_CODES = {
     "A file a replay requires is missing from the bundle (policy.effective.json, checksums.json, events.ndjson)",
   E_REPLAY_TAMPERED:
     "A bundle file was altered, removed or added since the run (it does not match checksums.json)",
+  E_REPLAY_NORMALIZE:
+    "A redaction regex ran past its deadline while a replay normalized output (a backtracking pattern); nothing was compared",
   E_REPLAY_RUN: "The replayed run could not be carried out although the recorded one was (e.g. a file moved)",
   E_PATH_SYMLINK: "A path is, or passes through, a symlink where none may be followed",
   E_PATH_ESCAPE: "A path is absolute, contains `..`, or leaves the directory it must stay beneath",

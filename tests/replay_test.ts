@@ -416,3 +416,33 @@ sessionTest(
   },
   60_000,
 );
+
+sessionTest(
+  "replay: a backtracking redaction from the bundle's policy cannot stop the clock (E_REPLAY_NORMALIZE, exit 2)",
+  async () => {
+    await withTempDir(async (dir) => {
+      await Deno.mkdir(`${dir}/s`);
+      await Deno.writeTextFile(
+        `${dir}/s/p.toml`,
+        'version = 1\nexec = ["/usr/bin"]\n[replay]\nredactions = [{ pattern = "(a+)+$", replacement = "x" }]\n',
+      );
+      await Deno.writeTextFile(
+        `${dir}/s/flood.yaml`,
+        `version: 1\nname: flood\nrun:\n  policy: ./p.toml\n  argv: [/usr/bin/printf, "${
+          "a".repeat(40)
+        }!\\n"]\n` +
+          `steps:\n  - wait_for: { exit: true }\n`,
+      );
+      const bundle = `${dir}/bundle`;
+      const run = await specter(["test", "--artifacts", bundle, `${dir}/s/flood.yaml`]);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      const started = performance.now();
+      const replay = await specter(["replay", bundle]);
+      assert.equal(replay.code, 2, replay.stdout + replay.stderr);
+      assert.match(replay.stderr, /E_REPLAY_NORMALIZE/);
+      // 2 s per text, and the first text already times out.
+      assert.ok(performance.now() - started < 15_000, `took ${performance.now() - started} ms`);
+    });
+  },
+  60_000,
+);

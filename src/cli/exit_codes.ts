@@ -25,6 +25,7 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_REPLAY_INCOMPLETE":
     case "E_REPLAY_TAMPERED":
     case "E_REPLAY_RUN":
+    case "E_REPLAY_NORMALIZE":
     case "E_SCENARIO_PARSE":
     case "E_SCENARIO_SCHEMA":
       return 2;

@@ -13,6 +13,7 @@ import type { Policy } from "../policy/mod.ts";
 import { SpecterError } from "../errors.ts";
 import { closeFd, fdProcPath, openBeneath, writeFileWhole } from "../fsafe/mod.ts";
 import { runScenario } from "../scenario/runner.ts";
+import { RegexClock, TIMED_OUT } from "../scenario/regex_clock.ts";
 import {
   BundleDir,
   bundleError,
@@ -240,6 +241,9 @@ async function replayOpen(
   }
 }
 
+/** How long the redactions may take over one text (a snapshot, the transcript, the result). */
+export const REDACTION_BUDGET_MS = 2_000;
+
 async function compareRun(
   bundle: BundleDir,
   prepared: ReturnType<typeof prepare>,
@@ -266,21 +270,44 @@ async function compareRun(
   } finally {
     freshDir.close();
   }
-  const norm = (text: string) => normalizeText(text, settings.filters.value, settings.redactions.value);
+  // Redactions come from the bundle's policy or the command line and run over program output: on the
+  // regex worker with a deadline, so a backtracking pattern cannot stop the clock.
+  const clock = new RegexClock();
+  const norm = async (text: string): Promise<string> => {
+    const filtered = normalizeText(text, settings.filters.value, []);
+    const out = await clock.replace(settings.redactions.value, filtered, REDACTION_BUDGET_MS);
+    if (out === TIMED_OUT) {
+      throw new SpecterError(
+        "E_REPLAY_NORMALIZE",
+        `A redaction ran past its ${REDACTION_BUDGET_MS} ms deadline (a backtracking pattern?), so the replay cannot compare`,
+        { details: { dir, redactions: settings.redactions.value.map((r) => r.pattern.slice(0, 80)) } },
+      );
+    }
+    return out;
+  };
   const differences: ReplayDifference[] = [];
-  const compare = (kind: ReplayDifference["kind"], name: string, before: string, after: string) => {
-    const diff = unifiedDiff(norm(before), norm(after), [`recorded ${name}`, `replayed ${name}`]);
+  const compare = async (kind: ReplayDifference["kind"], name: string, before: string, after: string) => {
+    const diff = unifiedDiff(await norm(before), await norm(after), [`recorded ${name}`, `replayed ${name}`]);
     if (diff !== "") differences.push({ kind, name, diff });
   };
-  for (const name of new Set([...recorded.snapshots.keys(), ...fresh.snapshots.keys()])) {
-    const missing = "(no snapshot)\n";
-    compare("snapshot", name, recorded.snapshots.get(name) ?? missing, fresh.snapshots.get(name) ?? missing);
-  }
-  if (recorded.transcript !== null) {
-    compare("transcript", "session.cast", recorded.transcript, fresh.transcript ?? "");
-  }
-  if (recorded.result !== null) {
-    compare("result", "run.json", resultText(recorded.result), resultText(replayed));
+  try {
+    for (const name of new Set([...recorded.snapshots.keys(), ...fresh.snapshots.keys()])) {
+      const missing = "(no snapshot)\n";
+      await compare(
+        "snapshot",
+        name,
+        recorded.snapshots.get(name) ?? missing,
+        fresh.snapshots.get(name) ?? missing,
+      );
+    }
+    if (recorded.transcript !== null) {
+      await compare("transcript", "session.cast", recorded.transcript, fresh.transcript ?? "");
+    }
+    if (recorded.result !== null) {
+      await compare("result", "run.json", resultText(recorded.result), resultText(replayed));
+    }
+  } finally {
+    clock.close();
   }
 
   const broke = replayed.status === "Error" && recorded.result?.status !== "Error";
