@@ -174,7 +174,7 @@ function digests(rootFd: number, prefix: string, out: Map<string, string>): void
 function digestFile(rootFd: number, path: string, identity: string): string {
   let fd: number;
   try {
-    fd = openBeneath(rootFd, path, { mode: "read" });
+    fd = openBeneath(rootFd, path);
   } catch (error: unknown) {
     return `${MARKER}${error instanceof FileError ? error.code : "unreadable"}`;
   }

@@ -6,7 +6,7 @@
  */
 import { FileError } from "../errors.ts";
 import { AT_FDCWD, cPath, ERRNO, linux, O } from "./_linux.ts";
-import { closeFd, fdInfo, openBeneath, openNoSymlinks } from "./open.ts";
+import { closeFd, fdInfo, fdProcPath, openBeneath, openNoSymlinks } from "./open.ts";
 
 /** What a read is for, in error messages ("scenario", "golden", …), and its size cap. */
 export interface ReadLimits {
@@ -31,6 +31,25 @@ export function readFd(fd: number, limits: ReadLimits, shown = `descriptor ${fd}
   }
   if (stat.size > limits.maxBytes) throw tooLarge(what, shown, stat.size, limits.maxBytes);
   const { sym, errno } = linux();
+  // Read through a fresh description of the very inode that was checked (`fd` may be an O_PATH handle:
+  // then nothing but a regular file is ever opened for reading, so a device's open has no side effects).
+  const readable = sym.openat(AT_FDCWD, cPath(fdProcPath(fd)), O.RDONLY | O.NONBLOCK | O.CLOEXEC | 0o400, 0);
+  if (readable < 0) {
+    const code = errno();
+    throw new FileError("E_FILE_READ", `Could not open the ${what} "${shown}" (errno ${code})`, {
+      details: { path: shown, errno: code },
+    });
+  }
+  try {
+    return readOpen(readable, stat.size, limits, what, shown);
+  } finally {
+    closeFd(readable);
+  }
+}
+
+function readOpen(fd: number, size: number, limits: ReadLimits, what: string, shown: string): Uint8Array {
+  const { sym, errno } = linux();
+  const stat = { size };
   // One byte more than the cap tells "exactly at the cap" from "grew past it".
   const buffer = new Uint8Array(Math.min(limits.maxBytes, Math.max(stat.size, 4096)) + 1);
   let length = 0;
@@ -66,7 +85,7 @@ function tooLarge(what: string, shown: string, size: number, max: number): FileE
 export function readFileBeneath(dir: string | number, relative: string, limits: ReadLimits): Uint8Array {
   const dirFd = typeof dir === "number" ? dir : openDirectory(dir);
   try {
-    const fd = openBeneath(dirFd, relative, { mode: "read" });
+    const fd = openBeneath(dirFd, relative);
     try {
       return readFd(fd, limits, relative);
     } finally {
@@ -118,9 +137,10 @@ export function readRegularFile(
   const { sym, errno } = linux();
   let fd: number;
   if (limits.noFollow === true) {
-    fd = openNoSymlinks(path, { mode: "read" });
+    fd = openNoSymlinks(path);
   } else {
-    fd = sym.openat(AT_FDCWD, cPath(path), O.RDONLY | O.NONBLOCK | O.CLOEXEC | 0o400, 0);
+    // A handle first: the type is checked before anything is opened for reading (see readFd).
+    fd = sym.openat(AT_FDCWD, cPath(path), O.PATH | O.CLOEXEC, 0);
     if (fd < 0) {
       const code = errno();
       const what = limits.what ?? "file";
