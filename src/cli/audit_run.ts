@@ -111,6 +111,8 @@ export function auditLaunch(audit: RunAudit, session: Session): void {
     policy_sha256: fingerprint.policy_sha256,
     fingerprint,
     limits: launch.limits,
+    // Which mechanism held each ceiling: the session's cgroup, a sampler (no usable cgroup), or an rlimit.
+    enforced_by: launch.enforcedBy,
     timeout_ms: launch.timeoutMs,
     max_output_bytes: launch.maxOutputBytes,
   });
@@ -120,7 +122,12 @@ export function auditLaunch(audit: RunAudit, session: Session): void {
 export function auditFrame(audit: RunAudit, frame: Frame): void {
   switch (frame.type) {
     case "capsule_kill":
-      audit.log.record("breach", { reason: frame.reason, limit: frame.limit, value: frame.value ?? null });
+      audit.log.record("breach", {
+        reason: frame.reason,
+        limit: frame.limit,
+        value: frame.value ?? null,
+        ...(frame.enforced_by === undefined ? {} : { enforced_by: frame.enforced_by }),
+      });
       return;
     case "overflow":
       audit.log.record("breach", { reason: `overflow:${frame.reason}`, limit: frame.limit ?? null });

@@ -106,6 +106,18 @@ export const OverflowFrameSchema = z.object({
 /** The reasons a resource ceiling ends a session. */
 export const CAPSULE_KILL_REASONS = ["memory", "cpu", "wall", "processes", "output"] as const;
 
+/**
+ * What enforced a resource ceiling: the session's cgroup (v1 or v2), a sampler over the sandbox's pid
+ * namespace or (without a sandbox) the terminal's session, or a per-process rlimit.
+ */
+export const CEILING_MECHANISMS = [
+  "cgroup-v1",
+  "cgroup-v2",
+  "pidns-sampler",
+  "session-sampler",
+  "rlimit",
+] as const;
+
 /** A resource ceiling was breached: the whole process tree is being killed; `exit` follows. */
 export const CapsuleKillFrameSchema = z.object({
   ...base,
@@ -113,6 +125,9 @@ export const CapsuleKillFrameSchema = z.object({
   reason: z.enum(CAPSULE_KILL_REASONS),
   limit: z.number().nonnegative().describe("The ceiling: bytes, CPU seconds, milliseconds or processes"),
   value: z.number().nonnegative().optional().describe("What was measured when it was breached"),
+  enforced_by: z.enum(CEILING_MECHANISMS).optional().describe(
+    "What enforced the memory, cpu or processes ceiling (absent for wall and output, which Specter's clock and reader enforce)",
+  ),
 });
 
 /** A signal was sent to the program on the driver's request. */

@@ -21,10 +21,15 @@ export interface GateResult {
 /**
  * Waits for bwrap's sandbox to be set up, checks its mounts against `plan` and releases it. Throws
  * `E_SANDBOX_MOUNTS` when the mounts differ (the program has not run; the caller kills the helper),
- * `E_SPAWN` when bwrap does not get there in time. When bwrap fails during setup there is nothing to
+ * `E_SPAWN` when bwrap does not get there in time; whatever `verify` throws. When bwrap fails during setup there is nothing to
  * release: it exits with its own message on the terminal, which the session reports.
  */
-export function passGate(helperPid: number, plan: LaunchPlan, gate: GatePipes): GateResult {
+export function passGate(
+  helperPid: number,
+  plan: LaunchPlan,
+  gate: GatePipes,
+  verify: (childPid: number) => void = () => {},
+): GateResult {
   if (plan.gate === null) return { childPid: null, started: true };
   const deadline = performance.now() + GATE_DEADLINE_MS;
   const info = readInfo(gate, deadline);
@@ -33,6 +38,7 @@ export function passGate(helperPid: number, plan: LaunchPlan, gate: GatePipes): 
   if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid, started: false };
   let problems: string[];
   try {
+    verify(childPid); // The caller's own checks of the held sandbox (its cgroup); throws to refuse it.
     problems = mountProblems(childPid, plan);
   } catch (error: unknown) {
     libc().sym.kill(childPid, libc().table.signals.KILL);

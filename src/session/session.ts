@@ -21,7 +21,6 @@ import {
   sessionMembers,
   signalDisposition,
   signalSession,
-  treeUsage,
 } from "../pty/process.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
 import type { CastWriter } from "../recording/asciicast.ts";
@@ -33,6 +32,7 @@ import { VERSION } from "../version.ts";
 import type { Policy } from "../policy/types.ts";
 import type { LaunchPlan } from "../sandbox/plan.ts";
 import { ScreenTracker } from "../terminal/screen.ts";
+import type { Ceilings, EnforcedBy, Mechanism } from "../ceilings/mod.ts";
 import type { ScreenSnapshot, SnapshotOptions } from "../terminal/snapshot.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
@@ -72,6 +72,8 @@ export interface LaunchInfo {
   readonly timeoutMs: number | null;
   /** Effective output budget in bytes, or `null`. */
   readonly maxOutputBytes: number | null;
+  /** Which mechanism enforces each resource ceiling (cgroup, sampler, rlimit; `null`: not set). */
+  readonly enforcedBy: EnforcedBy;
 }
 
 /** Seconds since the epoch with microsecond precision. */
@@ -93,6 +95,7 @@ export class Session {
   readonly launch: LaunchInfo;
 
   readonly #options: ResolvedOptions;
+  readonly #ceilings: Ceilings;
   readonly #master: number;
   readonly #queue: FrameQueue;
   readonly #chunker = new Utf8Chunker();
@@ -146,8 +149,10 @@ export class Session {
     recorder: CastWriter | null,
     sandbox: { readonly backend: string; readonly policy: string | null },
     launch: LaunchInfo,
+    ceilings: Ceilings,
   ) {
     this.launch = launch;
+    this.#ceilings = ceilings;
     this.#options = options;
     // Under a sandbox the direct child is its launcher (bwrap); the program shares its process group.
     this.#signalGroup = sandbox.backend === "bwrap";
@@ -610,8 +615,9 @@ export class Session {
   // ── resource ceilings ───────────────────────────────────────────────────────────────────────────
 
   /**
-   * Samples the process tree every {@link LIMIT_SAMPLE_MS} while a memory, CPU or process ceiling is set.
-   * Rlimits (set by the prlimit launcher) act per process; this catches the tree as a whole.
+   * Checks the ceilings every {@link LIMIT_SAMPLE_MS} while a memory, CPU or process ceiling is set: the
+   * session's cgroup counters where it has one (the kernel holds the limit; this reports the breach and
+   * ends the session), else a sample of the sandbox's pid namespace. Rlimits act per process.
    */
   #watchLimits(): void {
     if (!this.#hasTreeLimits()) return;
@@ -623,37 +629,29 @@ export class Session {
   }
 
   #hasTreeLimits(): boolean {
-    const { memoryBytes, cpuSeconds, processes } = this.#options.limits;
-    return memoryBytes !== null || cpuSeconds !== null || processes !== null;
+    return this.#ceilings.watched;
   }
 
-  /** Measures the tree once; on a breach emits `capsule_kill`, kills the tree and returns true. */
+  /** Measures once; on a breach emits `capsule_kill`, kills the tree and returns true. */
   #checkLimits(): boolean {
-    const { memoryBytes, cpuSeconds, processes } = this.#options.limits;
-    const usage = treeUsage(this.pid);
-    if (usage === null) return false;
-    if (memoryBytes !== null && usage.rssBytes > memoryBytes) {
-      this.#breach("memory", memoryBytes, usage.rssBytes);
-    } else if (cpuSeconds !== null && usage.cpuSeconds >= cpuSeconds) {
-      this.#breach("cpu", cpuSeconds, usage.cpuSeconds);
-    } else if (processes !== null && usage.processes >= processes) {
-      this.#breach("processes", processes, usage.processes);
-    } else {
-      return false;
-    }
+    const breach = this.#ceilings.check(this.pid);
+    if (breach === null) return false;
+    this.#capsuleKill(breach.reason, breach.limit, breach.value, breach.enforcedBy);
+    this.#kill();
     return true;
   }
 
-  #breach(reason: CapsuleKillReason, limit: number, value: number): void {
-    this.#capsuleKill(reason, limit, value);
-    this.#kill();
-  }
-
   /** Emits `capsule_kill` once per session (the first breach is the reason). */
-  #capsuleKill(reason: CapsuleKillReason, limit: number, value: number): void {
+  #capsuleKill(reason: CapsuleKillReason, limit: number, value: number, enforcedBy?: Mechanism): void {
     if (this.#breached !== null) return;
     this.#breached = reason;
-    this.#emit({ type: "capsule_kill", reason, limit, value });
+    this.#emit({
+      type: "capsule_kill",
+      reason,
+      limit,
+      value,
+      ...(enforcedBy === undefined ? {} : { enforced_by: enforcedBy }),
+    });
   }
 
   #pause(): void {
@@ -727,7 +725,12 @@ export class Session {
           status.kind === "signaled" && this.#options.limits.cpuSeconds !== null &&
           signalName(status.signal, libc().table) === "XCPU"
         ) {
-          this.#capsuleKill("cpu", this.#options.limits.cpuSeconds, this.#options.limits.cpuSeconds);
+          this.#capsuleKill(
+            "cpu",
+            this.#options.limits.cpuSeconds,
+            this.#options.limits.cpuSeconds,
+            "rlimit",
+          );
         }
         // The tree as the leader left it counts too: a burst that ended between two samples is still a
         // breach. (Under bwrap the PID namespace has already taken the tree with it; this matters
@@ -796,7 +799,9 @@ export class Session {
   /** SIGKILLs every process of the session and remembers when (see `sessionMembers`'s `notBefore`). */
   #kill(): void {
     const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
-    if (signalled) this.#lastKillAt = at;
+    // The session's cgroup also holds what left the terminal's session (setsid, double forks).
+    const detached = this.#ceilings.kill();
+    if (signalled || detached > 0) this.#lastKillAt = signalled ? at : performance.now();
   }
 
   #onEof(): void {
@@ -819,13 +824,15 @@ export class Session {
       return;
     }
     const notBefore = Math.max(this.#reapedAt, this.#lastKillAt);
-    if (this.#sweeps < MAX_SWEEPS && sessionMembers(this.pid, notBefore).length > 0) {
+    const left = sessionMembers(this.pid, notBefore).length + this.#ceilings.remaining();
+    if (this.#sweeps < MAX_SWEEPS && left > 0) {
       this.#sweeps++;
       this.#kill();
       this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
       return;
     }
     this.#finished = true;
+    this.#ceilings.close(); // Empty now: its directories go.
     for (const timer of this.#timers) {
       clearTimeout(timer);
       clearInterval(timer);

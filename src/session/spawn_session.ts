@@ -24,6 +24,15 @@ import {
 import { nowSeconds, Session } from "./session.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { closeChildEnds, closeGate, openGate } from "../pty/gate.ts";
+import { Ceilings, type CgroupMode } from "../ceilings/mod.ts";
+
+/**
+ * `SPECTER_CGROUPS=off` keeps sessions out of cgroups (to exercise the sampling fallback); the audit
+ * log's `enforced_by` records it, so the weaker mechanism is never silent.
+ */
+function cgroupMode(): CgroupMode {
+  return Deno.env.get("SPECTER_CGROUPS") === "off" ? "off" : "auto";
+}
 
 let limitRaised = false;
 
@@ -229,7 +238,12 @@ export function spawn(options: SpawnOptions): Session {
   });
   const passed: number[] = [];
   const gate = plan.gate === null ? null : openGate();
+  let ceilings: Ceilings | null = null;
+  let launched = false;
   try {
+    // The session's own cgroup (when the host allows), joined by the launcher before bwrap starts.
+    ceilings = Ceilings.create(effective.id, effective.limits, plan.backend === "bwrap", cgroupMode());
+    const argv = ceilings.wrap(plan.argv);
     for (const file of plan.files) passed.push(contentFd(file.content));
     // A path bound twice (a workspace both read and written) is one opened fd dup2'ed to two targets.
     const descriptorFds = plan.descriptors.map(({ path, target }) => {
@@ -238,8 +252,8 @@ export function spawn(options: SpawnOptions): Session {
       return { fd, target };
     });
     const child = spawnOnPty({
-      argv: plan.argv,
-      argv0: plan.argv0,
+      argv,
+      argv0: argv[0] === plan.argv[0] ? plan.argv0 : argv[0]!,
       env: plan.env,
       cwd: plan.cwd,
       cols: effective.cols,
@@ -257,8 +271,19 @@ export function spawn(options: SpawnOptions): Session {
     if (gate !== null && plan.gate !== null) {
       closeChildEnds(gate);
       let started: boolean;
+      const held = ceilings;
       try {
-        started = passGate(child.pid, plan, gate).started;
+        const result = passGate(child.pid, plan, gate, (sandboxPid) => {
+          if (!held.holds(child.pid) || !held.holds(sandboxPid)) {
+            throw new SandboxError(
+              "E_SANDBOX_START",
+              "The sandbox is not inside its session's cgroup, so the program was not run",
+              { details: { helper_pid: child.pid, sandbox_pid: sandboxPid } },
+            );
+          }
+        });
+        started = result.started;
+        if (started && result.childPid !== null) ceilings.attach(result.childPid);
       } catch (error: unknown) {
         killHelper(child);
         throw error;
@@ -269,6 +294,7 @@ export function spawn(options: SpawnOptions): Session {
         throw failure;
       }
     }
+    launched = true;
     return new Session(
       child,
       { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
@@ -282,12 +308,15 @@ export function spawn(options: SpawnOptions): Session {
         limits: effective.limits,
         timeoutMs: effective.timeoutMs,
         maxOutputBytes: effective.maxOutputBytes,
+        enforcedBy: ceilings.enforcedBy,
       },
+      ceilings,
     );
   } catch (error: unknown) {
     recorder?.close();
     throw error;
   } finally {
+    if (!launched) ceilings?.close(); // Every error path empties and removes the session's cgroup.
     for (const fd of passed) closeQuietly(fd);
     if (gate !== null) closeGate(gate);
     opened?.close();

@@ -53,7 +53,8 @@ sessionTest("a memory hog is killed with capsule_kill (memory)", async () => {
   });
   const kill = t.frames.find((f) => f.type === "capsule_kill");
   assert.ok(kill?.type === "capsule_kill" && kill.reason === "memory", JSON.stringify(t.frames.slice(-3)));
-  assert.ok((kill.value ?? 0) > 96 * 1024 * 1024);
+  // Where the session has a memory cgroup the kernel stops the tree at the limit (the peak is the limit).
+  assert.ok((kill.value ?? 0) >= 96 * 1024 * 1024, JSON.stringify(kill));
   assert.equal((await t.exit()).signal, "KILL");
 });
 

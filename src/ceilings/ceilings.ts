@@ -1,0 +1,161 @@
+/**
+ * A session's resource ceilings and the mechanism that enforces each: the session's own cgroup where
+ * the host allows it, otherwise a sampler over the sandbox's pid namespace (or, without a sandbox, over
+ * the terminal's session). Rlimits set by the launcher stay as per-process backstops.
+ *
+ * @module
+ */
+import { CEILING_MECHANISMS } from "../frames/mod.ts";
+import { treeUsage } from "../pty/process.ts";
+import type { CgroupCeiling } from "./cgroup_host.ts";
+import { type CgroupLimits, SessionCgroup } from "./cgroup.ts";
+import { namespaceMembers, pidNamespace, usageOf } from "./pidns_usage.ts";
+
+/** The mechanisms that can enforce a ceiling (recorded per ceiling in the audit log). */
+export const MECHANISMS = CEILING_MECHANISMS;
+/** A mechanism enforcing a ceiling. */
+export type Mechanism = typeof MECHANISMS[number];
+
+/** The ceilings a session can have, as the audit log names them. */
+export type CeilingName = "memory" | "cpu" | "processes" | "file_size";
+
+/** Which mechanism enforces each ceiling that is set (`null`: the ceiling is not set). */
+export type EnforcedBy = Readonly<Record<CeilingName, Mechanism | null>>;
+
+/** A breached ceiling, as the `capsule_kill` frame reports it. */
+export interface Breach {
+  readonly reason: CgroupCeiling;
+  readonly limit: number;
+  readonly value: number;
+  readonly enforcedBy: Mechanism;
+}
+
+/** The session's ceilings (`null`: none of that kind). */
+export interface CeilingLimits extends CgroupLimits {
+  readonly fileSizeBytes: number | null;
+}
+
+/** Where cgroups may be used: `auto` (when the host allows), `off` (tests of the fallback; audited). */
+export type CgroupMode = "auto" | "off";
+
+/**
+ * The mechanism for each ceiling, given which ceilings a cgroup holds (pure: the choice the audit
+ * records). `sandboxed`: the program runs in its own pid namespace (bwrap), so the fallback can find
+ * every process of it.
+ */
+export function chooseMechanisms(
+  limits: CeilingLimits,
+  cgroup: ReadonlyMap<CgroupCeiling, "v1" | "v2">,
+  sandboxed: boolean,
+): EnforcedBy {
+  const sampler: Mechanism = sandboxed ? "pidns-sampler" : "session-sampler";
+  const of = (ceiling: CgroupCeiling, limit: number | null): Mechanism | null => {
+    if (limit === null) return null;
+    const version = cgroup.get(ceiling);
+    return version === undefined ? sampler : `cgroup-${version}`;
+  };
+  return {
+    memory: of("memory", limits.memoryBytes),
+    cpu: of("cpu", limits.cpuSeconds),
+    processes: of("processes", limits.processes),
+    file_size: limits.fileSizeBytes === null ? null : "rlimit",
+  };
+}
+
+/** A session's ceilings while it runs. */
+export class Ceilings {
+  /** Which mechanism enforces each ceiling. */
+  readonly enforcedBy: EnforcedBy;
+  readonly #limits: CeilingLimits;
+  readonly #cgroup: SessionCgroup | null;
+  readonly #sandboxed: boolean;
+  #namespace: string | null = null;
+
+  private constructor(limits: CeilingLimits, cgroup: SessionCgroup | null, sandboxed: boolean) {
+    this.#limits = limits;
+    this.#cgroup = cgroup;
+    this.#sandboxed = sandboxed;
+    this.enforcedBy = chooseMechanisms(limits, cgroup?.versions ?? new Map(), sandboxed);
+  }
+
+  /**
+   * The ceilings of session `id`. A sandboxed session (its own pid namespace) as root gets its own
+   * cgroup for every ceiling whose controller the host offers; the rest are sampled.
+   */
+  static create(id: string, limits: CeilingLimits, sandboxed: boolean, mode: CgroupMode = "auto"): Ceilings {
+    const wanted = limits.memoryBytes !== null || limits.processes !== null || limits.cpuSeconds !== null;
+    // Only a sandbox can be launched through the join step before its first instruction; whether the
+    // host lets us create cgroups (root, or a delegated v2 subtree) is found out by trying.
+    const usable = sandboxed && wanted && mode === "auto" && Deno.build.os === "linux";
+    return new Ceilings(limits, usable ? SessionCgroup.create(id, limits) : null, sandboxed);
+  }
+
+  /** True when any of memory, CPU or processes is set (the ones watched while the session runs). */
+  get watched(): boolean {
+    return Object.entries(this.enforcedBy).some(([name, by]) => name !== "file_size" && by !== null);
+  }
+
+  /** The launch argv: behind the cgroup join step when there is a cgroup. */
+  wrap(argv: readonly string[]): string[] {
+    return this.#cgroup === null ? [...argv] : this.#cgroup.wrap(argv);
+  }
+
+  /** True when `pid` (a process of the launch) is inside the session's cgroups (or there are none). */
+  holds(pid: number): boolean {
+    return this.#cgroup === null || this.#cgroup.holds(pid);
+  }
+
+  /** The sandbox's first process exists: its pid namespace is the one the fallback samples. */
+  attach(initPid: number): void {
+    this.#namespace = pidNamespace(initPid);
+  }
+
+  /**
+   * Measures once. `sessionPid`: the terminal's session (the fallback without a sandbox). Returns the
+   * first ceiling breached, or null.
+   */
+  check(sessionPid: number): Breach | null {
+    const kernel = this.#cgroup?.breach() ?? null;
+    if (kernel !== null) {
+      return { ...kernel, enforcedBy: this.enforcedBy[kernel.reason]! };
+    }
+    const sampled = (["memory", "cpu", "processes"] as const).filter((c) =>
+      this.enforcedBy[c] === "pidns-sampler" || this.enforcedBy[c] === "session-sampler"
+    );
+    if (sampled.length === 0) return null;
+    const usage = this.#sandboxed
+      ? (this.#namespace === null ? null : usageOf(namespaceMembers(this.#namespace)))
+      : treeUsage(sessionPid);
+    if (usage === null) return null;
+    const { memoryBytes, cpuSeconds, processes } = this.#limits;
+    const by = (c: CgroupCeiling) => this.enforcedBy[c]!;
+    if (sampled.includes("memory") && usage.rssBytes > memoryBytes!) {
+      return { reason: "memory", limit: memoryBytes!, value: usage.rssBytes, enforcedBy: by("memory") };
+    }
+    if (sampled.includes("cpu") && usage.cpuSeconds >= cpuSeconds!) {
+      return { reason: "cpu", limit: cpuSeconds!, value: usage.cpuSeconds, enforcedBy: by("cpu") };
+    }
+    if (sampled.includes("processes") && usage.processes >= processes!) {
+      return { reason: "processes", limit: processes!, value: usage.processes, enforcedBy: by("processes") };
+    }
+    return null;
+  }
+
+  /**
+   * SIGKILLs every process of the session's cgroups (detached ones too); returns how many there were.
+   * Without a cgroup nothing is needed here: killing the sandbox's init ends its whole pid namespace.
+   */
+  kill(): number {
+    return this.#cgroup?.kill() ?? 0;
+  }
+
+  /** Processes still in the session's cgroups (the sweep before `exit` waits for none). */
+  remaining(): number {
+    return this.#cgroup?.members().length ?? 0;
+  }
+
+  /** Kills what is left and removes the cgroups (best effort; stale ones are swept by later runs). */
+  close(): boolean {
+    return this.#cgroup?.remove() ?? true;
+  }
+}
