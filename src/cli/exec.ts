@@ -15,6 +15,13 @@ import { terminateOnSignals } from "./signals.ts";
 
 const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
 
+/**
+ * `exec`'s output budget when `--max-output` is not given: 16 MiB. `exec` holds the whole output to print
+ * it as one document, so a program that prints without end (`exec -- yes`) must meet a ceiling: it ends
+ * with `truncated: true` (an `overflow` frame, max_output) instead of growing without bound.
+ */
+export const EXEC_DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+
 /** The JSON document `specter exec` prints. */
 export interface ExecResult {
   /** True when the program exited with code 0 and did not time out. */
@@ -53,7 +60,12 @@ export async function execCommand(
     const options = sessionOptions(values, command);
     input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
     if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
-    session = spawn({ ...options, id: audit.runId, artifacts: audit.dir });
+    session = spawn({
+      maxOutputBytes: EXEC_DEFAULT_MAX_OUTPUT,
+      ...options,
+      id: audit.runId,
+      artifacts: audit.dir,
+    });
     auditLaunch(audit, session);
   } catch (error: unknown) {
     const failure = toSpecterError(error);

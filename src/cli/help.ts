@@ -33,10 +33,10 @@ Session flags:
   --idle DUR               Quiet time before an idle frame (default 200ms; 0 disables)
   --prompt-regex RE        Emit a prompt frame when RE matches the current line (repeatable)
   --timeout DUR            Wall-clock limit: terminate, exit.timed_out = true
-  --max-output SIZE        Output budget: overflow frame (max_output), then SIGKILL
-  --max-memory SIZE        Resident memory of the whole process tree (capsule_kill memory)
-  --max-cpu DUR            CPU time, whole seconds (capsule_kill cpu)
-  --max-procs N            Processes in the tree (capsule_kill processes)
+  --max-output SIZE        Output budget: overflow frame (max_output), then SIGKILL (exec: 16M by default)
+  --max-memory SIZE        Memory of the whole process tree, tmpfs files included (capsule_kill memory)
+  --max-cpu DUR            CPU time of the whole tree, exited children included (capsule_kill cpu)
+  --max-procs N            Processes in the tree (capsule_kill processes; presets: 512)
   --max-file-size SIZE     Largest file the program may write (RLIMIT_FSIZE)
                            The ceilings (and --timeout, --max-output) only tighten the policy's budgets
   --buffer SIZE            Unconsumed frame bytes before reading pauses (default 8M)

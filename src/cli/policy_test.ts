@@ -18,7 +18,7 @@ Deno.test("policy check PRESET prints one ok line and exits 0", async () => {
   const { code, out, err } = await run(["check", "basic", "--cwd", "/work/proj"]);
   assert.equal(code, 0);
   assert.deepEqual(out, [
-    'ok: preset:basic (exec ["/usr/local/bin","/usr/bin","/bin"], fs.read [], fs.write [], env [], network off)',
+    'ok: preset:basic (exec ["/usr/local/bin","/usr/bin","/bin"], fs.read [], fs.write [], env [], network off, budgets {"processes":512})',
   ]);
   assert.deepEqual(err, []);
 });

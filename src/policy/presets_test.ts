@@ -73,11 +73,16 @@ Deno.test("workspace: a relative workspace is rejected before anything is expand
   ]);
 });
 
+/** Every preset's process cap: room for parallel builds (threads count under a pids cgroup), not for a fork bomb. */
+const PRESET_PROCESS_CAP = 512;
+
 for (const name of PRESET_NAMES) {
-  Deno.test(`preset ${name} sets no budgets and needs no network ack`, () => {
+  Deno.test(`preset ${name} caps processes (${PRESET_PROCESS_CAP}), sets no other budget, needs no network ack`, () => {
     const { policy } = check(name, WRITE_ACK);
     assert.ok(policy !== null);
-    assert.ok(Object.values(policy.budgets).every((value) => value === null));
+    const { processes, ...others } = policy.budgets;
+    assert.equal(processes, PRESET_PROCESS_CAP, "a fork bomb under any preset meets a ceiling");
+    assert.ok(Object.values(others).every((value) => value === null));
     assert.equal(policy.network, "off");
   });
 }
