@@ -10,7 +10,8 @@ import type { Frame } from "../../src/frames/mod.ts";
 import { SPECTER_GROUP } from "../../src/ceilings/mod.ts";
 import { Transcript } from "../../src/mod.ts";
 import { spawn } from "../../src/session/spawn_session.ts";
-import { sessionTest } from "../_helpers.ts";
+import { EXEC_DEFAULT_MAX_OUTPUT } from "../../src/cli/exec.ts";
+import { runCli, sessionTest } from "../_helpers.ts";
 import { policyOf, preset, PYTHON, runSandboxed } from "./_sandbox.ts";
 
 const MiB = 1024 * 1024;
@@ -274,3 +275,24 @@ sessionTest(
     assert.match(text, /end/);
   },
 );
+
+sessionTest("exec -- yes ends with a typed overflow at the default output budget, fast", async () => {
+  const started = performance.now();
+  const { code, stdout } = await runCli(["exec", "--policy", "basic", "--timeout", "60s", "--", "yes"]);
+  const result = JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
+  assert.equal(result.truncated, true, "the default budget cut the output");
+  assert.equal(result.timed_out, false);
+  assert.equal(result.signal, "KILL");
+  assert.notEqual(code, 0);
+  const output = String(result.output);
+  assert.ok(output.length <= EXEC_DEFAULT_MAX_OUTPUT, `${output.length} bytes kept`);
+  assert.ok(performance.now() - started < 30_000, "well before the 60 s timeout");
+}, 60_000);
+
+sessionTest("exec --max-output overrides the default budget", async () => {
+  const { stdout } = await runCli(["exec", "--policy", "basic", "--max-output", "64k", "--", "yes"]);
+  const result = JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
+  assert.equal(result.truncated, true);
+  assert.ok(String(result.output).length <= 64 * 1024);
+  assert.ok(String(result.output).length > 32 * 1024);
+});
