@@ -296,3 +296,36 @@ sessionTest("exec --max-output overrides the default budget", async () => {
   assert.ok(String(result.output).length <= 64 * 1024);
   assert.ok(String(result.output).length > 32 * 1024);
 });
+
+sessionTest("the audit log records which mechanism enforced each ceiling", async () => {
+  for (const [env, expected] of [[{}, CGROUP], [{ SPECTER_CGROUPS: "off" }, "pidns-sampler"]] as const) {
+    const dir = await Deno.makeTempDir({ prefix: "specter-ceilings-audit-" });
+    try {
+      const args = [
+        "exec",
+        "--artifacts",
+        dir,
+        "--policy",
+        "basic",
+        "--max-memory",
+        "64M",
+        "--max-cpu",
+        "5s",
+      ];
+      const { code } = await runCli([...args, "--max-file-size", "1M", "--", "true"], "", env);
+      assert.equal(code, 0);
+      const records = Deno.readTextFileSync(`${dir}/audit.ndjson`).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      const launch = records.find((r) => r.event === "launch");
+      assert.deepEqual(launch?.enforced_by, {
+        memory: expected,
+        cpu: expected,
+        processes: expected, // The preset's cap.
+        file_size: "rlimit",
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
