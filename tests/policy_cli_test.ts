@@ -182,7 +182,7 @@ Deno.test("policy check strict exits 0 with an ok line", async () => {
   assert.equal(result.code, 0, result.stderr);
   assert.equal(
     result.stdout,
-    "ok: preset:strict (exec [], fs.read [], fs.write [], env [], network off)\n",
+    'ok: preset:strict (exec [], fs.read [], fs.write [], env [], network off, budgets {"processes":512})\n',
   );
   assert.equal(result.stderr, "");
 });

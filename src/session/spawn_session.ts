@@ -137,7 +137,10 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
     maxOutputBytes: min(resolved.maxOutputBytes, budgets?.output_bytes ?? null),
     limits,
   };
-  const anyLimit = Object.values(limits).some((value) => value !== null);
+  // Seatbelt cannot set rlimits (no prlimit on macOS): a process budget there has only its backstop
+  // missing, the session's watcher still enforces it, so the presets' cap does not make them unusable.
+  const backstops = backend === "seatbelt" ? { ...limits, processes: null } : limits;
+  const anyLimit = Object.values(backstops).some((value) => value !== null);
   const rlimits = anyLimit
     ? {
       prlimit: findPrlimit(),
@@ -148,7 +151,7 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
       // rlimits sit a little above as a per-process backstop (at the budget itself, the kernel would
       // kill or refuse first and the breach would go unreported).
       ...(limits.cpuSeconds === null ? {} : { cpuSeconds: limits.cpuSeconds + CPU_BACKSTOP_SECONDS }),
-      ...(limits.processes === null ? {} : { processes: processBackstop(limits.processes) }),
+      ...(backstops.processes === null ? {} : { processes: processBackstop(backstops.processes) }),
       ...(limits.fileSizeBytes === null ? {} : { fileSize: limits.fileSizeBytes }),
     }
     : undefined;
