@@ -10,6 +10,7 @@ import { FrameSchema } from "../src/frames/schema.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
 import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay.ts";
+import { AuditRecordSchema } from "../src/artifacts/audit_chain.ts";
 
 /** Every generated schema: file name → zod schema and title. */
 export const SCHEMAS = {
@@ -18,6 +19,7 @@ export const SCHEMAS = {
   "policy.schema.json": { schema: PolicyFileSchema, title: "Specter policy file (version 1)" },
   "scenario.schema.json": { schema: ScenarioSchema, title: "Specter scenario (version 1)" },
   "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
+  "audit.schema.json": { schema: AuditRecordSchema, title: "Specter audit record (audit.ndjson line)" },
   "replay-diff.schema.json": {
     schema: z.array(ReplayDifferenceSchema),
     title: "Specter replay differences (replay/diff.json)",

@@ -36,6 +36,10 @@ export const ERROR_CODES = {
     "A policy path (or the program) passes through a symlink that root did not make; name the real path instead",
   E_POLICY_PATH_MISSING:
     "A write grant, a granted socket, the program, or a read/exec entry inside a write grant does not exist",
+  E_POLICY_ARTIFACTS_EXPOSED:
+    "A grant would make the run's artifacts directory (audit log, recording, snapshots) writable or visible inside the sandbox",
+  E_POLICY_PROTECT_LIMIT:
+    "Strict-write could not check every protected name under a write grant (walk cap on entries, depth, names or time, or an unlistable directory)",
   E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
   E_SANDBOX_START: "The sandbox backend failed to start the program",
   E_SANDBOX_MOUNTS:
@@ -69,6 +73,8 @@ export const ERROR_CODES = {
     "The audit log could not be written (disk full, permission): it holds whole records up to the failure",
   E_ARTIFACTS:
     "A file of the artifacts bundle could not be written (disk full, permission); the result still reaches stdout",
+  E_AUDIT_TAMPERED:
+    "An audit log's hash chain is broken (a record edited, removed, reordered, inserted or torn): the first bad record is named",
 } as const;
 
 /** A stable error code. */
@@ -204,6 +210,15 @@ export class SessionError extends SpecterError {
   ) {
     super(code, message, options);
     this.name = "SessionError";
+  }
+}
+
+/** An audit log failed verification (`specter audit verify`). */
+export class AuditError extends SpecterError {
+  /** Creates an `E_AUDIT_TAMPERED` error. */
+  constructor(code: "E_AUDIT_TAMPERED", message: string, options: SpecterErrorOptions = {}) {
+    super(code, message, options);
+    this.name = "AuditError";
   }
 }
 

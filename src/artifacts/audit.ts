@@ -8,18 +8,23 @@
  * nothing more (a gap in the middle would be worse than a clean end) and {@link AuditLog.failure} says
  * why (`E_AUDIT`); recording never throws into the run it audits.
  *
+ * The log is tamper-evident: each record carries `prev`, the sha256 of the record before it
+ * (`audit_chain.ts`; `specter audit verify` checks it). A run appending to an existing log continues its
+ * chain, and refuses (`E_AUDIT`) to append to a log whose chain is already broken.
+ *
  * @module
  */
 import { join } from "node:path";
 import { SessionError } from "../errors.ts";
-import { LineFile } from "../fsafe/mod.ts";
+import { LineFile, readRegularFile } from "../fsafe/mod.ts";
+import { type AUDIT_EVENTS, AUDIT_GENESIS, AUDIT_MAX_BYTES, nextPrev, recordHash } from "./audit_chain.ts";
 import { nowSeconds } from "../session/session.ts";
 
 /** The audit log's file name inside an artifacts directory. */
 export const AUDIT_FILE = "audit.ndjson";
 
 /** The events an audit log records, in the order a run produces them. */
-export type AuditEvent = "start" | "launch" | "breach" | "end" | "error";
+export type AuditEvent = typeof AUDIT_EVENTS[number];
 
 /**
  * The default artifacts directory of a run: `$XDG_STATE_HOME/specter/runs/<run-id>/`, where
@@ -41,9 +46,11 @@ export class AuditLog {
   readonly dir: string;
 
   #failure: SessionError | null = null;
+  #prev: string;
 
-  private constructor(file: LineFile, dir: string, runId: string) {
+  private constructor(file: LineFile, dir: string, runId: string, prev: string) {
     this.#file = file;
+    this.#prev = prev;
     this.dir = dir;
     this.#runId = runId;
   }
@@ -52,7 +59,15 @@ export class AuditLog {
   static open(dir: string, runId: string): AuditLog {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      return new AuditLog(LineFile.append(join(dir, AUDIT_FILE), "audit log"), dir, runId);
+      const path = join(dir, AUDIT_FILE);
+      let prev = AUDIT_GENESIS;
+      try {
+        prev = nextPrev(readRegularFile(path, { maxBytes: AUDIT_MAX_BYTES, what: "audit log" }));
+      } catch (error: unknown) {
+        // No log yet: a new chain. Anything else (broken, too large, not a file) is not appended to.
+        if ((error as { code?: string }).code !== "E_PATH_NOT_FOUND") throw error;
+      }
+      return new AuditLog(LineFile.append(path, "audit log"), dir, runId, prev);
     } catch (error: unknown) {
       throw new SessionError(
         "E_AUDIT",
@@ -67,8 +82,15 @@ export class AuditLog {
 
   /** Appends one event (written straight through to the file). */
   record(event: AuditEvent, fields: Record<string, unknown>): void {
-    const line = JSON.stringify({ ts: nowSeconds(), run_id: this.#runId, event, ...fields }) + "\n";
-    this.#write(line);
+    // `prev` last, after the fields: nothing a caller passes can replace it.
+    const record = JSON.stringify({
+      ts: nowSeconds(),
+      run_id: this.#runId,
+      event,
+      ...fields,
+      prev: this.#prev,
+    });
+    if (this.#write(record + "\n")) this.#prev = recordHash(record);
   }
 
   /** The first failure to write a record (`E_AUDIT`), or `null` while every record was written whole. */
@@ -77,10 +99,11 @@ export class AuditLog {
   }
 
   /** Writes one whole line, or nothing and remembers why (never throws: the run goes on). */
-  #write(line: string): void {
-    if (this.#failure !== null) return;
+  #write(line: string): boolean {
+    if (this.#failure !== null) return false;
     try {
       this.#file.append(line);
+      return true;
     } catch (error: unknown) {
       const details = (error as { details?: Record<string, unknown> }).details ?? {};
       this.#failure = new SessionError(
@@ -95,6 +118,7 @@ export class AuditLog {
           },
         },
       );
+      return false;
     }
   }
 

@@ -5,3 +5,12 @@
  */
 export { AUDIT_FILE, type AuditEvent, AuditLog, defaultArtifactsDir } from "./audit.ts";
 export { ArtifactBundle, type ChecksumReport, checksums, CHECKSUMS_FILE, verifyChecksums } from "./bundle.ts";
+export {
+  AUDIT_EVENTS,
+  AUDIT_GENESIS,
+  AUDIT_MAX_BYTES,
+  AuditRecordSchema,
+  type ChainSummary,
+  recordHash,
+  verifyChain,
+} from "./audit_chain.ts";

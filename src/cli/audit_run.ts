@@ -133,6 +133,13 @@ export function auditFrame(audit: RunAudit, frame: Frame): void {
       audit.log.record("breach", { reason: `overflow:${frame.reason}`, limit: frame.limit ?? null });
       return;
     case "exit":
+      // Strict-write: protected names created during the run (reported; no kernel way to forbid them).
+      if ((frame.protected_created?.length ?? 0) > 0 || frame.protected_unchecked !== undefined) {
+        audit.log.record("protected_created", {
+          paths: frame.protected_created ?? [],
+          unchecked: frame.protected_unchecked ?? [],
+        });
+      }
       audit.log.record("end", {
         code: frame.code,
         signal: frame.signal,
@@ -152,4 +159,16 @@ export function auditError(audit: RunAudit, error: unknown): void {
     ? error.toJSON()
     : { code: "E_IO", message: String(error), details: {} };
   audit.log.record("error", { code: failure.code, message: failure.message, details: failure.details });
+}
+
+/** Warns on stderr about protected names a strict-write run created (or could not check after it). */
+export function warnProtected(frame: Frame, warn: (text: string) => void): void {
+  if (frame.type !== "exit") return;
+  const created = frame.protected_created ?? [];
+  if (created.length > 0) {
+    const shown = created.slice(0, 20).map((path) => JSON.stringify(path)).join(", ");
+    const more = created.length > 20 ? ` and ${created.length - 20} more` : "";
+    warn(`specter: warning: the program created protected names (strict-write): ${shown}${more}`);
+  }
+  for (const why of frame.protected_unchecked ?? []) warn(`specter: warning: ${why}`);
 }

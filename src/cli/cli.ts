@@ -5,6 +5,7 @@
  */
 import { toSpecterError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { auditCommand } from "./audit.ts";
 import { execCommand } from "./exec.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { HELP } from "./help.ts";
@@ -63,6 +64,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await verifyCommand(rest, out, err);
       case "policy":
         return await policyCommand(rest, out, err);
+      case "audit":
+        return auditCommand(rest, out);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }
@@ -76,7 +79,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
 function help(command: string | undefined): number {
   const text = HELP[command ?? "specter"];
   if (text === undefined) {
-    throw new UsageError(`No help for "${command}" (commands: run, exec, policy, sandbox)`);
+    throw new UsageError(`No help for "${command}" (commands: run, exec, policy, sandbox, audit)`);
   }
   out(text);
   return 0;

@@ -10,7 +10,14 @@ import { spawn } from "../session/spawn_session.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseEscapes } from "./units.ts";
-import { auditError, auditFrame, auditLaunch, lostRecords, startRunAudit } from "./audit_run.ts";
+import {
+  auditError,
+  auditFrame,
+  auditLaunch,
+  lostRecords,
+  startRunAudit,
+  warnProtected,
+} from "./audit_run.ts";
 import { terminateOnSignals } from "./signals.ts";
 
 const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
@@ -42,6 +49,8 @@ export interface ExecResult {
   duration_ms: number;
   /** Present when Specter itself failed (e.g. `E_SPAWN_NOT_FOUND`). */
   error?: { code: string; message: string };
+  /** Strict-write: protected names the program created under its write roots (a warning; also on stderr). */
+  protected_created?: string[];
 }
 
 /** Runs `specter exec ARGS`, printing the result with `print`; resolves with the process exit code. */
@@ -113,6 +122,8 @@ export async function execCommand(
     truncated: session.truncated,
     duration_ms: exit.duration_ms,
   };
+  if (exit.protected_created !== undefined) result.protected_created = exit.protected_created;
+  warnProtected(exit, warn);
   // The run went on, but Specter could not keep all of its record (e.g. the disk filled).
   const lost = audit.log.failure ?? recordError;
   if (lost !== null) result.error = { code: lost.code, message: lost.message };

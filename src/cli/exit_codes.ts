@@ -10,7 +10,7 @@ import type { SignalName } from "../pty/platform.ts";
 
 /**
  * Exit code for an error Specter itself reports: usage, protocol, policy, scenario-file, path/file and
- * replay-bundle errors 2; not found 127;
+ * replay-bundle errors 2; a broken audit chain (`E_AUDIT_TAMPERED`) 1; not found 127;
  * not executable 126; anything else (sandbox unavailable, spawn failure) 125.
  */
 export function exitCodeForError(code: ErrorCode): number {
@@ -29,6 +29,9 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_SCENARIO_PARSE":
     case "E_SCENARIO_SCHEMA":
       return 2;
+    case "E_AUDIT_TAMPERED":
+      // The log was read and found broken: a failed check (like a failed test), not a bad command line.
+      return 1;
     case "E_SPAWN_NOT_FOUND":
       return 127;
     case "E_SPAWN_NOT_EXECUTABLE":

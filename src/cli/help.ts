@@ -61,6 +61,7 @@ Usage:
   specter replay DIR                  Re-run a scenario bundle and diff it with the recorded run
   specter replay report DIR           Print the latest replay's summary and diff
   specter verify GOLDEN -- CMD…       Diff a run's normalized screen/transcript with a golden (CI gate)
+  specter audit verify FILE|RUN_DIR   Check an audit log's hash chain; prints the last hash to pin
   specter help <command>              Show help for a command
   specter --version
 
@@ -83,6 +84,14 @@ ${SESSION_FLAGS_HELP}`,
 
 Reports which sandbox backends can run on this machine and, for each that cannot, why and how to fix it.
 Exits 0 when the backend --sandbox auto would use is available, 1 otherwise.`,
+  audit: `Usage: specter audit verify FILE|RUN_DIR [--expect HASH] [--json]
+
+Checks the hash chain of an audit log (audit.ndjson, or the one in a run's artifacts directory): every
+record carries the sha256 of the record before it. Prints the number of records and the last record's
+hash; pin that hash elsewhere and pass it as --expect to detect a rewritten tail.
+Exits 0 when intact, 1 (E_AUDIT_TAMPERED) naming the first bad record (edited, removed, reordered,
+inserted, torn last line) or a last hash other than --expect, 2 for bad usage or a path that is not a
+regular file of at most 64 MiB.`,
   replay: `Usage: specter replay DIR [flags]
        specter replay report DIR [--json]
 

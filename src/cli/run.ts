@@ -21,6 +21,7 @@ import {
   lostRecords,
   type RunAudit,
   startRunAudit,
+  warnProtected,
 } from "./audit_run.ts";
 import { UsageError } from "../errors.ts";
 
@@ -116,7 +117,9 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     writer.releaseLock();
     audit.log.close();
   }
-  return lostRecords(audit, recordError, exitCodeForExit(await session.exited), io.stderr);
+  const exit = await session.exited;
+  warnProtected(exit, io.stderr);
+  return lostRecords(audit, recordError, exitCodeForExit(exit), io.stderr);
 }
 
 function errorFrame(error: SpecterError): Frame {

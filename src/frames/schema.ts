@@ -162,6 +162,12 @@ export const ExitFrameSchema = z.object({
   last_lines: z.array(z.string()).describe("Last lines of output, ANSI-stripped; empty when there was none"),
   session: SessionInfoSchema,
   output_bytes: z.int().nonnegative().optional().describe("Bytes of output read from the terminal"),
+  protected_created: z.array(z.string()).optional().describe(
+    "Strict-write: protected names (.git, .envrc, …) the run created under its write roots (reported, not prevented)",
+  ),
+  protected_unchecked: z.array(z.string()).optional().describe(
+    "Strict-write: why a write root could not be walked again after the run (a walk cap); absent when none",
+  ),
 });
 
 /** Something went wrong; the session goes on unless an `exit` follows. */

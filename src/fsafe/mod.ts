@@ -19,3 +19,12 @@ export type { OpenOptions } from "./open.ts";
 export { openDirectory, readFd, readFileBeneath, type ReadLimits, readRegularFile } from "./read.ts";
 export { isDiskFull, LineFile, writeFileWhole } from "./write.ts";
 export { MAX_LINK_HOPS, openTrusted, rootOnlyLink, type TrustedPath } from "./trusted.ts";
+export {
+  ancestorIdentities,
+  type FsLocation,
+  fsLocation,
+  locatedWithin,
+  MAX_ANCESTORS,
+  mountTable,
+  reopenFd,
+} from "./ancestors.ts";

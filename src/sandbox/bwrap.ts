@@ -88,6 +88,11 @@ export interface BwrapOptions {
    * of every path as if opened (to render or test it); spawning it fails, no fd exists for its binds.
    */
   readonly opened?: ReadonlyMap<string, OpenedFacts>;
+  /**
+   * Host paths inside read/exec grants to cover with an empty read-only tmpfs (the run's artifacts
+   * directory where a grant shows it; computed by `guardArtifacts`). Empty or absent: none.
+   */
+  readonly hide?: readonly string[];
 }
 
 /** What the plan needs to know about an opened path (its descriptor stays with the caller). */
@@ -225,6 +230,11 @@ export function bwrapPlan(
     descriptors.push({ target, path, dest, purpose: kind, writable, identity: facts.info.identity });
   }
 
+  // Artifacts a read grant shows: an empty read-only tmpfs on top of every bind (none is deeper).
+  for (const path of options.hide ?? []) {
+    const dest = sandboxPath(path, host.mergedUsr);
+    args.push("--tmpfs", dest, "--remount-ro", dest);
+  }
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.
   args.push("--remount-ro", "/");
 

@@ -13,9 +13,10 @@
  * @module
  */
 import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
-import { closeFd, type FdInfo, fdInfo, openBeneath, openTrusted } from "../fsafe/mod.ts";
+import { closeFd, type FdInfo, fdInfo, openTrusted, reopenFd } from "../fsafe/mod.ts";
 import { pathSafetyReason, type PathUse } from "../policy/path_safety.ts";
 import type { Policy } from "../policy/types.ts";
+import { ProtectedWatch, walkProtected } from "./protected_walk.ts";
 
 /**
  * Names kept read-only inside every writable root in strict-write mode (`--strict-write`): files that
@@ -55,6 +56,8 @@ export interface RealizedPolicy {
   readonly policy: Policy;
   /** Paths to keep read-only inside writable roots (strict-write); empty otherwise. */
   readonly protect: readonly string[];
+  /** Strict-write: the protected names of each write root before the run, to walk again after it. */
+  readonly watch: ProtectedWatch | null;
   /** The working directory, resolved. */
   readonly cwd: string;
   /**
@@ -175,26 +178,30 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
     if (problems.length > 0) throw new PolicyError(problems);
 
     const protect: string[] = [];
+    let watch: ProtectedWatch | null = null;
     if (options.strictWrite) {
-      for (const root of write) {
-        const rootFd = opened.get(root)?.fd;
-        if (rootFd === undefined || opened.get(root)!.info.kind !== "dir") continue;
-        for (const name of STRICT_WRITE_PROTECTED) {
-          const path = `${root}/${name}`;
-          let fd: number;
-          try {
-            // Beneath the root's own descriptor, no symlink: a link (perhaps planted by an earlier run)
-            // is never bound through; the file it names is protected only where it is found itself.
-            fd = openBeneath(rootFd, name);
-          } catch (error: unknown) {
-            if (error instanceof FileError && /^E_PATH_/.test(error.code)) continue;
-            throw error;
+      // Protected names at any depth (bounded walk by descriptor, links never followed: protected_walk.ts).
+      const roots: { fd: number; path: string; field: string; before: string[] }[] = [];
+      try {
+        write.forEach((root, i) => {
+          const rootFd = opened.get(root)?.fd;
+          if (rootFd === undefined || opened.get(root)!.info.kind !== "dir") return;
+          const field = `fs.write[${i}]`;
+          const found = walkProtected(rootFd, { names: STRICT_WRITE_PROTECTED, keep: true, field, root });
+          for (const { relative, fd } of found) {
+            all.push(fd!);
+            const path = `${root}/${relative}`;
+            if (protect.includes(path)) continue; // Nested write roots find it twice.
+            opened.set(path, { fd: fd!, path, info: fdInfo(fd!) });
+            protect.push(path);
           }
-          all.push(fd);
-          opened.set(path, { fd, path, info: fdInfo(fd) });
-          protect.push(path);
-        }
+          roots.push({ fd: reopenFd(rootFd), path: root, field, before: found.map((f) => f.relative) });
+        });
+      } catch (error: unknown) {
+        for (const root of roots) closeFd(root.fd);
+        throw error;
       }
+      watch = new ProtectedWatch(roots, STRICT_WRITE_PROTECTED);
     }
     const fs: Policy["fs"] = Object.freeze({
       ...policy.fs,
@@ -203,7 +210,7 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
       ...(sockets === undefined ? {} : { sockets: Object.freeze(sockets) }),
     });
     const realized: Policy = Object.freeze({ ...policy, exec: Object.freeze(exec), fs });
-    return { policy: realized, protect, cwd: realCwd(options.cwd), opened, close };
+    return { policy: realized, protect, watch, cwd: realCwd(options.cwd), opened, close };
   } catch (error: unknown) {
     close();
     throw error;

@@ -72,6 +72,8 @@ export interface RunResult {
     | null;
   readonly duration_ms: number;
   readonly artifacts: string;
+  /** Strict-write runs: protected names the program created under its write roots (a warning). */
+  readonly protected_created?: readonly string[];
 }
 
 /** Options of {@link runScenario}. */
@@ -197,12 +199,14 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       exit: exit && { code: exit.code, signal: exit.signal, timed_out: exit.timed_out },
       duration_ms: Math.round(performance.now() - started),
       artifacts: options.artifacts,
+      ...(exit?.protected_created === undefined ? {} : { protected_created: exit.protected_created }),
     };
     bundle.writeJson("run.json", result);
     audit.record(status === "Error" ? "error" : "end", {
       status,
       error,
       exit: result.exit,
+      ...(result.protected_created === undefined ? {} : { protected_created: result.protected_created }),
       ...(archiveError === null ? {} : { workspace_archive_error: archiveError }),
     });
     audit.close();

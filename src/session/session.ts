@@ -31,6 +31,8 @@ import { CursorKeyMode, OutputTail } from "./output_tail.ts";
 import { VERSION } from "../version.ts";
 import type { Policy } from "../policy/types.ts";
 import type { LaunchPlan } from "../sandbox/plan.ts";
+import type { ProtectedWatch } from "../sandbox/protected_walk.ts";
+import { protectedReport } from "./protected_report.ts";
 import { ScreenTracker } from "../terminal/screen.ts";
 import type { Ceilings, EnforcedBy, Mechanism } from "../ceilings/mod.ts";
 import type { ScreenSnapshot, SnapshotOptions } from "../terminal/snapshot.ts";
@@ -74,6 +76,8 @@ export interface LaunchInfo {
   readonly maxOutputBytes: number | null;
   /** Which mechanism enforces each resource ceiling (cgroup, sampler, rlimit; `null`: not set). */
   readonly enforcedBy: EnforcedBy;
+  /** Strict-write: walks the write roots again at exit for protected names the run created. */
+  readonly protectedWatch?: ProtectedWatch | null;
 }
 
 /** Seconds since the epoch with microsecond precision. */
@@ -856,6 +860,7 @@ export class Session {
       last_lines: this.#tail.lastLines(),
       session: this.info,
       output_bytes: this.#outputBytes,
+      ...protectedReport(this.launch.protectedWatch),
     } satisfies ExitFrame;
     this.#queue.push(frame);
     this.#queue.close();

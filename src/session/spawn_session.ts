@@ -14,6 +14,8 @@ import { CastWriter } from "../recording/asciicast.ts";
 import { compileLaunchPlan, type LaunchPlan, programCommand, type SandboxBackend } from "../sandbox/plan.ts";
 import { findPrlimit, hostFacts } from "../sandbox/probe.ts";
 import { type RealizedPolicy, realizePolicy } from "../sandbox/realize.ts";
+import { guardArtifacts } from "../sandbox/artifact_guard.ts";
+import { dirname } from "node:path";
 import {
   DEFAULTS,
   type ResolvedOptions,
@@ -91,6 +93,7 @@ export function prepareLaunch(options: SpawnOptions): PreparedLaunch {
   // The plan is plain data: the descriptors it names were opened to check and identify the paths, and
   // a launch opens its own.
   opened?.close();
+  opened?.watch?.close();
   return prepared;
 }
 
@@ -174,14 +177,21 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
     programs: [...new Set([program, programCommand(request)[0]!])],
   });
   try {
+    // The run's own record is out of the program's reach (E_POLICY_ARTIFACTS_EXPOSED otherwise).
+    const { hide } = guardArtifacts(realized, [
+      ...(resolved.artifacts === null ? [] : [{ dir: resolved.artifacts }]),
+      ...(resolved.record === null ? [] : [{ dir: dirname(resolved.record.path), readable: true }]),
+    ], { canHide: backend === "bwrap" });
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
     const plan = compileLaunchPlan(realized.policy, { ...request, cwd: realized.cwd }, backend, host, {
       protect: realized.protect,
       opened: realized.opened,
+      hide,
     });
     return { plan, program, options, opened: realized };
   } catch (error: unknown) {
     realized.close();
+    realized.watch?.close();
     throw error;
   }
 }
@@ -223,6 +233,7 @@ export function spawn(options: SpawnOptions): Session {
   const { plan, program, options: effective, opened } = prepare(resolved);
   if (plan.backend === "seatbelt" && Deno.build.os !== "darwin") {
     opened?.close();
+    opened?.watch?.close();
     // Seatbelt plans can be prepared and rendered anywhere (they are text); only macOS can run them.
     throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend runs only on macOS", {
       details: {
@@ -312,11 +323,13 @@ export function spawn(options: SpawnOptions): Session {
         timeoutMs: effective.timeoutMs,
         maxOutputBytes: effective.maxOutputBytes,
         enforcedBy: ceilings.enforcedBy,
+        protectedWatch: opened?.watch ?? null,
       },
       ceilings,
     );
   } catch (error: unknown) {
     recorder?.close();
+    opened?.watch?.close();
     throw error;
   } finally {
     if (!launched) ceilings?.close(); // Every error path empties and removes the session's cgroup.

@@ -1,0 +1,79 @@
+/**
+ * `specter audit verify FILE|RUN_DIR [--expect HASH] [--json]`: checks an audit log's hash chain.
+ *
+ * Exit 0: intact (prints the record count and the last record's hash, to pin elsewhere). Exit 1:
+ * `E_AUDIT_TAMPERED`, naming the first bad record (edited, removed, reordered, inserted, torn) or a last
+ * hash that is not `--expect`. Exit 2: bad usage, or a path that is not a bounded regular file.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { AuditError, FileError, UsageError } from "../errors.ts";
+import { AUDIT_FILE } from "../artifacts/audit.ts";
+import { AUDIT_MAX_BYTES, type ChainSummary, verifyChain } from "../artifacts/audit_chain.ts";
+import { closeFd, openDirectory, readFileBeneath, readRegularFile } from "../fsafe/mod.ts";
+import { parseFlags } from "./flags.ts";
+
+const LIMITS = { maxBytes: AUDIT_MAX_BYTES, what: "audit log" } as const;
+
+/** Reads the log at `path`: the file itself, or `audit.ndjson` beneath a run directory (no symlink). */
+function readLog(path: string): { file: string; bytes: Uint8Array } {
+  let dir: number;
+  try {
+    dir = openDirectory(path);
+  } catch (error: unknown) {
+    if (error instanceof FileError && error.code === "E_FILE_TYPE") {
+      return { file: path, bytes: readRegularFile(path, LIMITS) };
+    }
+    throw error;
+  }
+  try {
+    return { file: join(path, AUDIT_FILE), bytes: readFileBeneath(dir, AUDIT_FILE, LIMITS) };
+  } finally {
+    closeFd(dir);
+  }
+}
+
+/** Runs `specter audit …`; returns the exit code (a broken chain throws `E_AUDIT_TAMPERED`). */
+export function auditCommand(args: readonly string[], out: (text: string) => void): number {
+  const { values, positionals } = parseFlags(args, {
+    json: { type: "boolean" },
+    expect: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (positionals[0] !== "verify") {
+    throw new UsageError(`Unknown audit command "${positionals.join(" ")}" (try: specter audit verify FILE)`);
+  }
+  if (positionals.length !== 2) {
+    throw new UsageError("Expected one audit log or run directory (specter audit verify FILE|RUN_DIR)");
+  }
+  const expect = values.expect;
+  if (expect !== undefined && (typeof expect !== "string" || !/^[0-9a-f]{64}$/.test(expect))) {
+    throw new UsageError(
+      `Flag "--expect" must be a sha256 in lowercase hex, got "${String(expect).slice(0, 80)}"`,
+    );
+  }
+  const { file, bytes } = readLog(positionals[1]!);
+  let summary: ChainSummary;
+  try {
+    summary = verifyChain(bytes);
+    if (expect !== undefined && summary.last !== expect) {
+      throw new AuditError(
+        "E_AUDIT_TAMPERED",
+        `Audit record ${summary.records} ends the chain with "${summary.last}", not the expected "${expect}"`,
+        { details: { record: summary.records } },
+      );
+    }
+  } catch (error: unknown) {
+    if (error instanceof AuditError && values.json === true) {
+      out(JSON.stringify({ ok: false, file, code: error.code, message: error.message, ...error.details }));
+    }
+    throw error;
+  }
+  if (values.json === true) {
+    out(JSON.stringify({ ok: true, file, records: summary.records, last: summary.last }));
+  } else {
+    out(`${file}: intact, ${summary.records} record(s), last sha256 ${summary.last}`);
+  }
+  return 0;
+}

@@ -1,0 +1,139 @@
+/**
+ * Artifacts out of reach: a run's artifacts directory (audit log, recording, snapshots, bundle) must be
+ * neither writable nor visible inside its sandbox, or the program could forge (or read back) its own
+ * record while it runs.
+ *
+ * Containment is decided by identity, never by name, so that an alias (a symlink or bind mount onto the
+ * same directory, a path with `..`) is still the same place:
+ * - walking up from the artifacts directory's descriptor (`openat(fd, "..")`) and comparing each
+ *   ancestor's `dev:ino` with each grant's opened descriptor;
+ * - walking up from each grant's descriptor the same way (a grant inside the artifacts directory);
+ * - through the mount table: every path at which the artifacts directory is mounted in this namespace
+ *   (a bind mount of it or of a parent elsewhere) is checked against each grant's real path.
+ *
+ * Then: a write grant that contains the artifacts directory or lies inside it is refused
+ * (`E_POLICY_ARTIFACTS_EXPOSED`), as is any grant inside it; a read or exec grant that contains it gets an
+ * empty read-only tmpfs over each place it shows there (`hide`), so the program sees an empty directory.
+ * A backend that cannot hide (Seatbelt) refuses that case too.
+ *
+ * @module
+ */
+import {
+  ancestorIdentities,
+  closeFd,
+  fdInfo,
+  fsLocation,
+  locatedWithin,
+  mountTable,
+  openNoSymlinks,
+} from "../fsafe/mod.ts";
+import { PolicyError, type PolicyProblem } from "../errors.ts";
+import type { RealizedPolicy } from "./realize.ts";
+
+/** A directory a launch keeps out of the sandbox (a missing one is skipped: nothing of it to expose). */
+export interface ArtifactPlace {
+  /** The directory (the run's artifacts directory; the directory a recording is written to). */
+  readonly dir: string;
+  /**
+   * Read grants may show it (a recording's directory: reading a recording as it is written tells the
+   * program nothing it did not print). Otherwise read grants get it hidden, or are refused.
+   */
+  readonly readable?: boolean;
+}
+
+/** What the guard decided. */
+export interface ArtifactGuard {
+  /** Host paths (inside read/exec grants) to cover with an empty read-only tmpfs in the sandbox. */
+  readonly hide: readonly string[];
+}
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
+}
+
+/** Opens a directory Specter itself named (the user's `--artifacts`, or the state directory). */
+function openArtifact(path: string): number | null {
+  let real: string;
+  try {
+    // The user's own path may pass through their own links (a symlinked home): where it really is counts.
+    real = Deno.realPathSync(path);
+  } catch {
+    return null; // Not there: nothing of it can be exposed.
+  }
+  return openNoSymlinks(real);
+}
+
+/**
+ * Checks `realized` against the artifacts `places`. Throws `PolicyError` `E_POLICY_ARTIFACTS_EXPOSED`
+ * naming the grant and the artifacts directory; returns what to hide otherwise.
+ */
+export function guardArtifacts(
+  realized: RealizedPolicy,
+  places: readonly ArtifactPlace[],
+  options: { readonly canHide: boolean },
+): ArtifactGuard {
+  const policy = realized.policy;
+  const grants: { path: string; field: string; writable: boolean }[] = [
+    ...policy.fs.write.map((path) => ({ path, field: "fs.write", writable: true })),
+    ...policy.fs.read.map((path) => ({ path, field: "fs.read", writable: false })),
+    ...policy.exec.map((path) => ({ path, field: "exec", writable: false })),
+    ...(policy.fs.sockets ?? []).map((path) => ({ path, field: "fs.sockets", writable: false })),
+  ];
+  const problems: PolicyProblem[] = [];
+  const hide = new Set<string>();
+  const table = mountTable();
+  for (const { dir, readable } of places) {
+    const fd = openArtifact(dir);
+    if (fd === null) continue;
+    try {
+      const identity = fdInfo(fd).identity;
+      const above = ancestorIdentities(fd);
+      const location = fsLocation(fd, table);
+      // Every path this namespace shows the artifacts directory at (itself, and through bind mounts).
+      const aliases = location === null ? [] : [...table.values()].flatMap((m) => {
+        if (m.device !== location.device || !within(location.path, m.root)) return [];
+        const rest = m.root === "/" ? location.path : location.path.slice(m.root.length);
+        return [m.point === "/" ? rest || "/" : `${m.point}${rest === "/" ? "" : rest}`];
+      });
+      const reported = new Set<string>();
+      for (const grant of grants) {
+        const opened = realized.opened.get(grant.path);
+        if (opened === undefined) continue; // Missing read/exec entry: nothing is bound.
+        const key = `${grant.field}\0${grant.path}`;
+        const grantLocation = fsLocation(opened.fd, table);
+        // The artifacts directory itself granted: "inside" (a tmpfs there would replace the grant).
+        const same = opened.info.identity === identity;
+        const bothLocated = location !== null && grantLocation !== null;
+        const contains = !same && (above.includes(opened.info.identity) ||
+          aliases.some((alias) => within(alias, grant.path)) ||
+          (bothLocated && locatedWithin(location, grantLocation)));
+        const inside = same || (!contains && (
+          (opened.info.kind === "dir" && ancestorIdentities(opened.fd).includes(identity)) ||
+          (bothLocated && locatedWithin(grantLocation, location))
+        ));
+        if (!grant.writable && readable === true) continue;
+        if (!contains && !inside) continue;
+        const shown = aliases.filter((alias) => within(alias, grant.path));
+        if (grant.writable || inside || !options.canHide || shown.length === 0) {
+          if (reported.has(key)) continue;
+          reported.add(key);
+          problems.push({
+            code: "E_POLICY_ARTIFACTS_EXPOSED",
+            field: grant.field,
+            message: `Field "${grant.field}" grants "${grant.path}", which ${
+              inside ? "lies inside" : "contains"
+            } the artifacts directory "${dir}": the program could ${
+              grant.writable ? "forge" : "read"
+            } its own audit log and recordings; choose another --artifacts directory or a narrower grant`,
+          });
+          continue;
+        }
+        for (const alias of shown) hide.add(alias);
+      }
+    } finally {
+      closeFd(fd);
+    }
+  }
+  if (problems.length > 0) throw new PolicyError(problems);
+  return { hide: [...hide].sort() };
+}
