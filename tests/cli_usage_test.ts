@@ -84,6 +84,15 @@ const USAGE_CASES: readonly (readonly [readonly string[], string])[] = [
   [["policy", "render", "strict", "--backend", "vm"], "E_USAGE"],
   [["policy", "render", "strict", "--max-memory", "lots"], "E_USAGE"],
   [["policy", "render", "strict", "--"], "E_USAGE"],
+  // audit
+  [["audit"], "E_USAGE"],
+  [["audit", "nope", "x"], "E_USAGE"],
+  [["audit", "verify"], "E_USAGE"],
+  [["audit", "verify", "a", "b"], "E_USAGE"],
+  [["audit", "verify", "--bogus", "x"], "E_USAGE"],
+  [["audit", "verify", "--json=1", "x"], "E_USAGE"],
+  [["audit", "verify", "x", "--expect"], "E_USAGE"],
+  [["audit", "verify", "--expect", "ABC", "x"], "E_USAGE"],
 ];
 
 /** Runs the cases two at a time (the machine is shared) and reports every mismatch at once. */
@@ -123,7 +132,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "file arguments (scenario, golden, --policy, policy check): FIFO, device, directory, huge file",
+  name:
+    "file arguments (scenario, golden, --policy, policy check, audit log): FIFO, device, directory, huge file",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -160,6 +170,11 @@ Deno.test({
         [["policy", "check", `${dir}/fifo.json`], "E_FILE_TYPE"],
         [["policy", "check", "/dev/zero"], "E_FILE_TYPE"],
         [["policy", "check", `${dir}/huge.json`], "E_FILE_TOO_LARGE"],
+        [["audit", "verify", `${dir}/fifo.txt`], "E_FILE_TYPE"],
+        [["audit", "verify", "/dev/zero"], "E_FILE_TYPE"],
+        [["audit", "verify", `${dir}/dir.txt`], "E_PATH_NOT_FOUND"],
+        [["audit", "verify", `${dir}/huge.txt`], "E_FILE_TOO_LARGE"],
+        [["audit", "verify", `${dir}/missing.ndjson`], "E_PATH_NOT_FOUND"],
       ];
       const problems = await runAll(cases);
       assert.deepEqual(problems, [], problems.join("\n"));

@@ -25,6 +25,12 @@ function readLog(path: string): { file: string; bytes: Uint8Array } {
     if (error instanceof FileError && error.code === "E_FILE_TYPE") {
       return { file: path, bytes: readRegularFile(path, LIMITS) };
     }
+    if (error instanceof FileError && error.code === "E_PATH_NOT_FOUND") {
+      throw new FileError("E_PATH_NOT_FOUND", `The audit log or run directory "${path}" does not exist`, {
+        cause: error,
+        details: { path },
+      });
+    }
     throw error;
   }
   try {
