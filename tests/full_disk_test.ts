@@ -156,7 +156,11 @@ fullDiskTest(
       const artifacts = `${dir}/art`;
       Deno.removeSync(`${dir}/.fill`);
       Deno.mkdirSync(artifacts);
-      const earlier = JSON.stringify({ event: "earlier", pad: "e".repeat(PAGE - startLength - 150) }) + "\n";
+      // (A whole chained record: a run refuses to append to a log whose hash chain is broken.)
+      const record = (pad: string) =>
+        JSON.stringify({ ts: 0, run_id: "earlier", event: "start", pad, prev: "0".repeat(64) });
+      const length = PAGE - startLength - 150 + JSON.stringify({ event: "earlier", pad: "" }).length;
+      const earlier = record("e".repeat(length - record("").length)) + "\n";
       Deno.writeTextFileSync(`${artifacts}/audit.ndjson`, earlier);
       fill(`${dir}/.fill`, 0);
       const { code, frames, stderr } = await runCli(RUN_ARGS(artifacts));
@@ -164,7 +168,7 @@ fullDiskTest(
       assert.equal(code, 125, "a run that lost its audit does not pass");
       assert.match(stderr, /specter: E_AUDIT: .*disk is full/);
       const records = assertWholeLines(await Deno.readTextFile(`${artifacts}/audit.ndjson`), "audit.ndjson");
-      assert.deepEqual(records.map((r) => (r as { event: string }).event), ["earlier", "start"]);
+      assert.deepEqual(records.map((r) => (r as { run_id: string }).run_id !== "earlier"), [false, true]);
     });
   },
 );
