@@ -176,21 +176,24 @@ sessionTest(
       await refused("acks key", acked, [], /E_REPLAY_BUNDLE: .*E_POLICY_UNKNOWN_KEY/, []);
 
       // Acknowledged on the replaying command line, the grant runs and is shown on stderr and in the report.
+      // (Not the directory holding the bundle: a grant containing the replay's artifacts is refused.)
+      const granted = await Deno.makeTempDir({ prefix: "specter-granted-" });
       const write = await copyOf(bundle, "accepted");
       await Deno.writeTextFile(
         `${write}/policy.effective.json`,
-        JSON.stringify({ ...policy, fs: { ...policy.fs, write: [dir] } }),
+        JSON.stringify({ ...policy, fs: { ...policy.fs, write: [granted] } }),
       );
       await reseal(write);
       const accepted = await specter(["replay", write, "--ack-unsafe-write"]);
       assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
       assert.match(
         accepted.stderr,
-        new RegExp(`^ {2}write: +${JSON.stringify(dir).replace(/[/]/g, "\\/")}$`, "m"),
+        new RegExp(`^ {2}write: +${JSON.stringify(granted).replace(/[/]/g, "\\/")}$`, "m"),
       );
       assert.match(accepted.stderr, /\[accepted by --ack-unsafe-write\]/);
       const report = JSON.parse(await Deno.readTextFile(`${write}/replay/replay.json`));
-      assert.deepEqual(report.policy.write, [dir]);
+      assert.deepEqual(report.policy.write, [granted]);
+      await Deno.remove(granted, { recursive: true });
       assert.deepEqual(report.policy.acknowledged, ["--ack-unsafe-write"]);
       assert.equal(report.status, "Match");
       assert.equal(report.verified, true);
