@@ -221,3 +221,44 @@ sessionTest("a recording inside a write grant is refused (the program could rewr
     assert.equal(await exists(`${dir}/ws/session.cast`), false);
   });
 });
+
+sessionTest(
+  "specter test: a program cannot reach the snapshots and audit log its run is writing",
+  async () => {
+    await withHostDir(async (dir) => {
+      await Deno.mkdir(`${dir}/ro`);
+      const art = `${dir}/ro/art`;
+      await Deno.writeTextFile(
+        `${dir}/policy.json`,
+        JSON.stringify({ version: 1, exec: ["/usr/bin", "/bin"], fs: { read: [`${dir}/ro`] } }),
+      );
+      // After the snapshot is written, the program tries to read, overwrite and add to the artifacts.
+      const script = `echo ready; read go; ls -A "${art}" | wc -l;
+      echo forged > "${art}/snapshots/001-first.txt" && echo WROTE-SNAPSHOT;
+      echo forged >> "${art}/audit.ndjson" && echo WROTE-AUDIT; echo finished`;
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        [
+          "version: 1",
+          "name: forger",
+          "run:",
+          `  argv: [/usr/bin/sh, -c, ${JSON.stringify(script)}]`,
+          "  policy: ./policy.json",
+          "steps:",
+          '  - wait_for: { text: "ready" }',
+          "  - snapshot: first",
+          "  - press: enter",
+          '  - wait_for: { text: "finished" }',
+          "  - expect: { exit_code: 0 }",
+        ].join("\n") + "\n",
+      );
+      const { code, stdout, stderr } = await runCli(["test", "--json", "--artifacts", art, `${dir}/s.yaml`]);
+      assert.equal(code, 0, stdout + stderr);
+      const cast = await Deno.readTextFile(`${art}/session.cast`);
+      assert.doesNotMatch(cast, /WROTE-/);
+      assert.match(cast, /Read-only file system/);
+      assert.match(await Deno.readTextFile(`${art}/snapshots/001-first.txt`), /^# .*\nready/);
+      assert.equal((await runCli(["audit", "verify", art])).code, 0);
+    });
+  },
+);
