@@ -23,6 +23,7 @@ import {
   signalSession,
 } from "../pty/process.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
+import { type SandboxInit, sandboxProgram, signalSandbox } from "../pty/sandbox_processes.ts";
 import type { CastWriter } from "../recording/asciicast.ts";
 import { FrameQueue } from "./frame_queue.ts";
 import { encodeKey } from "./keys.ts";
@@ -42,6 +43,11 @@ const DRAIN_DEADLINE_MS = 2000;
 /** Bytes read for one session before others get a turn. */
 const READ_TURN_BYTES = 1 << 20;
 const READ_BUFFER = new Uint8Array(64 * 1024);
+/**
+ * Under bwrap, SIGKILL goes to the sandbox's init and the launcher exits by itself once it reaped it. If
+ * it has not after this long, the launcher is killed too (and the init, if any, left to the host's init).
+ */
+const LAUNCHER_EXIT_MS = 2000;
 /** How often the process tree is measured against memory, CPU and process ceilings. */
 const LIMIT_SAMPLE_MS = 100;
 
@@ -131,6 +137,16 @@ export class Session {
   #reapedAt = -Infinity;
   #truncated = false;
   #terminating = false;
+  /** SIGKILL was sent while terminating, before the program ended: `exit.stop` is `killed`. */
+  #killedWhileTerminating = false;
+  /** Under bwrap: the sandbox's pid namespace init, held by a pidfd (null elsewhere or when unavailable). */
+  readonly #init: SandboxInit | null;
+  /** Signal numbers Specter sent into the sandbox (bwrap reports a program's death by N as exit 128+N). */
+  readonly #sent = new Set<number>();
+  #launcherTimer: Timer | undefined;
+  /** The sandbox's init was reaped (by the launcher, or by us as its adoptive parent), or there is none. */
+  #initReaped: boolean;
+  readonly #releaseSubreaper: (() => void) | null;
   #lastOutputAt = performance.now();
   #idleArmed: boolean;
   #promptArmed = false;
@@ -151,7 +167,14 @@ export class Session {
     child: SpawnedChild,
     options: ResolvedOptions,
     recorder: CastWriter | null,
-    sandbox: { readonly backend: string; readonly policy: string | null },
+    sandbox: {
+      readonly backend: string;
+      readonly policy: string | null;
+      /** Under bwrap: the sandbox's init, held at the gate. */
+      readonly init?: SandboxInit | null;
+      /** Releases the subreaper hold taken for this session's sandbox (see `holdSubreaper`). */
+      readonly releaseSubreaper?: () => void;
+    },
     launch: LaunchInfo,
     ceilings: Ceilings,
   ) {
@@ -160,6 +183,9 @@ export class Session {
     this.#options = options;
     // Under a sandbox the direct child is its launcher (bwrap); the program shares its process group.
     this.#signalGroup = sandbox.backend === "bwrap";
+    this.#init = sandbox.init ?? null;
+    this.#initReaped = this.#init === null;
+    this.#releaseSubreaper = sandbox.releaseSubreaper ?? null;
     this.#master = child.master;
     this.#client.fd = child.master;
     this.pid = child.pid;
@@ -302,6 +328,10 @@ export class Session {
     if (this.#finished || this.#reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
+    if (this.#init !== null) {
+      this.#signalSandboxed(signal);
+      return;
+    }
     const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
     sendSignal(this.#signalGroup ? -this.pid : this.pid, deliver);
     this.#emit({
@@ -310,6 +340,31 @@ export class Session {
       pid: this.pid,
       ...(deliver === signal ? {} : { delivered_as: deliver }),
     });
+  }
+
+  /**
+   * Under bwrap the program is not our child but the sandbox's pid 2: the signal goes to it alone, never
+   * to the launcher's process group (the launcher would die of it and take the sandbox with it).
+   */
+  #signalSandboxed(signal: SignalName): void {
+    const program = this.#init === null ? null : sandboxProgram(this.#init);
+    if (program === null) {
+      throw new SessionError("E_SESSION_CLOSED", `The program of session "${this.info.id}" has exited`);
+    }
+    try {
+      const deliver = signal === "TSTP" && signalDisposition(program.pid, signal) === "default"
+        ? "STOP"
+        : signal;
+      if (program.signal(deliver)) this.#sent.add(libc().table.signals[deliver]);
+      this.#emit({
+        type: "signal",
+        signal,
+        pid: program.pid,
+        ...(deliver === signal ? {} : { delivered_as: deliver }),
+      });
+    } finally {
+      program.close();
+    }
   }
 
   /**
@@ -322,7 +377,14 @@ export class Session {
     if (this.#finished || this.#reaped !== null) return this.exited;
     if (!this.#terminating) {
       this.#terminating = true;
-      signalSession(this.pid, ["HUP", "TERM", "CONT"]); // CONT: stopped processes must see the others.
+      const signals = ["HUP", "TERM", "CONT"] as const; // CONT: stopped processes must see the others.
+      if (this.#init !== null) {
+        // The program and everything it started, inside the sandbox; never the launcher (see #kill).
+        signalSandbox(this.#init, signals);
+        for (const signal of signals) this.#sent.add(libc().table.signals[signal]);
+      } else {
+        signalSession(this.pid, signals);
+      }
     }
     // A later call may only bring SIGKILL closer (e.g. a second ctrl-c): each schedules its own.
     if (graceMs <= 0) this.#kill();
@@ -742,6 +804,7 @@ export class Session {
         if (this.#breached === null && this.#hasTreeLimits()) this.#checkLimits();
         this.#reaped = status;
         this.#reapedAt = at;
+        this.#reapInit();
         // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
         // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
         this.#screen?.finish(this.#breached !== null ? 0 : SCREEN_FINISH_MS);
@@ -800,12 +863,52 @@ export class Session {
     this.#maybeFinish();
   }
 
+  /**
+   * Once the launcher is reaped, its sandbox's init is either reaped by it or ours (we are subreaper):
+   * its `--die-with-parent` SIGKILL ends it, and `exit` waits until we reaped it (ECHILD: not ours, the
+   * launcher did). A deadline keeps an init stuck in the kernel from holding `exit` forever.
+   */
+  #reapInit(): void {
+    if (this.#initReaped || this.#init === null) return;
+    const done = () => {
+      if (this.#initReaped) return;
+      this.#initReaped = true;
+      this.#maybeFinish();
+    };
+    childWatcher().watch(this.#init.handle.pid, done);
+    this.#later(DRAIN_DEADLINE_MS, () => {
+      if (this.#initReaped || this.#init === null) return;
+      childWatcher().unwatch(this.#init.handle.pid);
+      done();
+    });
+  }
+
   /** SIGKILLs every process of the session and remembers when (see `sessionMembers`'s `notBefore`). */
   #kill(): void {
+    if (this.#terminating && this.#reaped === null) this.#killedWhileTerminating = true;
+    if (this.#init !== null && this.#reaped === null && this.#killSandbox()) return;
     const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
     // The session's cgroup also holds what left the terminal's session (setsid, double forks).
     const detached = this.#ceilings.kill();
     if (signalled || detached > 0) this.#lastKillAt = signalled ? at : performance.now();
+  }
+
+  /**
+   * SIGKILLs the sandbox's init: the kernel kills every process of its pid namespace, and the launcher
+   * reaps the init and exits, to be reaped by us. Killing the launcher as well would orphan the init (a
+   * zombie for the host's init to collect), so the launcher is killed only if it has not exited after
+   * {@link LAUNCHER_EXIT_MS}. False when the init is gone already (the caller kills the session).
+   */
+  #killSandbox(): boolean {
+    if (!this.#init!.handle.signal("KILL")) return false;
+    this.#sent.add(libc().table.signals.KILL);
+    this.#lastKillAt = performance.now();
+    this.#launcherTimer ??= this.#later(LAUNCHER_EXIT_MS, () => {
+      if (this.#reaped !== null) return;
+      const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
+      if (signalled) this.#lastKillAt = at;
+    });
+    return true;
   }
 
   #onEof(): void {
@@ -816,6 +919,7 @@ export class Session {
 
   #maybeFinish(): void {
     if (this.#finished || !this.#eof || this.#reaped === null || this.#snapshotsPending > 0) return;
+    if (!this.#initReaped) return; // #reapInit comes back here.
     if (this.#channel !== null && !this.#channel.ended) {
       this.#channel.release(); // The terminal is closed below: the thread must have let go of it first.
       if (!this.#channel.ended) return; // It will have: #pull comes back here.
@@ -844,18 +948,30 @@ export class Session {
     this.#timers.clear();
     this.#quietTimer = undefined;
     libc().sym.close(this.#master);
+    this.#init?.handle.close();
+    this.#releaseSubreaper?.();
     const status = this.#reaped;
     const table = libc().table;
-    const signal = status.kind === "signaled"
+    let signal = status.kind === "signaled"
       ? signalName(status.signal, table) ?? `SIG${status.signal}`
       : null;
+    let code = status.kind === "exited" ? status.code : null;
+    // bwrap passes a program's death by signal N on as exit code 128 + N. When Specter sent N into the
+    // sandbox, report it as the signal it was (as without a sandbox).
+    if (this.#init !== null && code !== null && code > 128 && this.#sent.has(code - 128)) {
+      signal = signalName(code - 128, table);
+      if (signal !== null) code = null;
+    }
     const frame = {
       seq: this.#seq++,
       ts: nowSeconds(),
       type: "exit",
-      code: status.kind === "exited" ? status.code : null,
+      code,
       signal,
       timed_out: this.#timedOut,
+      ...(this.#terminating
+        ? { stop: this.#killedWhileTerminating ? "killed" as const : "graceful" as const }
+        : {}),
       duration_ms: Math.round((performance.now() - this.#startedAt) * 1000) / 1000,
       last_lines: this.#tail.lastLines(),
       session: this.info,
