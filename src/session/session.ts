@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { SessionError, type SpecterError, UsageError } from "../errors.ts";
+import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
 import type { ExitFrame, Frame, FrameBody, SessionInfo } from "../frames/schema.ts";
-import type { DriverMessage } from "../frames/driver.ts";
+import { type DriverMessage, isBase64, MAX_COLS, MAX_ROWS } from "../frames/driver.ts";
 import { fromBase64, toBase64, Utf8Chunker } from "../frames/utf8.ts";
 import { libc } from "../pty/_libc.ts";
 import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
@@ -116,6 +116,10 @@ export class Session {
   #resolveExited!: (frame: ExitFrame) => void;
   #seq = 0;
   #pendingInput: Uint8Array[] = [];
+  /** Bytes in {@link #pendingInput}. */
+  #pendingInputBytes = 0;
+  /** Callers of {@link inputRoom} waiting for the input queue (and frame queue) to drain. */
+  #roomWaiters: { readonly maxPending: number; readonly resolve: () => void }[] = [];
   #outputBytes = 0;
   #eof = false;
   #reaped: WaitStatus | null = null;
@@ -282,6 +286,39 @@ export class Session {
     this.#input(bytes, text);
   }
 
+  /**
+   * Bytes typed but not yet written to the terminal: the program is not reading them. The kernel's
+   * terminal buffer (a few KiB) is full by then.
+   */
+  get pendingInputBytes(): number {
+    return this.#pendingInputBytes;
+  }
+
+  /**
+   * Resolves once at most `maxPending` bytes of input wait for the program and the frame queue is within
+   * `bufferBytes` (or the session is over). A driver that awaits this before accepting more input
+   * applies back-pressure to its source instead of buffering what the program does not read.
+   */
+  inputRoom(maxPending: number): Promise<void> {
+    if (this.#hasRoom(maxPending)) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push({ maxPending, resolve }));
+  }
+
+  #hasRoom(maxPending: number): boolean {
+    return this.#finished || this.#eof ||
+      (this.#pendingInputBytes <= maxPending && this.#queue.bytes <= this.#options.bufferBytes);
+  }
+
+  /** Resolves the {@link inputRoom} callers that have room now. */
+  #wakeRoomWaiters(): void {
+    if (this.#roomWaiters.length === 0) return;
+    this.#roomWaiters = this.#roomWaiters.filter((waiter) => {
+      if (!this.#hasRoom(waiter.maxPending)) return true;
+      waiter.resolve();
+      return false;
+    });
+  }
+
   /** Presses a named key (see `keys.ts`), honouring application cursor mode. */
   press(key: string): void {
     const sequence = encodeKey(key, { applicationCursor: this.applicationCursor });
@@ -290,9 +327,9 @@ export class Session {
 
   /** Resizes the terminal; the child gets SIGWINCH. */
   resize(cols: number, rows: number): void {
-    for (const [name, value] of [["cols", cols], ["rows", rows]] as const) {
-      if (!Number.isInteger(value) || value < 1 || value > 10000) {
-        throw new UsageError(`Resize "${name}" must be an integer from 1 to 10000, got "${value}"`);
+    for (const [name, value, max] of [["cols", cols, MAX_COLS], ["rows", rows, MAX_ROWS]] as const) {
+      if (!Number.isInteger(value) || value < 1 || value > max) {
+        throw new UsageError(`Resize "${name}" must be an integer from 1 to ${max}, got "${value}"`);
       }
     }
     // The terminal stays open until `exit`, even when the program closed its side of it.
@@ -396,6 +433,9 @@ export class Session {
   send(message: DriverMessage): void {
     switch (message.type) {
       case "input":
+        if (message.binary && !isBase64(message.data)) {
+          throw new ProtocolError("E_PROTOCOL_BASE64", 'Binary input "data" is not padded standard base64');
+        }
         this.write(message.binary ? fromBase64(message.data) : message.data);
         return;
       case "key":
@@ -486,6 +526,7 @@ export class Session {
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     if (this.#options.record?.input) this.#record("i", text ?? lossy.decode(bytes));
     this.#pendingInput.push(bytes);
+    this.#pendingInputBytes += bytes.length;
     this.#flushInput();
   }
 
@@ -502,6 +543,7 @@ export class Session {
     while (this.#pendingInput.length > 0) {
       const chunk = this.#pendingInput[0]!;
       const written = Number(lib.sym.write(this.#master, chunk, BigInt(chunk.length)));
+      if (written > 0) this.#pendingInputBytes -= written;
       if (written === chunk.length) {
         this.#pendingInput.shift();
         continue;
@@ -514,10 +556,13 @@ export class Session {
       if (errno === lib.table.errno.EINTR) continue;
       if (errno !== lib.table.errno.EAGAIN) {
         this.#pendingInput = []; // The terminal is gone (EIO): nobody can read this input any more.
+        this.#pendingInputBytes = 0;
+        this.#wakeRoomWaiters();
         return;
       }
       break; // The program is not reading: wait for POLLOUT.
     }
+    this.#wakeRoomWaiters();
     if (this.#pendingInput.length > 0) reactor().wake();
   }
 
@@ -741,6 +786,7 @@ export class Session {
 
   #onDrain(): void {
     if (this.#paused && this.#queue.bytes <= this.#options.bufferBytes / 2) this.#resume();
+    this.#wakeRoomWaiters();
   }
 
   // ── idle and prompt ─────────────────────────────────────────────────────────────────────────────
@@ -913,6 +959,7 @@ export class Session {
 
   #onEof(): void {
     reactor().remove(this.#client);
+    this.#wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
     this.#deliver(this.#discard ? null : this.#chunker.end());
     this.#maybeFinish();
   }
@@ -980,6 +1027,7 @@ export class Session {
     } satisfies ExitFrame;
     this.#queue.push(frame);
     this.#queue.close();
+    this.#wakeRoomWaiters();
     this.#recorder?.close();
     this.#resolveExited(frame);
   }
