@@ -44,6 +44,13 @@ export class ProcessHandle {
     return lib.sym.pidfd_send_signal(this.#fd, lib.table.signals[signal], null, 0) === 0;
   }
 
+  /** True while the process exists (running, or a zombie not yet reaped: its pid cannot be reused). */
+  exists(): boolean {
+    const lib = libc();
+    if (this.#fd < 0 || !lib.sym.pidfd_send_signal) return false;
+    return lib.sym.pidfd_send_signal(this.#fd, 0, null, 0) === 0;
+  }
+
   /** Closes the pidfd (idempotent). */
   close(): void {
     if (this.#fd < 0) return;

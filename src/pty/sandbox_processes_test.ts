@@ -6,8 +6,10 @@ Deno.test("a pidfd signals its process, and nothing once that process is reaped"
   const handle = ProcessHandle.open(child.pid);
   assert.ok(handle !== null, "pidfd_open works on this host");
   try {
+    assert.equal(handle.exists(), true);
     assert.equal(handle.signal("TERM"), true);
     assert.equal((await child.status).signal, "SIGTERM");
+    assert.equal(handle.exists(), false, "reaped: gone for good, whoever gets its pid");
     assert.equal(handle.signal("KILL"), false, "a reaped process cannot be signalled through its pidfd");
   } finally {
     handle.close();

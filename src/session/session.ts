@@ -921,6 +921,11 @@ export class Session {
       this.#initReaped = true;
       this.#maybeFinish();
     };
+    // Reaped already (by the launcher): its pid may be anyone's now, so it must not be waited for.
+    if (!this.#init.handle.exists()) {
+      this.#initReaped = true;
+      return;
+    }
     childWatcher().watch(this.#init.handle.pid, done);
     this.#later(DRAIN_DEADLINE_MS, () => {
       if (this.#initReaped || this.#init === null) return;
