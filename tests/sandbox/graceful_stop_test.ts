@@ -189,3 +189,28 @@ sessionTest("a driver signal reaches the sandboxed program, not its launcher", a
     assert(code === 3, `got ${code}`);
   });
 });
+
+sessionTest("a sandboxed program that exits by itself leaves no bwrap behind", async () => {
+  await withTempDir(async (dir) => {
+    const run = await startRun(dir, "echo up; sleep 1; exit 5");
+    const { code, exit } = await finish(run); // finish() fails if the launcher or init is left over.
+    assert(exit.code === 5 && exit.signal === null && exit.stop === undefined, JSON.stringify(exit));
+    assert(code === 5, `got ${code}`);
+  });
+});
+
+sessionTest(
+  "--timeout under bwrap: the grace is honoured, then SIGKILL; exit says timed out and killed",
+  async () => {
+    await withTempDir(async (dir) => {
+      const run = await startRun(dir, IGNORE, ["--timeout", "1500ms", "--grace", "1s"]);
+      const { code, exit } = await finish(run);
+      assert(
+        exit.timed_out === true && exit.signal === "KILL" && exit.stop === "killed",
+        JSON.stringify(exit),
+      );
+      assert(Number(exit.duration_ms) >= 2400, `ended after ${exit.duration_ms} ms: before timeout + grace`);
+      assert(code === 124, `got ${code}`);
+    });
+  },
+);
