@@ -19,6 +19,13 @@ export const ERROR_CODES = {
   E_SESSION_CLOSED: "The session has already ended",
   E_PROTOCOL: "A driver message is not valid JSON, has an unknown type or invalid fields",
   E_PROTOCOL_VERSION: "A driver message has a missing or unsupported protocol version `v`",
+  E_PROTOCOL_LINE_TOO_LONG:
+    "A driver line is longer than the cap (1 MiB): it is discarded up to its newline, the session goes on",
+  E_PROTOCOL_UTF8: "A driver line is not valid UTF-8",
+  E_PROTOCOL_BASE64: "The `data` of a binary `input` message is not valid base64",
+  E_RESIZE_RANGE: "A driver resize asks for fewer than 1 or more than 1000 columns or 500 rows",
+  E_STDOUT_CLOSED:
+    "Nobody reads the frames any more (stdout is a closed pipe): the program was stopped, the audit log and artifacts are still written",
   E_RECORD: "The recording file could not be written",
   E_IO: "Writing frames or reading driver input failed",
   E_POLICY_NOT_FOUND: "The policy is neither a known preset nor a readable file",
@@ -191,10 +198,13 @@ export class SandboxError extends SpecterError {
   }
 }
 
+/** The codes a {@link ProtocolError} can have. */
+export type ProtocolErrorCode = Extract<ErrorCode, `E_PROTOCOL${string}` | "E_RESIZE_RANGE">;
+
 /** A driver message could not be accepted; the session goes on. */
 export class ProtocolError extends SpecterError {
-  /** Creates an `E_PROTOCOL` or `E_PROTOCOL_VERSION` error. */
-  constructor(code: "E_PROTOCOL" | "E_PROTOCOL_VERSION", message: string, options: SpecterErrorOptions = {}) {
+  /** Creates an `E_PROTOCOL*` or `E_RESIZE_RANGE` error. */
+  constructor(code: ProtocolErrorCode, message: string, options: SpecterErrorOptions = {}) {
     super(code, message, options);
     this.name = "ProtocolError";
   }
@@ -202,9 +212,9 @@ export class ProtocolError extends SpecterError {
 
 /** An operation on a session failed (the session ended, a recording, audit log or bundle could not be written, I/O failed). */
 export class SessionError extends SpecterError {
-  /** Creates an `E_SESSION_CLOSED`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS` or `E_IO` error. */
+  /** Creates an `E_SESSION_CLOSED`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS`, `E_IO` or `E_STDOUT_CLOSED` error. */
   constructor(
-    code: "E_SESSION_CLOSED" | "E_RECORD" | "E_AUDIT" | "E_ARTIFACTS" | "E_IO",
+    code: "E_SESSION_CLOSED" | "E_RECORD" | "E_AUDIT" | "E_ARTIFACTS" | "E_IO" | "E_STDOUT_CLOSED",
     message: string,
     options: SpecterErrorOptions = {},
   ) {

@@ -146,6 +146,7 @@ export function auditFrame(audit: RunAudit, frame: Frame): void {
         timed_out: frame.timed_out,
         duration_ms: frame.duration_ms,
         output_bytes: frame.output_bytes ?? null,
+        ...(frame.stop === undefined ? {} : { stop: frame.stop }),
       });
       return;
     default:

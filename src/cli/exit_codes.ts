@@ -10,8 +10,9 @@ import type { SignalName } from "../pty/platform.ts";
 
 /**
  * Exit code for an error Specter itself reports: usage, protocol, policy, scenario-file, path/file and
- * replay-bundle errors 2; a broken audit chain (`E_AUDIT_TAMPERED`) 1; not found 127;
- * not executable 126; anything else (sandbox unavailable, spawn failure) 125.
+ * replay-bundle errors 2; a broken audit chain (`E_AUDIT_TAMPERED`) 1; not found 127; not executable
+ * 126; stdout closed by its reader 141 (128 + SIGPIPE, what a shell reports for a writer whose reader
+ * went away); anything else (sandbox unavailable, spawn failure) 125.
  */
 export function exitCodeForError(code: ErrorCode): number {
   switch (code) {
@@ -19,6 +20,10 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_UNSAFE_ACK_REQUIRED":
     case "E_PROTOCOL":
     case "E_PROTOCOL_VERSION":
+    case "E_PROTOCOL_LINE_TOO_LONG":
+    case "E_PROTOCOL_UTF8":
+    case "E_PROTOCOL_BASE64":
+    case "E_RESIZE_RANGE":
     case "E_REPLAY_BUNDLE":
     case "E_REPLAY_CHECKSUM":
     case "E_REPLAY_EVENTS":
@@ -34,6 +39,8 @@ export function exitCodeForError(code: ErrorCode): number {
       return 1;
     case "E_SPAWN_NOT_FOUND":
       return 127;
+    case "E_STDOUT_CLOSED":
+      return 141;
     case "E_SPAWN_NOT_EXECUTABLE":
       return 126;
     default:

@@ -26,7 +26,7 @@ Session flags:
   --env NAME=VALUE         Add/override a variable (repeatable). The child gets only TERM, LANG,
                            PATH, HOME plus these
   --cwd DIR                Absolute working directory (default: current directory)
-  --cols N, --rows N       Terminal size (default 80x24)
+  --cols N, --rows N       Terminal size (default 80x24, at most 1000x500)
   --id ID                  Session id (default: random UUID)
   --title T, --description D, --parent-agent A
                            Metadata carried in the start and exit frames

@@ -3,8 +3,9 @@
  *
  * @module
  */
-import { type SpecterError, toSpecterError } from "../errors.ts";
+import { SessionError, type SpecterError, toSpecterError } from "../errors.ts";
 import { parseDriverLine } from "../frames/driver.ts";
+import { type DriverLineResult, DriverLineSplitter } from "../frames/driver_lines.ts";
 import { encodeFrames, type Framing, FRAMINGS } from "../frames/encode.ts";
 import type { Frame } from "../frames/schema.ts";
 import type { Session } from "../session/session.ts";
@@ -40,9 +41,22 @@ export function stdio(): RunIo {
   return {
     stdout: Deno.stdout.writable,
     stdin: Deno.stdin.readable,
-    stderr: (text) => void Deno.stderr.writeSync(new TextEncoder().encode(text + "\n")),
+    stderr: (text) => {
+      try {
+        Deno.stderr.writeSync(new TextEncoder().encode(text + "\n"));
+      } catch {
+        // stderr is closed too (its reader went away): there is nowhere left to say it.
+      }
+    },
   };
 }
+
+/**
+ * Input typed but not yet read by the program beyond which driver input is no longer read (1 MiB): the
+ * driver's writes then block (back-pressure) instead of Specter buffering without limit. Messages queued
+ * behind unread input (even `terminate`) wait with it; SIGTERM/SIGINT to Specter and `--timeout` do not.
+ */
+export const INPUT_HIGH_WATER = 1 << 20;
 
 const RUN_FLAGS = {
   framing: { type: "string" },
@@ -94,6 +108,9 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
   const reading = readDriver(session, io.stdin, values["close-on-eof"] === true);
   // The recording stopped (disk full): the run goes on and the error frame is in the stream.
   let recordError: { code: string; message: string } | null = null;
+  // Frames could not be written: the program is stopped, and its remaining frames are still taken (and
+  // audited) so that the session can drain its terminal and end.
+  let writeFailure: SpecterError | null = null;
   try {
     for (;;) {
       const batch = await session.nextFrames();
@@ -102,15 +119,17 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
         auditFrame(audit, frame);
         if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
       }
-      await writer.write(encodeFrames(batch, framing));
+      if (writeFailure !== null) continue;
+      try {
+        await writer.write(encodeFrames(batch, framing));
+      } catch (error: unknown) {
+        writeFailure = frameWriteFailure(error);
+        io.stderr(`specter: ${writeFailure.code}: ${writeFailure.message}`);
+        auditError(audit, writeFailure);
+        // Nobody is reading the frames any more: end the program rather than let it run unobserved.
+        void session.terminate();
+      }
     }
-  } catch (error: unknown) {
-    // Nobody is reading the frames any more: end the program rather than let it run unobserved.
-    io.stderr(`specter: E_IO: Writing frames failed: ${(error as Error).message}`);
-    auditError(audit, error);
-    const exit = await session.terminate(0);
-    auditFrame(audit, exit);
-    return exitCodeForError("E_IO");
   } finally {
     stopForwarding();
     reading.cancel();
@@ -119,44 +138,63 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
   }
   const exit = await session.exited;
   warnProtected(exit, io.stderr);
+  if (writeFailure !== null) return exitCodeForError(writeFailure.code);
   return lostRecords(audit, recordError, exitCodeForExit(exit), io.stderr);
+}
+
+/** `E_STDOUT_CLOSED` when the reader of stdout went away (EPIPE), `E_IO` for any other write failure. */
+function frameWriteFailure(error: unknown): SpecterError {
+  const message = error instanceof Error ? error.message : String(error);
+  return error instanceof Deno.errors.BrokenPipe
+    ? new SessionError("E_STDOUT_CLOSED", `Nobody reads the frames any more: ${message}`, { cause: error })
+    : new SessionError("E_IO", `Writing frames failed: ${message}`, { cause: error });
 }
 
 function errorFrame(error: SpecterError): Frame {
   return { seq: 0, ts: nowSeconds(), type: "error", ...error.toJSON() };
 }
 
-/** Feeds NDJSON driver lines into `session` until stdin ends (or the returned handle is cancelled). */
+/**
+ * Feeds NDJSON driver lines into `session` until stdin ends (or the returned handle is cancelled). Lines
+ * are split as bytes, in linear time and capped (`E_PROTOCOL_LINE_TOO_LONG`), then decoded strictly
+ * (`E_PROTOCOL_UTF8`); stdin is not read while the program leaves {@link INPUT_HIGH_WATER} bytes of
+ * input unread or the frame consumer is behind.
+ */
 function readDriver(
   session: Session,
   stdin: ReadableStream<Uint8Array>,
   closeOnEof: boolean,
 ): { cancel(): void } {
-  const reader = stdin.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = chunkReader(stdin);
+  const splitter = new DriverLineSplitter();
   let cancelled = false;
-  const handle = (line: string) => {
-    if (line.trim() === "" || session.finished) return;
+  const report = (error: unknown) => {
+    const failure = toSpecterError(error);
+    session.reportError(failure.code, failure.message, { ...failure.details });
+  };
+  const handle = (result: DriverLineResult) => {
+    if (session.finished) return; // The exit frame is out: nothing can be answered any more.
+    if ("error" in result) {
+      report(result.error);
+      return;
+    }
+    if (result.line.trim() === "") return;
     try {
-      session.send(parseDriverLine(line));
+      session.send(parseDriverLine(result.line));
     } catch (error: unknown) {
-      const failure = toSpecterError(error);
-      session.reportError(failure.code, failure.message, { ...failure.details });
+      report(error);
     }
   };
   (async () => {
-    let buffered = "";
     try {
       for (;;) {
-        const { value, done } = await reader.read();
-        if (done || cancelled) break;
-        buffered += value;
-        let newline: number;
-        while ((newline = buffered.indexOf("\n")) >= 0) {
-          handle(buffered.slice(0, newline));
-          buffered = buffered.slice(newline + 1);
-        }
+        await session.inputRoom(INPUT_HIGH_WATER);
+        if (cancelled) break;
+        const value = await reader.read();
+        if (value === null || cancelled) break;
+        for (const result of splitter.push(value)) handle(result);
       }
-      if (!cancelled) handle(buffered);
+      if (!cancelled) { for (const result of splitter.end()) handle(result); }
     } catch (error: unknown) {
       if (!cancelled) session.reportError("E_IO", `Reading driver input failed: ${(error as Error).message}`);
     }
@@ -167,5 +205,45 @@ function readDriver(
       cancelled = true;
       reader.cancel().catch(() => {/* stdin may already be closed: nothing left to release */});
     },
+  };
+}
+
+/** Reads a stream in chunks; `null` at its end. */
+interface ChunkReader {
+  read(): Promise<Uint8Array | null>;
+  cancel(): Promise<void>;
+}
+
+const READ_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads `stream` into one reused buffer when it is a byte stream (stdin is): a flood of input then
+ * leaves no garbage per chunk for the collector to catch up with. Other streams are read as they come.
+ */
+function chunkReader(stream: ReadableStream<Uint8Array>): ChunkReader {
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream (a test's stream): chunks as the stream makes them.
+    const reader = stream.getReader();
+    return {
+      read: async () => {
+        const { value, done } = await reader.read();
+        return done ? null : value;
+      },
+      cancel: () => reader.cancel(),
+    };
+  }
+  let buffer = new Uint8Array(READ_CHUNK_BYTES);
+  return {
+    read: async () => {
+      const { value, done } = await byob.read(buffer);
+      if (done || value === undefined) return null;
+      // The buffer was transferred into `value`; the splitter copies what it keeps before the next read.
+      buffer = new Uint8Array(value.buffer);
+      return value;
+    },
+    cancel: () => byob.cancel(),
   };
 }

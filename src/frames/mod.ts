@@ -5,5 +5,6 @@
  */
 export * from "./schema.ts";
 export * from "./driver.ts";
+export { type DriverLineResult, DriverLineSplitter } from "./driver_lines.ts";
 export { decodeStream, encodeFrames, type Framing, FRAMINGS } from "./encode.ts";
 export { fromBase64, incompleteTail, type Payload, toBase64, Utf8Chunker } from "./utf8.ts";

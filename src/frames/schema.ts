@@ -168,6 +168,9 @@ export const ExitFrameSchema = z.object({
   protected_unchecked: z.array(z.string()).optional().describe(
     "Strict-write: why a write root could not be walked again after the run (a walk cap); absent when none",
   ),
+  stop: z.enum(["graceful", "killed"]).optional().describe(
+    "Present when Specter stopped the program (terminate, SIGINT/SIGTERM/SIGHUP to Specter, --timeout): graceful, it ended within the grace period after SIGHUP/SIGTERM; killed, it was SIGKILLed when the grace period ran out (or at once)",
+  ),
 });
 
 /** Something went wrong; the session goes on unless an `exit` follows. */

@@ -25,6 +25,11 @@ const SYMBOLS = {
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   poll_now: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },
   kill: { parameters: ["i32", "i32"], result: "i32" },
+  // Linux (glibc 2.36+): a descriptor for one process, so a signal never reaches one that reused its pid.
+  pidfd_open: { parameters: ["i32", "u32"], result: "i32", optional: true },
+  pidfd_send_signal: { parameters: ["i32", "i32", "pointer", "u32"], result: "i32", optional: true },
+  // Linux only (variadic in glibc; every argument is an integer register on the platforms we run on).
+  prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32", optional: true },
   access: { parameters: ["buffer", "i32"], result: "i32" },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },

@@ -9,6 +9,7 @@ import { closeFd, fdInfo, openBeneath, openProcessRoot } from "../fsafe/mod.ts";
 import { closeQuietly, libc } from "../pty/_libc.ts";
 import { GATE_DEADLINE_MS, type GatePipes, readInfo, releaseGate, waitBlocked } from "../pty/gate.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
+import { holdSandboxInit, type SandboxInit } from "../pty/sandbox_processes.ts";
 import { checkMounts, parseMountInfo } from "../sandbox/mount_check.ts";
 import type { LaunchPlan } from "../sandbox/plan.ts";
 
@@ -16,6 +17,11 @@ import type { LaunchPlan } from "../sandbox/plan.ts";
 export interface GateResult {
   readonly childPid: number | null;
   readonly started: boolean;
+  /**
+   * The sandbox's init held by a pidfd, opened while it waited at the gate (so it is certainly bwrap's
+   * init); `null` when it could not be held (the session then signals the launcher's session).
+   */
+  readonly init: SandboxInit | null;
 }
 
 /**
@@ -30,12 +36,12 @@ export function passGate(
   gate: GatePipes,
   verify: (childPid: number) => void = () => {},
 ): GateResult {
-  if (plan.gate === null) return { childPid: null, started: true };
+  if (plan.gate === null) return { childPid: null, started: true, init: null };
   const deadline = performance.now() + GATE_DEADLINE_MS;
   const info = readInfo(gate, deadline);
-  if (info === null) return { childPid: null, started: false };
+  if (info === null) return { childPid: null, started: false, init: null };
   const childPid = childPidOf(info);
-  if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid, started: false };
+  if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid, started: false, init: null };
   let problems: string[];
   try {
     verify(childPid); // The caller's own checks of the held sandbox (its cgroup); throws to refuse it.
@@ -52,8 +58,9 @@ export function passGate(
       { details: { problems, helper_pid: helperPid } },
     );
   }
+  const init = holdSandboxInit(childPid);
   releaseGate(gate);
-  return { childPid, started: true };
+  return { childPid, started: true, init };
 }
 
 /**

@@ -19,7 +19,7 @@ export class FrameQueue {
     this.#onDrain = onDrain;
   }
 
-  /** Unconsumed payload bytes (UTF-16 length of data fields, a close-enough measure). */
+  /** Unconsumed payload bytes (UTF-16 length of data and error messages, 32 per other frame). */
   get bytes(): number {
     return this.#bytes;
   }
@@ -32,7 +32,9 @@ export class FrameQueue {
   /** Appends a frame. */
   push(frame: Frame): void {
     this.#frames.push(frame);
-    if ("data" in frame) this.#bytes += frame.data.length;
+    // Frames without data (errors answering bad driver lines, pongs) count too: a driver flooding them
+    // at a consumer that does not read must meet the same limit.
+    this.#bytes += "data" in frame ? frame.data.length : frame.type === "error" ? frame.message.length : 32;
     const waiter = this.#waiter;
     this.#waiter = undefined;
     waiter?.();

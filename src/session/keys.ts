@@ -8,6 +8,7 @@
  * @module
  */
 import { ProtocolError } from "../errors.ts";
+import { clip } from "../frames/driver.ts";
 
 /** Terminal modes that change what keys send. */
 export interface KeyModes {
@@ -64,7 +65,7 @@ export const KEY_NAMES: readonly string[] = [
 const MODIFIER_BITS = { shift: 1, alt: 2, ctrl: 4 } as const;
 
 function unknownKey(name: string): ProtocolError {
-  return new ProtocolError("E_PROTOCOL", `Unknown key "${name}"`, { details: { key: name } });
+  return new ProtocolError("E_PROTOCOL", `Unknown key "${clip(name)}"`, { details: { key: clip(name) } });
 }
 
 function ctrlByte(char: string, name: string): string {

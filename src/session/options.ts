@@ -5,6 +5,7 @@
  */
 import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
+import { MAX_COLS, MAX_ROWS } from "../frames/driver.ts";
 import type { InheritedFd } from "../pty/spawn.ts";
 import type { Policy } from "../policy/types.ts";
 import { SCREEN_HISTORY } from "../terminal/history.ts";
@@ -195,10 +196,10 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
   return value;
 }
 
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
+function positiveInt(name: string, value: number | undefined, fallback: number, max = 10000): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > 10000) {
-    throw new UsageError(`Option "${name}" must be an integer from 1 to 10000, got "${value}"`);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new UsageError(`Option "${name}" must be an integer from 1 to ${max}, got "${value}"`);
   }
   return value;
 }
@@ -241,8 +242,8 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     env: { ...defaultEnv(), ...options.env },
     explicitEnv: { ...options.env },
     cwd,
-    cols: positiveInt("cols", options.cols, DEFAULTS.cols),
-    rows: positiveInt("rows", options.rows, DEFAULTS.rows),
+    cols: positiveInt("cols", options.cols, DEFAULTS.cols, MAX_COLS),
+    rows: positiveInt("rows", options.rows, DEFAULTS.rows, MAX_ROWS),
     id: options.id ?? crypto.randomUUID(),
     title: options.title ?? null,
     description: options.description ?? null,

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { SessionError, type SpecterError, UsageError } from "../errors.ts";
+import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
 import type { ExitFrame, Frame, FrameBody, SessionInfo } from "../frames/schema.ts";
-import type { DriverMessage } from "../frames/driver.ts";
+import { type DriverMessage, isBase64, MAX_COLS, MAX_ROWS } from "../frames/driver.ts";
 import { fromBase64, toBase64, Utf8Chunker } from "../frames/utf8.ts";
 import { libc } from "../pty/_libc.ts";
 import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
@@ -23,6 +23,7 @@ import {
   signalSession,
 } from "../pty/process.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
+import { type SandboxInit, sandboxProgram, signalSandbox } from "../pty/sandbox_processes.ts";
 import type { CastWriter } from "../recording/asciicast.ts";
 import { FrameQueue } from "./frame_queue.ts";
 import { encodeKey } from "./keys.ts";
@@ -42,6 +43,11 @@ const DRAIN_DEADLINE_MS = 2000;
 /** Bytes read for one session before others get a turn. */
 const READ_TURN_BYTES = 1 << 20;
 const READ_BUFFER = new Uint8Array(64 * 1024);
+/**
+ * Under bwrap, SIGKILL goes to the sandbox's init and the launcher exits by itself once it reaped it. If
+ * it has not after this long, the launcher is killed too (and the init, if any, left to the host's init).
+ */
+const LAUNCHER_EXIT_MS = 2000;
 /** How often the process tree is measured against memory, CPU and process ceilings. */
 const LIMIT_SAMPLE_MS = 100;
 
@@ -110,6 +116,10 @@ export class Session {
   #resolveExited!: (frame: ExitFrame) => void;
   #seq = 0;
   #pendingInput: Uint8Array[] = [];
+  /** Bytes in {@link #pendingInput}. */
+  #pendingInputBytes = 0;
+  /** Callers of {@link inputRoom} waiting for the input queue (and frame queue) to drain. */
+  #roomWaiters: { readonly maxPending: number; readonly resolve: () => void }[] = [];
   #outputBytes = 0;
   #eof = false;
   #reaped: WaitStatus | null = null;
@@ -131,6 +141,16 @@ export class Session {
   #reapedAt = -Infinity;
   #truncated = false;
   #terminating = false;
+  /** SIGKILL was sent while terminating, before the program ended: `exit.stop` is `killed`. */
+  #killedWhileTerminating = false;
+  /** Under bwrap: the sandbox's pid namespace init, held by a pidfd (null elsewhere or when unavailable). */
+  readonly #init: SandboxInit | null;
+  /** Signal numbers Specter sent into the sandbox (bwrap reports a program's death by N as exit 128+N). */
+  readonly #sent = new Set<number>();
+  #launcherTimer: Timer | undefined;
+  /** The sandbox's init was reaped (by the launcher, or by us as its adoptive parent), or there is none. */
+  #initReaped: boolean;
+  readonly #releaseSubreaper: (() => void) | null;
   #lastOutputAt = performance.now();
   #idleArmed: boolean;
   #promptArmed = false;
@@ -151,7 +171,14 @@ export class Session {
     child: SpawnedChild,
     options: ResolvedOptions,
     recorder: CastWriter | null,
-    sandbox: { readonly backend: string; readonly policy: string | null },
+    sandbox: {
+      readonly backend: string;
+      readonly policy: string | null;
+      /** Under bwrap: the sandbox's init, held at the gate. */
+      readonly init?: SandboxInit | null;
+      /** Releases the subreaper hold taken for this session's sandbox (see `holdSubreaper`). */
+      readonly releaseSubreaper?: () => void;
+    },
     launch: LaunchInfo,
     ceilings: Ceilings,
   ) {
@@ -160,6 +187,9 @@ export class Session {
     this.#options = options;
     // Under a sandbox the direct child is its launcher (bwrap); the program shares its process group.
     this.#signalGroup = sandbox.backend === "bwrap";
+    this.#init = sandbox.init ?? null;
+    this.#initReaped = this.#init === null;
+    this.#releaseSubreaper = sandbox.releaseSubreaper ?? null;
     this.#master = child.master;
     this.#client.fd = child.master;
     this.pid = child.pid;
@@ -256,6 +286,39 @@ export class Session {
     this.#input(bytes, text);
   }
 
+  /**
+   * Bytes typed but not yet written to the terminal: the program is not reading them. The kernel's
+   * terminal buffer (a few KiB) is full by then.
+   */
+  get pendingInputBytes(): number {
+    return this.#pendingInputBytes;
+  }
+
+  /**
+   * Resolves once at most `maxPending` bytes of input wait for the program and the frame queue is within
+   * `bufferBytes` (or the session is over). A driver that awaits this before accepting more input
+   * applies back-pressure to its source instead of buffering what the program does not read.
+   */
+  inputRoom(maxPending: number): Promise<void> {
+    if (this.#hasRoom(maxPending)) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push({ maxPending, resolve }));
+  }
+
+  #hasRoom(maxPending: number): boolean {
+    return this.#finished || this.#eof ||
+      (this.#pendingInputBytes <= maxPending && this.#queue.bytes <= this.#options.bufferBytes);
+  }
+
+  /** Resolves the {@link inputRoom} callers that have room now. */
+  #wakeRoomWaiters(): void {
+    if (this.#roomWaiters.length === 0) return;
+    this.#roomWaiters = this.#roomWaiters.filter((waiter) => {
+      if (!this.#hasRoom(waiter.maxPending)) return true;
+      waiter.resolve();
+      return false;
+    });
+  }
+
   /** Presses a named key (see `keys.ts`), honouring application cursor mode. */
   press(key: string): void {
     const sequence = encodeKey(key, { applicationCursor: this.applicationCursor });
@@ -264,9 +327,9 @@ export class Session {
 
   /** Resizes the terminal; the child gets SIGWINCH. */
   resize(cols: number, rows: number): void {
-    for (const [name, value] of [["cols", cols], ["rows", rows]] as const) {
-      if (!Number.isInteger(value) || value < 1 || value > 10000) {
-        throw new UsageError(`Resize "${name}" must be an integer from 1 to 10000, got "${value}"`);
+    for (const [name, value, max] of [["cols", cols, MAX_COLS], ["rows", rows, MAX_ROWS]] as const) {
+      if (!Number.isInteger(value) || value < 1 || value > max) {
+        throw new UsageError(`Resize "${name}" must be an integer from 1 to ${max}, got "${value}"`);
       }
     }
     // The terminal stays open until `exit`, even when the program closed its side of it.
@@ -302,6 +365,10 @@ export class Session {
     if (this.#finished || this.#reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
+    if (this.#init !== null) {
+      this.#signalSandboxed(signal);
+      return;
+    }
     const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
     sendSignal(this.#signalGroup ? -this.pid : this.pid, deliver);
     this.#emit({
@@ -310,6 +377,31 @@ export class Session {
       pid: this.pid,
       ...(deliver === signal ? {} : { delivered_as: deliver }),
     });
+  }
+
+  /**
+   * Under bwrap the program is not our child but the sandbox's pid 2: the signal goes to it alone, never
+   * to the launcher's process group (the launcher would die of it and take the sandbox with it).
+   */
+  #signalSandboxed(signal: SignalName): void {
+    const program = this.#init === null ? null : sandboxProgram(this.#init);
+    if (program === null) {
+      throw new SessionError("E_SESSION_CLOSED", `The program of session "${this.info.id}" has exited`);
+    }
+    try {
+      const deliver = signal === "TSTP" && signalDisposition(program.pid, signal) === "default"
+        ? "STOP"
+        : signal;
+      if (program.signal(deliver)) this.#sent.add(libc().table.signals[deliver]);
+      this.#emit({
+        type: "signal",
+        signal,
+        pid: program.pid,
+        ...(deliver === signal ? {} : { delivered_as: deliver }),
+      });
+    } finally {
+      program.close();
+    }
   }
 
   /**
@@ -322,7 +414,14 @@ export class Session {
     if (this.#finished || this.#reaped !== null) return this.exited;
     if (!this.#terminating) {
       this.#terminating = true;
-      signalSession(this.pid, ["HUP", "TERM", "CONT"]); // CONT: stopped processes must see the others.
+      const signals = ["HUP", "TERM", "CONT"] as const; // CONT: stopped processes must see the others.
+      if (this.#init !== null) {
+        // The program and everything it started, inside the sandbox; never the launcher (see #kill).
+        signalSandbox(this.#init, signals);
+        for (const signal of signals) this.#sent.add(libc().table.signals[signal]);
+      } else {
+        signalSession(this.pid, signals);
+      }
     }
     // A later call may only bring SIGKILL closer (e.g. a second ctrl-c): each schedules its own.
     if (graceMs <= 0) this.#kill();
@@ -334,6 +433,9 @@ export class Session {
   send(message: DriverMessage): void {
     switch (message.type) {
       case "input":
+        if (message.binary && !isBase64(message.data)) {
+          throw new ProtocolError("E_PROTOCOL_BASE64", 'Binary input "data" is not padded standard base64');
+        }
         this.write(message.binary ? fromBase64(message.data) : message.data);
         return;
       case "key":
@@ -424,6 +526,7 @@ export class Session {
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     if (this.#options.record?.input) this.#record("i", text ?? lossy.decode(bytes));
     this.#pendingInput.push(bytes);
+    this.#pendingInputBytes += bytes.length;
     this.#flushInput();
   }
 
@@ -440,6 +543,7 @@ export class Session {
     while (this.#pendingInput.length > 0) {
       const chunk = this.#pendingInput[0]!;
       const written = Number(lib.sym.write(this.#master, chunk, BigInt(chunk.length)));
+      if (written > 0) this.#pendingInputBytes -= written;
       if (written === chunk.length) {
         this.#pendingInput.shift();
         continue;
@@ -452,10 +556,13 @@ export class Session {
       if (errno === lib.table.errno.EINTR) continue;
       if (errno !== lib.table.errno.EAGAIN) {
         this.#pendingInput = []; // The terminal is gone (EIO): nobody can read this input any more.
+        this.#pendingInputBytes = 0;
+        this.#wakeRoomWaiters();
         return;
       }
       break; // The program is not reading: wait for POLLOUT.
     }
+    this.#wakeRoomWaiters();
     if (this.#pendingInput.length > 0) reactor().wake();
   }
 
@@ -679,6 +786,7 @@ export class Session {
 
   #onDrain(): void {
     if (this.#paused && this.#queue.bytes <= this.#options.bufferBytes / 2) this.#resume();
+    this.#wakeRoomWaiters();
   }
 
   // ── idle and prompt ─────────────────────────────────────────────────────────────────────────────
@@ -742,6 +850,7 @@ export class Session {
         if (this.#breached === null && this.#hasTreeLimits()) this.#checkLimits();
         this.#reaped = status;
         this.#reapedAt = at;
+        this.#reapInit();
         // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
         // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
         this.#screen?.finish(this.#breached !== null ? 0 : SCREEN_FINISH_MS);
@@ -800,22 +909,69 @@ export class Session {
     this.#maybeFinish();
   }
 
+  /**
+   * Once the launcher is reaped, its sandbox's init is either reaped by it or ours (we are subreaper):
+   * its `--die-with-parent` SIGKILL ends it, and `exit` waits until we reaped it (ECHILD: not ours, the
+   * launcher did). A deadline keeps an init stuck in the kernel from holding `exit` forever.
+   */
+  #reapInit(): void {
+    if (this.#initReaped || this.#init === null) return;
+    const done = () => {
+      if (this.#initReaped) return;
+      this.#initReaped = true;
+      this.#maybeFinish();
+    };
+    // Reaped already (by the launcher): its pid may be anyone's now, so it must not be waited for.
+    if (!this.#init.handle.exists()) {
+      this.#initReaped = true;
+      return;
+    }
+    childWatcher().watch(this.#init.handle.pid, done);
+    this.#later(DRAIN_DEADLINE_MS, () => {
+      if (this.#initReaped || this.#init === null) return;
+      childWatcher().unwatch(this.#init.handle.pid);
+      done();
+    });
+  }
+
   /** SIGKILLs every process of the session and remembers when (see `sessionMembers`'s `notBefore`). */
   #kill(): void {
+    if (this.#terminating && this.#reaped === null) this.#killedWhileTerminating = true;
+    if (this.#init !== null && this.#reaped === null && this.#killSandbox()) return;
     const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
     // The session's cgroup also holds what left the terminal's session (setsid, double forks).
     const detached = this.#ceilings.kill();
     if (signalled || detached > 0) this.#lastKillAt = signalled ? at : performance.now();
   }
 
+  /**
+   * SIGKILLs the sandbox's init: the kernel kills every process of its pid namespace, and the launcher
+   * reaps the init and exits, to be reaped by us. Killing the launcher as well would orphan the init (a
+   * zombie for the host's init to collect), so the launcher is killed only if it has not exited after
+   * {@link LAUNCHER_EXIT_MS}. False when the init is gone already (the caller kills the session).
+   */
+  #killSandbox(): boolean {
+    if (!this.#init!.handle.signal("KILL")) return false;
+    this.#sent.add(libc().table.signals.KILL);
+    this.#lastKillAt = performance.now();
+    this.#launcherTimer ??= this.#later(LAUNCHER_EXIT_MS, () => {
+      if (this.#reaped !== null) return;
+      const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
+      if (signalled) this.#lastKillAt = at;
+    });
+    return true;
+  }
+
   #onEof(): void {
     reactor().remove(this.#client);
+    this.#wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
     this.#deliver(this.#discard ? null : this.#chunker.end());
     this.#maybeFinish();
   }
 
   #maybeFinish(): void {
     if (this.#finished || !this.#eof || this.#reaped === null || this.#snapshotsPending > 0) return;
+    if (!this.#initReaped) return; // #reapInit comes back here.
     if (this.#channel !== null && !this.#channel.ended) {
       this.#channel.release(); // The terminal is closed below: the thread must have let go of it first.
       if (!this.#channel.ended) return; // It will have: #pull comes back here.
@@ -844,18 +1000,30 @@ export class Session {
     this.#timers.clear();
     this.#quietTimer = undefined;
     libc().sym.close(this.#master);
+    this.#init?.handle.close();
+    this.#releaseSubreaper?.();
     const status = this.#reaped;
     const table = libc().table;
-    const signal = status.kind === "signaled"
+    let signal = status.kind === "signaled"
       ? signalName(status.signal, table) ?? `SIG${status.signal}`
       : null;
+    let code = status.kind === "exited" ? status.code : null;
+    // bwrap passes a program's death by signal N on as exit code 128 + N. When Specter sent N into the
+    // sandbox, report it as the signal it was (as without a sandbox).
+    if (this.#init !== null && code !== null && code > 128 && this.#sent.has(code - 128)) {
+      signal = signalName(code - 128, table);
+      if (signal !== null) code = null;
+    }
     const frame = {
       seq: this.#seq++,
       ts: nowSeconds(),
       type: "exit",
-      code: status.kind === "exited" ? status.code : null,
+      code,
       signal,
       timed_out: this.#timedOut,
+      ...(this.#terminating
+        ? { stop: this.#killedWhileTerminating ? "killed" as const : "graceful" as const }
+        : {}),
       duration_ms: Math.round((performance.now() - this.#startedAt) * 1000) / 1000,
       last_lines: this.#tail.lastLines(),
       session: this.info,
@@ -864,6 +1032,7 @@ export class Session {
     } satisfies ExitFrame;
     this.#queue.push(frame);
     this.#queue.close();
+    this.#wakeRoomWaiters();
     this.#recorder?.close();
     this.#resolveExited(frame);
   }

@@ -25,6 +25,7 @@ import {
 } from "./options.ts";
 import { nowSeconds, Session } from "./session.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
+import { holdSubreaper, type SandboxInit } from "../pty/sandbox_processes.ts";
 import { closeChildEnds, closeGate, openGate } from "../pty/gate.ts";
 import { Ceilings, type CgroupMode } from "../ceilings/mod.ts";
 
@@ -254,6 +255,8 @@ export function spawn(options: SpawnOptions): Session {
   const gate = plan.gate === null ? null : openGate();
   let ceilings: Ceilings | null = null;
   let launched = false;
+  // Before the launcher can exit: its sandbox's init must be orphaned to us, not to the host's init.
+  const releaseSubreaper = plan.backend === "bwrap" ? holdSubreaper() : undefined;
   try {
     // The session's own cgroup (when the host allows), joined by the launcher before bwrap starts.
     ceilings = Ceilings.create(effective.id, effective.limits, plan.backend === "bwrap", cgroupMode());
@@ -282,6 +285,7 @@ export function spawn(options: SpawnOptions): Session {
         ...descriptorFds,
       ],
     });
+    let init: SandboxInit | null = null;
     if (gate !== null && plan.gate !== null) {
       closeChildEnds(gate);
       let started: boolean;
@@ -298,6 +302,7 @@ export function spawn(options: SpawnOptions): Session {
         });
         started = result.started;
         if (started && result.childPid !== null) ceilings.attach(result.childPid);
+        init = result.init;
       } catch (error: unknown) {
         killHelper(child);
         throw error;
@@ -313,7 +318,7 @@ export function spawn(options: SpawnOptions): Session {
       child,
       { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
       recorder,
-      { backend: plan.backend, policy: plan.policy?.source ?? null },
+      { backend: plan.backend, policy: plan.policy?.source ?? null, init, releaseSubreaper },
       {
         backend: plan.backend,
         policy: plan.policy,
@@ -330,6 +335,7 @@ export function spawn(options: SpawnOptions): Session {
   } catch (error: unknown) {
     recorder?.close();
     opened?.watch?.close();
+    releaseSubreaper?.();
     throw error;
   } finally {
     if (!launched) ceilings?.close(); // Every error path empties and removes the session's cgroup.
