@@ -8,7 +8,7 @@
 import { CEILING_MECHANISMS } from "../frames/mod.ts";
 import { treeUsage } from "../pty/process.ts";
 import type { CgroupCeiling } from "./cgroup_host.ts";
-import { type CgroupLimits, SessionCgroup } from "./cgroup.ts";
+import { type CgroupLimits, SessionCgroup, usablePlacements } from "./cgroup.ts";
 import { namespaceMembers, pidNamespace, usageOf } from "./pidns_usage.ts";
 
 /** The mechanisms that can enforce a ceiling (recorded per ceiling in the audit log). */
@@ -62,6 +62,15 @@ export function chooseMechanisms(
   };
 }
 
+/**
+ * True when a sandboxed session here gets a cgroup for `ceiling` (the host offers its controller and
+ * Specter may create cgroups): then the kernel enforces it on the whole tree and no rlimit backstop is
+ * needed for it. Deterministic per host, so a rendered plan equals the run's.
+ */
+export function kernelEnforces(ceiling: CgroupCeiling, mode: CgroupMode = "auto"): boolean {
+  return mode === "auto" && Deno.build.os === "linux" && usablePlacements().has(ceiling);
+}
+
 /** A session's ceilings while it runs. */
 export class Ceilings {
   /** Which mechanism enforces each ceiling. */
@@ -95,9 +104,9 @@ export class Ceilings {
     return Object.entries(this.enforcedBy).some(([name, by]) => name !== "file_size" && by !== null);
   }
 
-  /** The launch argv: behind the cgroup join step when there is a cgroup. */
-  wrap(argv: readonly string[]): string[] {
-    return this.#cgroup === null ? [...argv] : this.#cgroup.wrap(argv);
+  /** Moves the launch's processes (bwrap, its held sandbox init) into the session's cgroups, if any. */
+  join(pids: readonly number[]): void {
+    this.#cgroup?.join(pids);
   }
 
   /** True when `pid` (a process of the launch) is inside the session's cgroups (or there are none). */

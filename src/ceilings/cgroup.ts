@@ -34,13 +34,6 @@ export const SPECTER_GROUP = "specter";
  */
 export const LAUNCHER_TASKS = 2;
 
-/** How the launcher joins: each argument up to `--` is a `cgroup.procs` file; the rest is exec'ed. */
-export const JOIN_SCRIPT =
-  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
-
-/** The shell that runs {@link JOIN_SCRIPT} (as root, before privileges are dropped). */
-export const JOIN_SHELL = "/bin/sh";
-
 /** The ceilings to put on a cgroup (`null`: not this one). */
 export interface CgroupLimits {
   readonly memoryBytes: number | null;
@@ -236,14 +229,16 @@ export class SessionCgroup {
     return dirs.size === 0 ? null : new SessionCgroup(dirs, versions, limits);
   }
 
-  /** The `cgroup.procs` files the launcher writes itself into. */
-  get procsFiles(): string[] {
-    return this.#all.map((dir) => `${dir}/cgroup.procs`);
-  }
-
-  /** `argv` behind the join step: the launcher enters every cgroup of the session, then execs `argv`. */
-  wrap(argv: readonly string[]): string[] {
-    return [JOIN_SHELL, "-c", JOIN_SCRIPT, "specter-cgroup", ...this.procsFiles, "--", ...argv];
+  /**
+   * Moves `pids` into every cgroup of the session. Called at the launch gate, while bwrap holds its
+   * sandbox before the program's first instruction: bwrap and its sandbox's init are then the only
+   * processes of the launch, and neither forks before it is released, so nothing escapes. Throws when a
+   * write fails (the launch is refused, never run outside its ceilings).
+   */
+  join(pids: readonly number[]): void {
+    for (const dir of this.#all) {
+      for (const pid of pids) Deno.writeTextFileSync(`${dir}/cgroup.procs`, `${pid}\n`);
+    }
   }
 
   /** True when `pid` is listed in every cgroup of the session. */

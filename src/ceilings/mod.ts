@@ -12,10 +12,11 @@ export {
   type CgroupMode,
   chooseMechanisms,
   type EnforcedBy,
+  kernelEnforces,
   type Mechanism,
   MECHANISMS,
 } from "./ceilings.ts";
-export { JOIN_SCRIPT, JOIN_SHELL, LAUNCHER_TASKS, SessionCgroup, SPECTER_GROUP } from "./cgroup.ts";
+export { LAUNCHER_TASKS, SessionCgroup, SPECTER_GROUP } from "./cgroup.ts";
 export {
   CGROUP_CEILINGS,
   type CgroupCeiling,

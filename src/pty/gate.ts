@@ -109,7 +109,8 @@ export function readInfo(gate: GatePipes, deadline: number): string | null {
 export function waitBlocked(pid: number, blockFd: number, deadline: number): boolean {
   const read = Deno.build.arch === "aarch64" ? 63 : 0;
   const expected = `${read} 0x${blockFd.toString(16)} `;
-  for (let delay = 0.05;; delay = Math.min(delay * 2, 2)) {
+  // Fine-grained: bwrap's setup takes a few milliseconds, and every poll is one small /proc read.
+  for (let delay = 0.05;; delay = Math.min(delay * 2, 0.25)) {
     let text: string;
     try {
       text = Deno.readTextFileSync(`/proc/${pid}/syscall`);

@@ -81,7 +81,8 @@ export function guardArtifacts(
   ];
   const problems: PolicyProblem[] = [];
   const hide = new Set<string>();
-  const table = mountTable();
+  // The mount table only when there is something to guard (a library session may record nothing).
+  const table = places.length === 0 ? new Map() as ReturnType<typeof mountTable> : mountTable();
   for (const { dir, readable } of places) {
     const fd = openArtifact(dir);
     if (fd === null) continue;

@@ -104,7 +104,8 @@ export function checkMounts(
       continue;
     }
     if ((WRITABLE_DEVICE_NODES as readonly string[]).includes(entry.mountPoint)) {
-      if (inspect(entry.mountPoint)?.kind === "char") continue;
+      // bwrap binds these from the host's devtmpfs; anything else there must be a character device.
+      if (entry.fsType === "devtmpfs" || inspect(entry.mountPoint)?.kind === "char") continue;
     }
     problems.push(`A writable ${entry.fsType} mount at "${entry.mountPoint}" is not granted`);
   }

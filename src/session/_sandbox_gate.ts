@@ -41,10 +41,17 @@ export function passGate(
   const info = readInfo(gate, deadline);
   if (info === null) return { childPid: null, started: false, init: null };
   const childPid = childPidOf(info);
+  try {
+    // The caller's own steps on the held sandbox (joining its cgroup), while bwrap still sets up: neither
+    // bwrap nor its child forks before the gate is released. Throws to refuse it.
+    verify(childPid);
+  } catch (error: unknown) {
+    libc().sym.kill(childPid, libc().table.signals.KILL);
+    throw error;
+  }
   if (!waitBlocked(childPid, plan.gate.block, deadline)) return { childPid, started: false, init: null };
   let problems: string[];
   try {
-    verify(childPid); // The caller's own checks of the held sandbox (its cgroup); throws to refuse it.
     problems = mountProblems(childPid, plan);
   } catch (error: unknown) {
     libc().sym.kill(childPid, libc().table.signals.KILL);

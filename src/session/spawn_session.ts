@@ -27,7 +27,7 @@ import { nowSeconds, Session } from "./session.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { holdSubreaper, type SandboxInit } from "../pty/sandbox_processes.ts";
 import { closeChildEnds, closeGate, openGate } from "../pty/gate.ts";
-import { Ceilings, type CgroupMode } from "../ceilings/mod.ts";
+import { Ceilings, type CgroupMode, kernelEnforces } from "../ceilings/mod.ts";
 
 /**
  * `SPECTER_CGROUPS=off` keeps sessions out of cgroups (to exercise the sampling fallback); the audit
@@ -143,7 +143,11 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
   };
   // Seatbelt cannot set rlimits (no prlimit on macOS): a process budget there has only its backstop
   // missing, the session's watcher still enforces it, so the presets' cap does not make them unusable.
-  const backstops = backend === "seatbelt" ? { ...limits, processes: null } : limits;
+  // Under bwrap with a pids cgroup the kernel caps the whole tree (RLIMIT_NPROC only counts per host uid),
+  // so no launcher is spent on it.
+  const noProcessRlimit = backend === "seatbelt" ||
+    (backend === "bwrap" && kernelEnforces("processes", cgroupMode()));
+  const backstops = noProcessRlimit ? { ...limits, processes: null } : limits;
   const anyLimit = Object.values(backstops).some((value) => value !== null);
   const rlimits = anyLimit
     ? {
@@ -258,9 +262,7 @@ export function spawn(options: SpawnOptions): Session {
   // Before the launcher can exit: its sandbox's init must be orphaned to us, not to the host's init.
   const releaseSubreaper = plan.backend === "bwrap" ? holdSubreaper() : undefined;
   try {
-    // The session's own cgroup (when the host allows), joined by the launcher before bwrap starts.
-    ceilings = Ceilings.create(effective.id, effective.limits, plan.backend === "bwrap", cgroupMode());
-    const argv = ceilings.wrap(plan.argv);
+    const argv = plan.argv;
     for (const file of plan.files) passed.push(contentFd(file.content));
     // A path bound twice (a workspace both read and written) is one opened fd dup2'ed to two targets.
     const descriptorFds = plan.descriptors.map(({ path, target }) => {
@@ -270,7 +272,7 @@ export function spawn(options: SpawnOptions): Session {
     });
     const child = spawnOnPty({
       argv,
-      argv0: argv[0] === plan.argv[0] ? plan.argv0 : argv[0]!,
+      argv0: plan.argv0,
       env: plan.env,
       cwd: plan.cwd,
       cols: effective.cols,
@@ -289,16 +291,21 @@ export function spawn(options: SpawnOptions): Session {
     if (gate !== null && plan.gate !== null) {
       closeChildEnds(gate);
       let started: boolean;
-      const held = ceilings;
       try {
+        // The session's own cgroup (when the host allows): made while bwrap starts up (its mkdir and
+        // limits are off the launch's critical path) and joined at the gate, before the program runs.
+        const held = ceilings = Ceilings.create(effective.id, effective.limits, true, cgroupMode());
         const result = passGate(child.pid, plan, gate, (sandboxPid) => {
-          if (!held.holds(child.pid) || !held.holds(sandboxPid)) {
+          try {
+            held.join([child.pid, sandboxPid]);
+          } catch (cause) {
             throw new SandboxError(
               "E_SANDBOX_START",
-              "The sandbox is not inside its session's cgroup, so the program was not run",
-              { details: { helper_pid: child.pid, sandbox_pid: sandboxPid } },
+              "Could not move the sandbox into its session's cgroup, so the program was not run",
+              { cause, details: { helper_pid: child.pid, sandbox_pid: sandboxPid } },
             );
           }
+          // A write to cgroup.procs that succeeded moved the process: nothing to read back.
         });
         started = result.started;
         if (started && result.childPid !== null) ceilings.attach(result.childPid);
@@ -313,6 +320,7 @@ export function spawn(options: SpawnOptions): Session {
         throw failure;
       }
     }
+    ceilings ??= Ceilings.create(effective.id, effective.limits, plan.backend === "bwrap", cgroupMode());
     launched = true;
     return new Session(
       child,

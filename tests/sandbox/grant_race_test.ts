@@ -15,9 +15,12 @@ import { policyOf, withHostDir } from "./_sandbox.ts";
 const SH = "/usr/bin/sh";
 const RUNS = 60;
 
-/** Shell (builtins only) printing `MOUNT <options>` for each mount at `point` in the sandbox. */
-const MOUNTS = (point: string) =>
-  `while read -r _ _ _ _ at opts _; do [ "$at" = '${point}' ] && echo "MOUNT $opts"; done < /proc/self/mountinfo`;
+/**
+ * Shell (builtins only) printing `MOUNT <options>` for each mount strictly below `root` in the sandbox.
+ * (A mount point's name follows its directory: the attacker renaming `data` to `d2` renames it too.)
+ */
+const MOUNTS = (root: string) =>
+  `while read -r _ _ _ _ at opts _; do case "$at" in '${root}'/*) echo "MOUNT $opts";; esac; done < /proc/self/mountinfo`;
 
 /** Starts the attacker: a sandboxed shell that loops `script` in `dir` (its write root). */
 function attacker(dir: string, script: string): Session {
@@ -112,7 +115,11 @@ sessionTest(
     await withHostDir(async (dir) => {
       await Deno.mkdir(`${dir}/data`);
       await Deno.writeTextFile(`${dir}/data/marker`, "REAL-DATA");
-      const attack = attacker(dir, "mv data d2; ln -s /usr data; rm data; mv d2 data");
+      const attack = attacker(
+        dir,
+        // A short pause with the directory in place lets some victims start on a loaded machine too.
+        "mv data d2; ln -s /usr data; rm data; mv d2 data; sleep 0.02",
+      );
       try {
         await waitForAttack(dir, "d2");
         const outcomes = new Map<string, number>();
@@ -121,9 +128,7 @@ sessionTest(
             [
               SH,
               "-c",
-              `echo VICTIM > '${dir}/data/probe' 2>/dev/null && echo WROTE; ${
-                MOUNTS(`${dir}/data`)
-              }; echo END`,
+              `echo VICTIM > '${dir}/data/probe' 2>/dev/null && echo WROTE; ${MOUNTS(dir)}; echo END`,
             ],
             { exec: [], fs: { read: [`${dir}/data`], write: [dir] } },
           );
