@@ -25,7 +25,8 @@ export interface GateResult {
 }
 
 /**
- * Waits for bwrap's sandbox to be set up, checks its mounts against `plan` and releases it. Throws
+ * Waits for bwrap's sandbox to be set up and checks its mounts against `plan`; the caller then releases
+ * it with `releaseGate` (or kills it: closing the gate unreleased is not enough, bwrap reads EOF as go). Throws
  * `E_SANDBOX_MOUNTS` when the mounts differ (the program has not run; the caller kills the helper),
  * `E_SPAWN` when bwrap does not get there in time; whatever `verify` throws. When bwrap fails during setup there is nothing to
  * release: it exits with its own message on the terminal, which the session reports.
@@ -65,8 +66,9 @@ export function passGate(
       { details: { problems, helper_pid: helperPid } },
     );
   }
+  // Released by the caller once its session is ready to read (releaseGate), so the program's first
+  // output is not waiting on Specter's own setup.
   const init = holdSandboxInit(childPid);
-  releaseGate(gate);
   return { childPid, started: true, init };
 }
 

@@ -26,7 +26,7 @@ import {
 import { nowSeconds, Session } from "./session.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { holdSubreaper, type SandboxInit } from "../pty/sandbox_processes.ts";
-import { closeChildEnds, closeGate, openGate } from "../pty/gate.ts";
+import { closeChildEnds, closeGate, openGate, releaseGate } from "../pty/gate.ts";
 import { Ceilings, type CgroupMode, kernelEnforces } from "../ceilings/mod.ts";
 
 /**
@@ -321,25 +321,35 @@ export function spawn(options: SpawnOptions): Session {
       }
     }
     ceilings ??= Ceilings.create(effective.id, effective.limits, plan.backend === "bwrap", cgroupMode());
+    let session: Session;
+    try {
+      session = new Session(
+        child,
+        { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
+        recorder,
+        { backend: plan.backend, policy: plan.policy?.source ?? null, init, releaseSubreaper },
+        {
+          backend: plan.backend,
+          policy: plan.policy,
+          // Hashing is left to whoever audits (the CLI): a library host spawning thousands pays nothing.
+          plan,
+          limits: effective.limits,
+          timeoutMs: effective.timeoutMs,
+          maxOutputBytes: effective.maxOutputBytes,
+          enforcedBy: ceilings.enforcedBy,
+          protectedWatch: opened?.watch ?? null,
+        },
+        ceilings,
+      );
+      // The session reads its terminal now: let the program run.
+      if (gate !== null && plan.gate !== null) releaseGate(gate);
+    } catch (error: unknown) {
+      // Held at the gate (or just released): it must not run without its session.
+      if (plan.gate !== null) killHelper(child);
+      throw error;
+    }
     launched = true;
-    return new Session(
-      child,
-      { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
-      recorder,
-      { backend: plan.backend, policy: plan.policy?.source ?? null, init, releaseSubreaper },
-      {
-        backend: plan.backend,
-        policy: plan.policy,
-        // Hashing is left to whoever audits (the CLI): a library host spawning thousands pays nothing.
-        plan,
-        limits: effective.limits,
-        timeoutMs: effective.timeoutMs,
-        maxOutputBytes: effective.maxOutputBytes,
-        enforcedBy: ceilings.enforcedBy,
-        protectedWatch: opened?.watch ?? null,
-      },
-      ceilings,
-    );
+    return session;
   } catch (error: unknown) {
     recorder?.close();
     opened?.watch?.close();
