@@ -7,7 +7,7 @@
 import { FileError, SandboxError, SpawnError } from "../errors.ts";
 import { closeFd, fdInfo, openBeneath, openProcessRoot } from "../fsafe/mod.ts";
 import { closeQuietly, libc } from "../pty/_libc.ts";
-import { GATE_DEADLINE_MS, type GatePipes, readInfo, releaseGate, waitBlocked } from "../pty/gate.ts";
+import { GATE_DEADLINE_MS, type GatePipes, readInfo, waitBlocked } from "../pty/gate.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
 import { holdSandboxInit, type SandboxInit } from "../pty/sandbox_processes.ts";
 import { checkMounts, parseMountInfo } from "../sandbox/mount_check.ts";
