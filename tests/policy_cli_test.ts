@@ -9,6 +9,7 @@ import { fingerprintPlan, redactedArgv, sha256 } from "../src/sandbox/fingerprin
 import { SANDBOX_EXEC } from "../src/sandbox/seatbelt/mod.ts";
 import { compileSeccomp, seccompArchFor } from "../src/sandbox/seccomp/mod.ts";
 import type { SpawnOptions } from "../src/session/options.ts";
+import { kernelEnforces } from "../src/ceilings/mod.ts";
 import { prepareLaunch } from "../src/session/spawn_session.ts";
 import { DENO, ROOT, withTempDir } from "./_helpers.ts";
 
@@ -463,7 +464,12 @@ Deno.test({
       assert.match(launcher[0], /\/prlimit$/);
       assert.deepEqual(launcher.slice(-2), ["--", "/bin/sh"]);
       assert.ok(launcher.includes(`--as=${64 * 1024 * 1024 * 4}`), JSON.stringify(launcher));
-      assert.ok(launcher.some((arg: string) => arg.startsWith("--nproc=")), JSON.stringify(launcher));
+      // The process budget: a pids cgroup where the host offers one, else an RLIMIT_NPROC backstop.
+      assert.equal(
+        launcher.some((arg: string) => arg.startsWith("--nproc=")),
+        !kernelEnforces("processes"),
+        JSON.stringify(launcher),
+      );
 
       const options = runOptions(file, dir, "bwrap", ["/bin/sh"]);
       const { plan } = prepareLaunch({ ...options, limits: { memoryBytes: 64 * 1024 * 1024 } });

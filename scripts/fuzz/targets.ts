@@ -136,7 +136,12 @@ const driver: FuzzTarget = {
   about: "driver NDJSON lines (parseDriverLine, then key names and base64 as the session decodes them)",
   generate: (rng) => generateJsonish(rng, DRIVER_CORPUS, DRIVER_TEXTS, DRIVER_TOKENS),
   run(line) {
-    const message = expectTyped(() => parseDriverLine(line), ["E_PROTOCOL", "E_PROTOCOL_VERSION"]);
+    const message = expectTyped(() => parseDriverLine(line), [
+      "E_PROTOCOL",
+      "E_PROTOCOL_VERSION",
+      "E_PROTOCOL_BASE64",
+      "E_RESIZE_RANGE",
+    ]);
     if (message?.type === "key") expectTyped(() => encodeKey(message.key), ["E_PROTOCOL"]);
     if (message?.type === "key") {
       expectTyped(() => encodeKey(message.key, { applicationCursor: true }), ["E_PROTOCOL"]);
