@@ -6,4 +6,4 @@
  */
 
 /** Specter's version. */
-export const VERSION = "0.5.0";
+export const VERSION = "0.6.0";
