@@ -15,7 +15,7 @@ import {
   sha256,
 } from "../sandbox/fingerprint.ts";
 import { seccompOptionsOf } from "../sandbox/host_sockets.ts";
-import type { LaunchPlan } from "../sandbox/plan.ts";
+import type { LaunchPlan, PlanDescriptor } from "../sandbox/plan.ts";
 import { SANDBOX_EXEC } from "../sandbox/seatbelt/mod.ts";
 import {
   describeRules,
@@ -70,14 +70,7 @@ export interface LaunchRendering {
    * not make, and is passed on fd `target`; after setup the sandbox's mount table must show `identity`
    * at `dest` before the program runs (the gate on fds `gate.block`/`gate.info`).
    */
-  readonly descriptors?: readonly {
-    readonly target: number;
-    readonly path: string;
-    readonly dest: string;
-    readonly purpose: string;
-    readonly writable: boolean;
-    readonly identity: string;
-  }[];
+  readonly descriptors?: readonly PlanDescriptor[];
   /** The seccomp filter (bwrap). */
   readonly seccomp?: RenderedSeccomp;
   /** The Seatbelt profile text (seatbelt). */
