@@ -69,7 +69,8 @@ export function closeGate(gate: GatePipes): void {
   closeQuietly(gate.info);
 }
 
-function sleepMs(ms: number): void {
+/** Blocks this thread for `ms` (fractions allowed): the gate's waits are short and synchronous. */
+export function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 

@@ -7,7 +7,7 @@
 import { FileError, SandboxError, SpawnError } from "../errors.ts";
 import { closeFd, fdInfo, openBeneath, openProcessRoot } from "../fsafe/mod.ts";
 import { closeQuietly, libc } from "../pty/_libc.ts";
-import { GATE_DEADLINE_MS, type GatePipes, readInfo, waitBlocked } from "../pty/gate.ts";
+import { GATE_DEADLINE_MS, type GatePipes, readInfo, sleepMs, waitBlocked } from "../pty/gate.ts";
 import type { SpawnedChild } from "../pty/spawn.ts";
 import { holdSandboxInit, type SandboxInit } from "../pty/sandbox_processes.ts";
 import { checkMounts, parseMountInfo } from "../sandbox/mount_check.ts";
@@ -85,7 +85,7 @@ export function setupFailure(child: SpawnedChild): SandboxError {
   for (let i = 0; i < 50 && text === ""; i++) {
     const n = Number(lib.sym.read(child.master, buffer, BigInt(buffer.length)));
     if (n > 0) text = new TextDecoder().decode(buffer.subarray(0, n));
-    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+    else sleepMs(2);
   }
   const said = text.split(/\r?\n/).find((line) => line.trim() !== "")?.slice(0, 300) ?? "no message";
   return new SandboxError(
