@@ -42,13 +42,18 @@ async function fuzzTarget(
   const started = performance.now();
   const end = first + count;
   let next = first;
+  // One worker runs batch after batch (loading the parsers once); only a hang or a crash of the worker
+  // costs a new one.
+  let worker: Worker | null = null;
   while (next < end && performance.now() < deadline) {
     const from = next;
     const batch = Math.min(BATCH, end - from);
     const progress = new SharedArrayBuffer(4);
     const cursor = new Int32Array(progress);
     Atomics.store(cursor, 0, from);
-    const worker = new Worker(new URL("./_worker.ts", import.meta.url), { type: "module" });
+    const current: Worker = worker ??
+      new Worker(new URL("./_worker.ts", import.meta.url), { type: "module" });
+    worker = current;
     const outcome = await new Promise<TargetReport | { hung: number }>((resolve) => {
       let last = from;
       let since = performance.now();
@@ -63,16 +68,16 @@ async function fuzzTarget(
           resolve({ hung: now });
         }
       }, 100);
-      worker.onmessage = (event: MessageEvent<TargetReport>) => {
+      current.onmessage = (event: MessageEvent<TargetReport>) => {
         clearInterval(watch);
         resolve(event.data);
       };
-      worker.onerror = (event) => {
+      current.onerror = (event) => {
         event.preventDefault();
         clearInterval(watch);
         resolve({ hung: -1 - Atomics.load(cursor, 0) });
       };
-      worker.postMessage({
+      current.postMessage({
         target: name,
         seed,
         from,
@@ -82,8 +87,9 @@ async function fuzzTarget(
         progress,
       });
     });
-    worker.terminate();
     if ("hung" in outcome) {
+      current.terminate();
+      worker = null;
       const dead = outcome.hung < 0;
       const index = dead ? -1 - outcome.hung : outcome.hung;
       total.failures.push({
@@ -102,6 +108,7 @@ async function fuzzTarget(
       if (outcome.cases < batch) break; // The deadline.
     }
   }
+  worker?.terminate();
   total.ms = performance.now() - started;
   return total;
 }
