@@ -9,6 +9,9 @@ import { LineCounter, parseDocument, type YAMLSeq } from "yaml";
 import { SpecterError } from "../errors.ts";
 import { readRegularFile } from "../fsafe/mod.ts";
 import { type Scenario, ScenarioSchema } from "./schema.ts";
+import { MAX_SCENARIO_DEPTH, type ShapeProblem, yamlShapeProblem } from "./_yaml_shape.ts";
+
+export { MAX_SCENARIO_DEPTH };
 
 /**
  * Largest scenario file read, in bytes. Real scenarios are a few KiB (workspace files included); a file
@@ -40,14 +43,25 @@ export function parseScenario(text: string, path = "<inline>"): LoadedScenario {
   const counter = new LineCounter();
   let doc;
   let value: unknown;
+  let shape: ShapeProblem | null = null;
   try {
     // logLevel "error": the library's warnings (e.g. a key that is a collection) would print text from
     // the untrusted file to Specter's stderr, escape sequences included.
-    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, logLevel: "error" });
-    // Only a document without errors is expanded: toJS() is where aliases are dereferenced.
-    if (doc.errors.length === 0) value = doc.toJS({ maxAliasCount: MAX_SCENARIO_ALIASES });
+    // uniqueKeys false: the library's check is quadratic in a map's keys; the shape check does it.
+    doc = parseDocument(text, { lineCounter: counter, uniqueKeys: false, logLevel: "error" });
+    // Only a document without errors and of a scenario's shape is expanded: toJS() is where aliases are
+    // dereferenced and collection keys printed (super-linear in their nesting).
+    if (doc.errors.length === 0) shape = yamlShapeProblem(doc);
+    if (doc.errors.length === 0 && shape === null) value = doc.toJS({ maxAliasCount: MAX_SCENARIO_ALIASES });
   } catch (error: unknown) {
     throw tooComplex(path, error);
+  }
+  if (shape !== null) {
+    const line = shape.offset === null ? null : counter.linePos(shape.offset).line;
+    const message = shape.kind === "syntax"
+      ? `Scenario "${path}" is not valid YAML: ${shape.message}`
+      : `Scenario "${path}" is not accepted: ${shape.message}`;
+    throw new SpecterError("E_SCENARIO_PARSE", message, { details: { path, line, reason: shape.kind } });
   }
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;

@@ -108,6 +108,20 @@ const BAD: readonly [string, string, RegExp][] = [
     "E_SCENARIO_PARSE",
     /dereferences more than 100 aliases/,
   ],
+  // Nested collection keys: toJS() prints each key at every level (minutes for 432 levels).
+  ["? ".repeat(432), "E_SCENARIO_PARSE", /a key is not a plain value/],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: []\n[a]: b\n",
+    "E_SCENARIO_PARSE",
+    /a key is not a plain value/,
+  ],
+  ["version: 1\nname: x\nrun: {argv: [a]}\nsteps: []\nx: &k y\n*k : z\n", "E_SCENARIO_PARSE", /not a plain/],
+  // Deeper than any scenario, shallower than the parser's stack.
+  [
+    "version: 1\nname: x\nsteps: " + "[".repeat(65) + "]".repeat(65) + "\n",
+    "E_SCENARIO_PARSE",
+    /nests deeper than 64 levels/,
+  ],
   // Nesting deeper than the parser's stack.
   [
     "version: 1\nname: x\nsteps: " + "[".repeat(100_000) + "]".repeat(100_000) + "\n",
@@ -115,6 +129,34 @@ const BAD: readonly [string, string, RegExp][] = [
     /./,
   ],
 ];
+
+Deno.test("a scenario nested 64 levels deep is accepted as far as its shape goes", () => {
+  const text = "version: 1\nname: x\nrun: {argv: [a]}\nsteps: []\nx: " + "[".repeat(63) + "]".repeat(63) +
+    "\n";
+  assert.throws(
+    () => parseScenario(text),
+    (e: unknown) => (e as { code: string }).code === "E_SCENARIO_SCHEMA",
+  );
+});
+
+Deno.test("432 nested ? keys are refused within a second", () => {
+  const started = performance.now();
+  assert.throws(() => parseScenario("? ".repeat(432)), /a key is not a plain value/);
+  assert.ok(performance.now() - started < 1000, `took ${performance.now() - started} ms`);
+});
+
+Deno.test("a map of 40,000 keys is checked in linear time (the library's own check took 90 s)", () => {
+  const text = "version: 1\nname: x\nrun: {argv: [a]}\nsteps: []\nextra:\n" +
+    Array.from({ length: 40_000 }, (_, i) => `  k${i}: 1\n`).join("") + "  k7: 2\n";
+  const started = performance.now();
+  assert.throws(() => parseScenario(text), (e: unknown) => {
+    const error = e as { code: string; message: string; details: { line: number } };
+    return error.code === "E_SCENARIO_PARSE" && /"k7" appears twice/.test(error.message) &&
+      error.details.line === 40_006;
+  });
+  // Generous for a loaded machine: linear is about a second here, quadratic was 90.
+  assert.ok(performance.now() - started < 15_000, `took ${Math.round(performance.now() - started)} ms`);
+});
 
 for (const [text, code, message] of BAD) {
   Deno.test(`bad scenario ${JSON.stringify(text.slice(0, 40))} fails with ${code}`, () => {
@@ -178,5 +220,5 @@ Deno.test("a key that is a collection prints nothing to stderr (the file's text 
   }).spawn();
   const { stdout, stderr } = await child.output();
   assert.equal(new TextDecoder().decode(stderr), "");
-  assert.equal(new TextDecoder().decode(stdout).trim(), "E_SCENARIO_SCHEMA");
+  assert.equal(new TextDecoder().decode(stdout).trim(), "E_SCENARIO_PARSE");
 });
