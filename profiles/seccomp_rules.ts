@@ -155,6 +155,24 @@ export const SECCOMP_RULES = [
       ],
     },
     reason: "With network off no AF_UNIX socket may exist: connect() reaches any host pathname socket " +
-      "visible in the sandbox, read-only bind or not (socketpair stays allowed); rare families as above",
+      "visible in the sandbox, read-only bind or not (stream socketpairs stay allowed); rare families as above",
+  },
+  {
+    syscall: "socketpair",
+    action: "EPERM",
+    when: "unix_closed",
+    condition: {
+      kind: "equals_any",
+      arg: 1,
+      values: [
+        { name: "SOCK_DGRAM", value: 2 },
+        { name: "SOCK_DGRAM|SOCK_NONBLOCK", value: 0x802 },
+        { name: "SOCK_DGRAM|SOCK_CLOEXEC", value: 0x80002 },
+        { name: "SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC", value: 0x80802 },
+      ],
+    },
+    reason: "With network off a datagram socket of a pair can still name a destination (sendto, a new " +
+      "connect, bind after connect(AF_UNSPEC)) and reach a host pathname socket; stream and seqpacket " +
+      "pairs stay connected to each other and are allowed",
   },
 ] as const satisfies readonly SeccompRule[];

@@ -168,7 +168,7 @@ function networkSection(policy: Policy): ExplainSection {
       title: "Network",
       summary: "none (its own empty network namespace: not even the host's loopback)",
       items: [
-        "no unix socket can be created (socketpair still works), so no host socket is reachable, " +
+        "no unix socket can be created and no datagram socketpair (stream pairs still work), so no host socket is reachable, " +
         "even one under a read or write grant; no host SysV or POSIX IPC (own IPC namespace and /dev/shm)",
       ],
     };

@@ -40,8 +40,9 @@ export interface SeccompOptions {
   readonly network: boolean;
   /**
    * Whether the policy grants named host sockets (`fs.sockets`). With network off and no such grant, no
-   * AF_UNIX socket can be created (`socketpair` still works): nothing in the sandbox can connect to a
-   * host pathname socket, which a read-only bind does not stop. Absent: false.
+   * AF_UNIX socket can be created and no datagram `socketpair` (stream and seqpacket pairs still
+   * work): nothing in the sandbox can connect or send to a host pathname socket, which a read-only bind
+   * does not stop. Absent: false.
    */
   readonly hostSockets?: boolean;
 }

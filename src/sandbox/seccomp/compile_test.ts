@@ -210,9 +210,17 @@ for (const arch of SECCOMP_ARCHES) {
         assert.deepEqual(call(arch, "socket", [family, type, 0n], NETWORK), ALLOW, `${family} ${type}`);
       }
     }
-    // socketpair makes nameless, connected pairs: it reaches nothing outside and stays allowed.
-    for (const options of [CLOSED, GRANTED, NETWORK]) {
-      assert.deepEqual(call(arch, "socketpair", [1n, 1n, 0n, JUNK], options), ALLOW);
+    // Stream and seqpacket pairs stay connected to each other: they reach nothing outside.
+    for (const type of [1n, 5n, 0x80801n, 0x805n, 1n | HIGH]) {
+      for (const options of [CLOSED, GRANTED, NETWORK]) {
+        assert.deepEqual(call(arch, "socketpair", [1n, type, 0n, JUNK], options), ALLOW, `${type}`);
+      }
+    }
+    // A datagram pair can sendto() or re-connect() any path: refused while host IPC is closed.
+    for (const type of [2n, 0x802n, 0x80002n, 0x80802n, 2n | HIGH]) {
+      assert.deepEqual(call(arch, "socketpair", [1n, type, 0n, JUNK], CLOSED), EPERM, `${type}`);
+      assert.deepEqual(call(arch, "socketpair", [1n, type, 0n, JUNK], GRANTED), ALLOW, `${type}`);
+      assert.deepEqual(call(arch, "socketpair", [1n, type, 0n, JUNK], NETWORK), ALLOW, `${type}`);
     }
   });
 
@@ -280,15 +288,15 @@ for (const arch of SECCOMP_ARCHES) {
     assert.deepEqual(last, { code: BPF.RET | BPF.K, jt: 0, jf: 0, k: SECCOMP_RET.ALLOW });
   });
 
-  Deno.test(`${arch}: a socket grant gives the network filter; network off differs only in socket`, () => {
+  Deno.test(`${arch}: a socket grant gives the network filter; network off differs only in sockets`, () => {
     assert.deepEqual(compileSeccomp(arch, GRANTED), compileSeccomp(arch, NETWORK));
     assert.notDeepEqual(compileSeccomp(arch, NETWORK), programs[arch]);
     const closed = describeRules(arch, CLOSED);
     const open = describeRules(arch, NETWORK);
-    assert.deepEqual(
-      closed.filter((r) => r.syscall !== "socket"),
-      open.filter((r) => r.syscall !== "socket"),
-    );
+    const sockets = (r: { syscall: string }) => r.syscall !== "socket" && r.syscall !== "socketpair";
+    assert.deepEqual(closed.filter(sockets), open.filter(sockets));
+    assert.match(closed.find((r) => r.syscall === "socketpair")?.condition ?? "", /SOCK_DGRAM \(0x2\)/);
+    assert.equal(open.find((r) => r.syscall === "socketpair"), undefined);
     assert.match(
       closed.find((r) => r.syscall === "socket")?.condition ?? "",
       /none of AF_INET \(0x2\), AF_INET6/,
