@@ -63,8 +63,9 @@ function plural(count: number, one: string, many: string): string {
 }
 
 function execSection(policy: Policy): ExplainSection {
-  const caveat = "note: this decides which programs exist to be executed; a program that interprets " +
-    "code (a shell, python) can still run any code it can read";
+  const caveat = "note: this decides which programs exist to be executed by name; it is not a " +
+    "code-execution boundary: the loader, executables in the system library directories, copies in " +
+    "/tmp and interpreters (a shell, python) can run any code the program can read";
   if (policy.exec.length === 0) {
     return {
       key: "exec",
