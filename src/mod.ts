@@ -19,12 +19,12 @@
  *
  * @module
  */
-export { spawn } from "./session/spawn_session.ts";
-export { Session } from "./session/session.ts";
-export { Transcript } from "./session/transcript.ts";
-export type { SpawnOptions } from "./session/options.ts";
-export { encodeKey, KEY_NAMES } from "./session/keys.ts";
-export { plainText, stripAnsi } from "./session/plain_text.ts";
+export { spawn } from "./session/mod.ts";
+export { Session } from "./session/mod.ts";
+export { Transcript } from "./session/mod.ts";
+export type { SpawnOptions } from "./session/mod.ts";
+export { encodeKey, KEY_NAMES } from "./session/mod.ts";
+export { plainText, stripAnsi } from "./session/mod.ts";
 export {
   decodeStream,
   DriverMessageSchema,
@@ -43,7 +43,7 @@ export type {
   SessionInfo,
   StartFrame,
 } from "./frames/mod.ts";
-export type { SignalName } from "./pty/platform.ts";
+export type { SignalName } from "./pty/mod.ts";
 export {
   CellRunSchema,
   ScreenSnapshotSchema,

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { SessionError } from "../errors.ts";
 import { LineFile, readRegularFile } from "../fsafe/mod.ts";
 import { type AUDIT_EVENTS, AUDIT_GENESIS, AUDIT_MAX_BYTES, nextPrev, recordHash } from "./audit_chain.ts";
-import { nowSeconds } from "../session/session.ts";
+import { nowSeconds } from "../clock.ts";
 
 /** The audit log's file name inside an artifacts directory. */
 export const AUDIT_FILE = "audit.ndjson";

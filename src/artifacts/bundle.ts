@@ -34,7 +34,7 @@ import {
   readFileBeneath,
   writeFileWhole,
 } from "../fsafe/mod.ts";
-import { sha256 } from "../sandbox/fingerprint.ts";
+import { sha256 } from "../sandbox/mod.ts";
 
 /** The checksum file's name. */
 export const CHECKSUMS_FILE = "checksums.json";

@@ -14,3 +14,4 @@ export {
   recordHash,
   verifyChain,
 } from "./audit_chain.ts";
+export { bundleDigest, MAX_BUNDLE_FILE_BYTES, REPLAY_DIR } from "./bundle.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { CEILING_MECHANISMS } from "../frames/mod.ts";
-import { treeUsage } from "../pty/process.ts";
+import { treeUsage } from "../pty/mod.ts";
 import type { CgroupCeiling } from "./cgroup_host.ts";
 import { type CgroupLimits, SessionCgroup, usablePlacements } from "./cgroup.ts";
 import { namespaceMembers, pidNamespace, usageOf } from "./pidns_usage.ts";

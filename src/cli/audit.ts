@@ -9,8 +9,7 @@
  */
 import { join } from "node:path";
 import { AuditError, FileError, UsageError } from "../errors.ts";
-import { AUDIT_FILE } from "../artifacts/audit.ts";
-import { AUDIT_MAX_BYTES, type ChainSummary, verifyChain } from "../artifacts/audit_chain.ts";
+import { AUDIT_FILE, AUDIT_MAX_BYTES, type ChainSummary, verifyChain } from "../artifacts/mod.ts";
 import { closeFd, openDirectory, readFileBeneath, readRegularFile } from "../fsafe/mod.ts";
 import { parseFlags } from "./flags.ts";
 

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { AuditLog, defaultArtifactsDir } from "../artifacts/audit.ts";
+import { AuditLog, defaultArtifactsDir } from "../artifacts/mod.ts";
 import { SpecterError } from "../errors.ts";
-import type { Frame } from "../frames/schema.ts";
-import type { Session } from "../session/session.ts";
-import { fingerprintPlan } from "../sandbox/fingerprint.ts";
+import type { Frame } from "../frames/mod.ts";
+import type { Session } from "../session/mod.ts";
+import { fingerprintPlan } from "../sandbox/mod.ts";
 import type { FlagValues } from "./flags.ts";
 
 /** Flags whose values are recorded; every other flag is recorded by name only. */

@@ -4,9 +4,8 @@
  * @module
  */
 import { toSpecterError } from "../errors.ts";
-import { fromBase64 } from "../frames/utf8.ts";
-import { plainText } from "../session/plain_text.ts";
-import { spawn } from "../session/spawn_session.ts";
+import { fromBase64 } from "../frames/mod.ts";
+import { plainText, spawn } from "../session/mod.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseEscapes } from "./units.ts";

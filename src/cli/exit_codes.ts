@@ -4,9 +4,8 @@
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
-import type { ExitFrame } from "../frames/schema.ts";
-import { libc } from "../pty/_libc.ts";
-import type { SignalName } from "../pty/platform.ts";
+import type { ExitFrame } from "../frames/mod.ts";
+import { platformTable, type SignalName } from "../pty/mod.ts";
 
 /**
  * Exit code for an error Specter itself reports: usage, protocol, policy, scenario-file, path/file and
@@ -62,6 +61,6 @@ export function exitCodeForExit(frame: ExitFrame): number {
   const signal = frame.signal;
   if (signal === null) return 128;
   // Named signals come from the table; others are reported as "SIG<number>".
-  const named = libc().table.signals[signal as SignalName] as number | undefined;
+  const named = platformTable().signals[signal as SignalName] as number | undefined;
   return 128 + (named ?? Number(/^SIG(\d+)$/.exec(signal)?.[1] ?? 0));
 }

@@ -6,7 +6,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
 import { UsageError } from "../errors.ts";
-import type { SandboxOption, SpawnOptions } from "../session/options.ts";
+import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
 import { DEFAULT_PRESET, loadPolicy } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { FILTER_NAMES } from "../replay/normalize.ts";
+import { FILTER_NAMES } from "../policy/mod.ts";
 import { VERSION } from "../version.ts";
 
 const SESSION_FLAGS_HELP = `Sandbox flags (default: --sandbox auto --policy strict, bubblewrap on Linux):

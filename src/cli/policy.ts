@@ -8,7 +8,7 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
-import { platformBackend } from "../session/spawn_session.ts";
+import { platformBackend } from "../session/mod.ts";
 import { explainPolicy, formatExplanation } from "./policy_explain.ts";
 import { type FlagValues, sessionOptions } from "./flags.ts";
 import { DEFAULT_RENDER_COMMAND, formatRendering, RENDER_BACKENDS, renderLaunch } from "./policy_render.ts";

@@ -5,12 +5,17 @@
  *
  * @module
  */
-import type { Budgets, Policy } from "../policy/types.ts";
-import { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "../sandbox/bwrap.ts";
-import { DEFAULTS } from "../session/options.ts";
+import type { Budgets, Policy } from "../policy/mod.ts";
+import {
+  ETC_BINDS,
+  ETC_NETWORK_BINDS,
+  rulesFor,
+  SANDBOX_ID,
+  seccompOptionsOf,
+  SYSTEM_BINDS,
+} from "../sandbox/mod.ts";
+import { DEFAULTS } from "../session/mod.ts";
 import { SECCOMP_RULES } from "../../profiles/seccomp_rules.ts";
-import { seccompOptionsOf } from "../sandbox/host_sockets.ts";
-import { rulesFor } from "../sandbox/seccomp/mod.ts";
 
 /** What an explanation depends on besides the policy. */
 export interface ExplainContext {

@@ -8,23 +8,21 @@
  */
 import { SandboxError } from "../errors.ts";
 import {
+  describeRules,
   fingerprintPlan,
+  type LaunchPlan,
+  type PlanDescriptor,
   type PlanFingerprint,
   REDACTED,
   redactedArgv,
-  sha256,
-} from "../sandbox/fingerprint.ts";
-import { seccompOptionsOf } from "../sandbox/host_sockets.ts";
-import type { LaunchPlan, PlanDescriptor } from "../sandbox/plan.ts";
-import { SANDBOX_EXEC } from "../sandbox/seatbelt/mod.ts";
-import {
-  describeRules,
   type RuleDescription,
+  SANDBOX_EXEC,
   type SeccompArch,
   seccompArchFor,
-} from "../sandbox/seccomp/mod.ts";
-import type { SpawnOptions } from "../session/options.ts";
-import { prepareLaunch } from "../session/spawn_session.ts";
+  seccompOptionsOf,
+  sha256,
+} from "../sandbox/mod.ts";
+import { prepareLaunch, type SpawnOptions } from "../session/mod.ts";
 
 /** The backends `policy render` renders. */
 export const RENDER_BACKENDS = ["bwrap", "seatbelt"] as const;

@@ -8,12 +8,12 @@
  */
 import { join } from "node:path";
 import { SpecterError, UsageError } from "../errors.ts";
+import { parseFilters } from "../policy/mod.ts";
 import { parseFlags } from "./flags.ts";
 import {
   explainReplay,
   latestReplay,
   type NormalizationSettings,
-  parseFilters,
   REPLAY_DIR,
   replayBundle,
   type ReplayDifference,

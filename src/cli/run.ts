@@ -3,14 +3,18 @@
  *
  * @module
  */
-import { SessionError, type SpecterError, toSpecterError } from "../errors.ts";
-import { parseDriverLine } from "../frames/driver.ts";
-import { type DriverLineResult, DriverLineSplitter } from "../frames/driver_lines.ts";
-import { encodeFrames, type Framing, FRAMINGS } from "../frames/encode.ts";
-import type { Frame } from "../frames/schema.ts";
-import type { Session } from "../session/session.ts";
-import { nowSeconds } from "../session/session.ts";
-import { spawn } from "../session/spawn_session.ts";
+import { SessionError, type SpecterError, toSpecterError, UsageError } from "../errors.ts";
+import {
+  type DriverLineResult,
+  DriverLineSplitter,
+  encodeFrames,
+  type Frame,
+  type Framing,
+  FRAMINGS,
+  parseDriverLine,
+} from "../frames/mod.ts";
+import { type Session, spawn } from "../session/mod.ts";
+import { nowSeconds } from "../clock.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseDuration } from "./units.ts";
@@ -24,7 +28,6 @@ import {
   startRunAudit,
   warnProtected,
 } from "./audit_run.ts";
-import { UsageError } from "../errors.ts";
 
 /** Where `run` writes and reads; real stdio by default, replaceable in tests. */
 export interface RunIo {

@@ -5,8 +5,8 @@
  */
 import { UsageError } from "../errors.ts";
 import { parseFlags } from "./flags.ts";
-import { probeBwrap } from "../sandbox/probe.ts";
-import { platformBackend } from "../session/spawn_session.ts";
+import { probeBwrap } from "../sandbox/mod.ts";
+import { platformBackend } from "../session/mod.ts";
 
 /** One backend's availability. */
 export interface BackendReport {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Session } from "../session/session.ts";
+import type { Session } from "../session/mod.ts";
 
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 

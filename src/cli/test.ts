@@ -6,10 +6,9 @@
  * @module
  */
 import { join } from "node:path";
-import { defaultArtifactsDir } from "../artifacts/audit.ts";
+import { defaultArtifactsDir } from "../artifacts/mod.ts";
 import { toSpecterError, UsageError } from "../errors.ts";
-import { loadScenario } from "../scenario/load.ts";
-import { type RunResult, runScenario, type StepResult } from "../scenario/runner.ts";
+import { loadScenario, type RunResult, runScenario, type StepResult } from "../scenario/mod.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { parseFlags } from "./flags.ts";
 

@@ -7,17 +7,10 @@
  */
 import { FileError, UsageError } from "../errors.ts";
 import { readRegularFile, writeFileWhole } from "../fsafe/mod.ts";
-import { fromBase64 } from "../frames/utf8.ts";
-import {
-  castTranscript,
-  FILTER_NAMES,
-  type FilterName,
-  normalizeText,
-  parseFilters,
-  unifiedDiff,
-} from "../replay/mod.ts";
-import { plainText } from "../session/plain_text.ts";
-import { spawn } from "../session/spawn_session.ts";
+import { fromBase64 } from "../frames/mod.ts";
+import { FILTER_NAMES, type FilterName, normalizeText, parseFilters } from "../policy/mod.ts";
+import { castTranscript, unifiedDiff } from "../replay/mod.ts";
+import { plainText, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { DriverLineSplitter } from "./driver_lines.ts";
-import type { DriverLineResult } from "./driver_lines.ts";
+import { type DriverLineResult, DriverLineSplitter } from "./driver_lines.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const lines = (results: DriverLineResult[]) => results.map((r) => "line" in r ? r.line : r.error.code);

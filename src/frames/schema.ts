@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from "zod";
-import { SIGNAL_NAMES } from "../pty/platform.ts";
-import { ScreenSnapshotSchema } from "../terminal/snapshot.ts";
+import { SIGNAL_NAMES } from "../pty/mod.ts";
+import { ScreenSnapshotSchema } from "../terminal/mod.ts";
 
 /** Version of the frame and driver protocol. */
 export const PROTOCOL_VERSION = 1;

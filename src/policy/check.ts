@@ -12,7 +12,7 @@ import { inDocumentOrder, type LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
 import { deepFreeze } from "./freeze.ts";
 import { type PathFault, pathFault } from "./path_rules.ts";
-import { FILTER_NAMES } from "../replay/normalize.ts";
+import { FILTER_NAMES } from "./normalize.ts";
 import { PolicyFileSchema } from "./schema.ts";
 import { schemaProblems } from "./schema_problems.ts";
 import type { Policy } from "./types.ts";

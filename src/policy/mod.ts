@@ -22,3 +22,11 @@ export {
   ReplaySettingsSchema,
 } from "./schema.ts";
 export { VARIABLE_NAMES } from "./variables.ts";
+export {
+  FILTER_NAMES,
+  type FilterName,
+  NORMALIZATION_FILTERS,
+  normalizeText,
+  parseFilters,
+  type Redaction,
+} from "./normalize.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { FILTER_NAMES, type FilterName } from "../replay/normalize.ts";
+import { FILTER_NAMES, type FilterName } from "./normalize.ts";
 
 /** The only policy format version this Specter reads. */
 export const POLICY_VERSION = 1;

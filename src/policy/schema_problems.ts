@@ -8,7 +8,7 @@
 import type { z } from "zod";
 import type { LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
-import { FILTER_NAMES } from "../replay/normalize.ts";
+import { FILTER_NAMES } from "./normalize.ts";
 import { BUDGET_KEYS, POLICY_VERSION, PolicyFileSchema } from "./schema.ts";
 
 const PATHS = "an array of absolute paths";

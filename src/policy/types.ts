@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { FilterName } from "../replay/normalize.ts";
+import type { FilterName } from "./normalize.ts";
 
 /** Resource ceilings; `null` means no ceiling of that kind. */
 export interface Budgets {

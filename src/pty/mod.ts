@@ -35,3 +35,24 @@ export {
   type StatusListener,
 } from "./process.ts";
 export { contentFd, MAX_CONTENT_BYTES } from "./content_fd.ts";
+export { closeQuietly, libc } from "./_libc.ts";
+export {
+  closeChildEnds,
+  closeGate,
+  GATE_DEADLINE_MS,
+  type GatePipes,
+  openGate,
+  readInfo,
+  releaseGate,
+  sleepMs,
+  waitBlocked,
+} from "./gate.ts";
+export { treeUsage } from "./process.ts";
+export { type ReaderChannel, readerThread } from "./reader_thread.ts";
+export {
+  holdSandboxInit,
+  holdSubreaper,
+  type SandboxInit,
+  sandboxProgram,
+  signalSandbox,
+} from "./sandbox_processes.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { bundleDigest, MAX_BUNDLE_FILE_BYTES } from "../artifacts/bundle.ts";
+import { bundleDigest, MAX_BUNDLE_FILE_BYTES } from "../artifacts/mod.ts";
 import { FileError, type FileErrorCode, SpecterError } from "../errors.ts";
 import { closeFd, fdInfo, fdProcPath, openBeneath, openDirectory, readFileBeneath } from "../fsafe/mod.ts";
 

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { CHECKSUMS_FILE, verifyChecksums } from "../artifacts/bundle.ts";
+import { CHECKSUMS_FILE, verifyChecksums } from "../artifacts/mod.ts";
 import { SpecterError } from "../errors.ts";
-import { FrameSchema } from "../frames/schema.ts";
+import { FrameSchema } from "../frames/mod.ts";
 import { type BundleDir, POLICY_FILE } from "./_bundle.ts";
 
 /** A failed bundle check: thrown, or (with `--allow-unverified`) recorded in the report. */

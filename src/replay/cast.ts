@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { plainText } from "../session/plain_text.ts";
+import { plainText } from "../session/mod.ts";
 
 const HeaderSchema = z.object({ version: z.literal(2) });
 const EventSchema = z.tuple([z.number(), z.string(), z.string()]);

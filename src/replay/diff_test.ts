@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { unifiedDiff } from "./diff.ts";
-import { normalizeText } from "./normalize.ts";
+import { normalizeText } from "../policy/mod.ts";
 
 Deno.test("equal texts have no diff; a changed line gives one hunk with context", () => {
   assert.equal(unifiedDiff("a\nb\nc", "a\nb\nc"), "");

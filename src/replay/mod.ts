@@ -1,18 +1,10 @@
 /**
- * Comparing runs: normalization filters, unified diffs, and replaying a scenario bundle.
+ * Comparing runs: unified diffs and replaying a scenario bundle (normalization filters are in `policy/`).
  *
  * @module
  */
 export { castTranscript } from "./cast.ts";
 export { unifiedDiff } from "./diff.ts";
-export {
-  FILTER_NAMES,
-  type FilterName,
-  NORMALIZATION_FILTERS,
-  normalizeText,
-  parseFilters,
-  type Redaction,
-} from "./normalize.ts";
 export {
   explainReplay,
   latestReplay,

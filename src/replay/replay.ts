@@ -8,12 +8,19 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { REPLAY_DIR } from "../artifacts/bundle.ts";
-import type { Policy } from "../policy/mod.ts";
+import { REPLAY_DIR } from "../artifacts/mod.ts";
+import {
+  FILTER_NAMES,
+  type FilterName,
+  normalizeText,
+  parseFilters,
+  type Policy,
+  type Redaction,
+  type ReplaySettings,
+} from "../policy/mod.ts";
 import { SpecterError } from "../errors.ts";
 import { closeFd, fdProcPath, openBeneath, writeFileWhole } from "../fsafe/mod.ts";
-import { runScenario } from "../scenario/runner.ts";
-import { RegexClock, TIMED_OUT } from "../scenario/regex_clock.ts";
+import { RegexClock, runScenario, TIMED_OUT } from "../scenario/mod.ts";
 import {
   BundleDir,
   bundleError,
@@ -29,8 +36,6 @@ import {
 } from "./_bundle.ts";
 import { checkChecksums, checkEvents, type Fail } from "./_verify.ts";
 import { unifiedDiff } from "./diff.ts";
-import { FILTER_NAMES, type FilterName, normalizeText, parseFilters, type Redaction } from "./normalize.ts";
-import type { ReplaySettings } from "../policy/mod.ts";
 
 export { REPLAY_DIR };
 

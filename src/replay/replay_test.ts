@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { SpecterError } from "../errors.ts";
-import type { ReplaySettings } from "../policy/mod.ts";
-import { NORMALIZATION_FILTERS } from "./normalize.ts";
+import { NORMALIZATION_FILTERS, type ReplaySettings } from "../policy/mod.ts";
 import { resolveNormalization } from "./replay.ts";
 
 const all = NORMALIZATION_FILTERS.map((f) => f.name);

@@ -16,14 +16,16 @@
  *
  * @module
  */
-import type { Policy } from "../policy/types.ts";
+import type { Policy } from "../policy/mod.ts";
 import {
   type HostFacts,
   type LaunchPlan,
   type LaunchRequest,
+  type OpenedFacts,
   type PlanDescriptor,
+  type PlanOptions,
   programCommand,
-} from "./plan.ts";
+} from "./launch_plan.ts";
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
 import { seccompOptionsOf } from "./host_sockets.ts";
@@ -74,32 +76,8 @@ export const ETC_NETWORK_BINDS = [
   "/etc/ca-certificates",
 ] as const;
 
-/** Per-launch options of the bwrap plan. */
-export interface BwrapOptions {
-  /**
-   * Paths to bind read-only on top of the writable roots (strict-write; computed by `realizePolicy`,
-   * which never includes a symlink). Empty or absent: none.
-   */
-  readonly protect?: readonly string[];
-  /**
-   * The paths `realizePolicy` opened, by the name the plan uses: each is bound from its descriptor
-   * (`--bind-fd`/`--ro-bind-fd`), never by name. A path the plan needs that is not here is not bound
-   * (missing read/exec entries) or, for the program and its launcher, fails the plan. Absent: a plan
-   * of every path as if opened (to render or test it); spawning it fails, no fd exists for its binds.
-   */
-  readonly opened?: ReadonlyMap<string, OpenedFacts>;
-  /**
-   * Host paths inside read/exec grants to cover with an empty read-only tmpfs (the run's artifacts
-   * directory where a grant shows it; computed by `guardArtifacts`). Empty or absent: none.
-   */
-  readonly hide?: readonly string[];
-}
-
-/** What the plan needs to know about an opened path (its descriptor stays with the caller). */
-export interface OpenedFacts {
-  /** `major:minor:ino` of the inode, checked again in the sandbox's mount table. */
-  readonly info: { readonly identity: string; readonly kind: string };
-}
+/** Per-launch options of the bwrap plan (it reads `protect`, `opened` and `hide`). */
+export type BwrapOptions = PlanOptions;
 
 /** Facts of a path in a plan made without a realization (never spawned: it has no descriptors). */
 const UNOPENED: OpenedFacts = { info: { identity: "unopened", kind: "unknown" } };

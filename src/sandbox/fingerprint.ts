@@ -6,8 +6,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Policy } from "../policy/types.ts";
-import type { LaunchPlan } from "./plan.ts";
+import type { Policy } from "../policy/mod.ts";
+import type { LaunchPlan } from "./launch_plan.ts";
 
 /** The placeholder that replaces every environment value in a rendered argv. */
 export const REDACTED = "<redacted>";

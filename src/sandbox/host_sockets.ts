@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { Policy } from "../policy/types.ts";
+import type { Policy } from "../policy/mod.ts";
 import type { SeccompOptions } from "./seccomp/mod.ts";
 
 /** The seccomp options for `policy` (they choose which filter a plan carries). */

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { PlanDescriptor } from "./plan.ts";
+import type { PlanDescriptor } from "./launch_plan.ts";
 
 /** One line of `mountinfo` (proc(5)). */
 export interface MountEntry {

@@ -7,150 +7,32 @@
  * @module
  */
 import { SandboxError } from "../errors.ts";
-import type { Policy } from "../policy/types.ts";
-import { type BwrapOptions, bwrapPlan } from "./bwrap.ts";
+import type { Policy } from "../policy/mod.ts";
+import { bwrapPlan } from "./bwrap.ts";
+import {
+  type HostFacts,
+  type LaunchPlan,
+  type LaunchRequest,
+  type PlanOptions,
+  programCommand,
+  type SandboxBackend,
+} from "./launch_plan.ts";
 import { seatbeltPlan } from "./seatbelt/seatbelt_plan.ts";
 
-/** The sandbox backends. `none` and `external` run the program directly. */
-export const SANDBOX_BACKENDS = ["bwrap", "seatbelt", "external", "none"] as const;
-/** A sandbox backend name. */
-export type SandboxBackend = typeof SANDBOX_BACKENDS[number];
-
-/** What the caller wants to run, before any sandbox is applied. */
-export interface LaunchRequest {
-  /** Absolute path of the program (already resolved on the child's PATH). */
-  readonly program: string;
-  /** Arguments after the program. */
-  readonly args: readonly string[];
-  /** `argv[0]` the program should see (defaults to `program`). */
-  readonly argv0?: string;
-  /** Absolute working directory the program should start in. */
-  readonly cwd: string;
-  /** The complete environment the program should see. */
-  readonly env: Readonly<Record<string, string>>;
-  /**
-   * Rlimits to set before the program's first instruction, by running it through util-linux `prlimit`
-   * (`posix_spawn` cannot set them). Absent or empty: none, and no launcher.
-   */
-  readonly rlimits?: Rlimits;
-}
-
-/** Rlimits for {@link LaunchRequest.rlimits}; the absolute `prlimit` path is required when any is set. */
-export interface Rlimits {
-  /** Absolute path of util-linux `prlimit`. */
-  readonly prlimit: string;
-  /** RLIMIT_AS in bytes. */
-  readonly addressSpace?: number;
-  /** RLIMIT_CPU in seconds. */
-  readonly cpuSeconds?: number;
-  /** RLIMIT_NPROC. */
-  readonly processes?: number;
-  /** RLIMIT_FSIZE in bytes. */
-  readonly fileSize?: number;
-}
-
-/**
- * The program's command line, behind `prlimit` when rlimits are requested: `prlimit --as=… -- program
- * args`. prlimit sets the limits on itself and execs the program, so they hold from its first
- * instruction.
- */
-export function programCommand(request: LaunchRequest): string[] {
-  const limits = request.rlimits;
-  const flags: string[] = [];
-  if (limits?.addressSpace !== undefined) flags.push(`--as=${limits.addressSpace}`);
-  if (limits?.cpuSeconds !== undefined) flags.push(`--cpu=${limits.cpuSeconds}`);
-  if (limits?.processes !== undefined) flags.push(`--nproc=${limits.processes}`);
-  if (limits?.fileSize !== undefined) flags.push(`--fsize=${limits.fileSize}`);
-  if (limits === undefined || flags.length === 0) return [request.program, ...request.args];
-  return [limits.prlimit, ...flags, "--", request.program, ...request.args];
-}
-
-/** Facts about the host a backend needs; gathered once by `hostFacts()` in `probe.ts`. */
-export interface HostFacts {
-  /** Absolute path of the bwrap binary. */
-  readonly bwrap: string;
-  /** `/bin`, `/lib`, … are symlinks into `/usr` (true on current Debian, Fedora, Arch, Ubuntu). */
-  readonly mergedUsr: boolean;
-  /** The seccomp filter (classic BPF) to pass to bwrap, already compiled for this architecture. */
-  readonly seccompFilter: Uint8Array;
-  /**
-   * With network off: the filter for a policy that grants host sockets (`fs.sockets`), which allows
-   * AF_UNIX sockets. Absent: such a policy cannot be planned (`E_SANDBOX_START`).
-   */
-  readonly seccompFilterHostSockets?: Uint8Array;
-  /**
-   * When Specter runs as root: start bwrap through `setpriv` as this unprivileged host uid/gid, so that
-   * the sandbox's user namespace maps to it and not to host root (as root, bwrap would map the sandbox
-   * uid to uid 0, and the kernel lets uid 0 write sysctls and read root-owned files). `null` otherwise.
-   */
-  readonly dropPrivileges: { readonly setpriv: string; readonly uid: number; readonly gid: number } | null;
-  /**
-   * Which paths of `MASKED_PATHS` (`masks.ts`) exist on this host and are masked. Absent: every entry is
-   * masked, and bwrap fails loudly on a host that lacks one (never silently unmasked).
-   */
-  readonly maskedPaths?: readonly string[];
-}
-
-/** Content to hand to the executed process on a given fd (written to a pipe by the spawner). */
-export interface PlanFile {
-  /** The fd number in the child. */
-  readonly target: number;
-  /** What the fd carries (for auditors). */
-  readonly purpose: string;
-  /** The bytes. */
-  readonly content: Uint8Array;
-}
-
-/**
- * A path the plan binds from a descriptor: the caller opened it (`realizePolicy`) and passes that fd as
- * `target`; after the sandbox is set up, its mount table must show `identity` at `dest`.
- */
-export interface PlanDescriptor {
-  /** The fd number in the executed process. */
-  readonly target: number;
-  /** The host path that was opened (its key in the realization). */
-  readonly path: string;
-  /** Where it is mounted inside the sandbox. */
-  readonly dest: string;
-  /** Why it is bound: `exec`, `read`, `socket`, `write` or `protect`. */
-  readonly purpose: string;
-  /** Mounted read-write (`fs.write`); everything else is read-only. */
-  readonly writable: boolean;
-  /** `major:minor:ino` of the opened inode. */
-  readonly identity: string;
-}
-
-/** The pipes through which the launch is held until Specter has checked the sandbox (bwrap). */
-export interface PlanGate {
-  /** Fd bwrap blocks on (read end of a pipe) right before it runs the program. */
-  readonly block: number;
-  /** Fd bwrap writes its info JSON (`child-pid`) to (write end of a pipe). */
-  readonly info: number;
-}
-
-/** Everything needed to start a program under a backend. */
-export interface LaunchPlan {
-  /** The backend in force. */
-  readonly backend: SandboxBackend;
-  /** What to execute: an absolute program path and its arguments. */
-  readonly argv: readonly string[];
-  /** `argv[0]` for the executed process. */
-  readonly argv0: string;
-  /** Environment of the executed process (for bwrap: its own, minimal; the program's is in `argv`). */
-  readonly env: Readonly<Record<string, string>>;
-  /** Host working directory of the executed process. */
-  readonly cwd: string;
-  /** Working directory the program sees (differs from `cwd` inside a sandbox). */
-  readonly programCwd: string;
-  /** Fds to pass. Empty when none. */
-  readonly files: readonly PlanFile[];
-  /** Opened paths to pass as fds and bind (bwrap). Empty when none. */
-  readonly descriptors: readonly PlanDescriptor[];
-  /** The setup gate (bwrap), or `null`: the program starts at once. */
-  readonly gate: PlanGate | null;
-  /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */
-  readonly policy: Policy | null;
-}
+export {
+  type HostFacts,
+  type LaunchPlan,
+  type LaunchRequest,
+  type OpenedFacts,
+  type PlanDescriptor,
+  type PlanFile,
+  type PlanGate,
+  type PlanOptions,
+  programCommand,
+  type Rlimits,
+  SANDBOX_BACKENDS,
+  type SandboxBackend,
+} from "./launch_plan.ts";
 
 /**
  * Compiles a launch plan. `policy` is required by enforcing backends (`E_SANDBOX_START` without one)
@@ -162,7 +44,7 @@ export function compileLaunchPlan(
   request: LaunchRequest,
   backend: SandboxBackend,
   host: HostFacts,
-  options: BwrapOptions = {},
+  options: PlanOptions = {},
 ): LaunchPlan {
   switch (backend) {
     case "bwrap":

@@ -7,7 +7,7 @@
 import { SandboxError } from "../errors.ts";
 import { compileSeccomp, seccompArchFor } from "./seccomp/mod.ts";
 import { presentMasks } from "./masks.ts";
-import type { HostFacts } from "./plan.ts";
+import type { HostFacts } from "./launch_plan.ts";
 
 /** The outcome of probing bubblewrap. */
 export type BwrapProbe =

@@ -14,8 +14,7 @@
  */
 import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
 import { closeFd, type FdInfo, fdInfo, openTrusted, reopenFd } from "../fsafe/mod.ts";
-import { pathSafetyReason, type PathUse } from "../policy/path_safety.ts";
-import type { Policy } from "../policy/types.ts";
+import { pathSafetyReason, type PathUse, type Policy } from "../policy/mod.ts";
 import { type FoundName, ProtectedWatch, walkProtected } from "./protected_walk.ts";
 
 /**

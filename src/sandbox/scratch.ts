@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Policy } from "../policy/types.ts";
+import type { Policy } from "../policy/mod.ts";
 
 /** The size of each scratch tmpfs when the policy has no memory budget: 1 GiB. */
 export const DEFAULT_TMPFS_BYTES = 1024 * 1024 * 1024;

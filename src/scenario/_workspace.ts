@@ -8,7 +8,7 @@
 import { dirname, join } from "node:path";
 import { FileError, SessionError } from "../errors.ts";
 import { closeFd, fdInfo, fdProcPath, openBeneath, openDirectory, readFileBeneath } from "../fsafe/mod.ts";
-import { SANDBOX_ID } from "../sandbox/bwrap.ts";
+import { SANDBOX_ID } from "../sandbox/mod.ts";
 
 /** Where the workspace is archived inside the artifacts. */
 export const WORKSPACE_DIR = "workspace";

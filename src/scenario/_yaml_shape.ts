@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { isAlias, isCollection, isPair, isScalar, type Node } from "yaml";
-import type { Document } from "yaml";
+import { type Document, isAlias, isCollection, isPair, isScalar, type Node } from "yaml";
 
 /**
  * Deepest nesting of collections a scenario may have. Real scenarios nest five or six levels (steps, a

@@ -5,13 +5,11 @@
  * @module
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { AuditLog } from "../artifacts/audit.ts";
-import { ArtifactBundle } from "../artifacts/bundle.ts";
+import { ArtifactBundle, AuditLog } from "../artifacts/mod.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
-import type { ExitFrame, Frame } from "../frames/schema.ts";
+import type { ExitFrame, Frame } from "../frames/mod.ts";
 import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
-import type { Session } from "../session/session.ts";
-import { spawn } from "../session/spawn_session.ts";
+import { type Session, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import type { LoadedScenario } from "./load.ts";
 import type { Step } from "./schema.ts";

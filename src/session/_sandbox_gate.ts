@@ -6,12 +6,19 @@
  */
 import { FileError, SandboxError, SpawnError } from "../errors.ts";
 import { closeFd, fdInfo, openBeneath, openProcessRoot } from "../fsafe/mod.ts";
-import { closeQuietly, libc } from "../pty/_libc.ts";
-import { GATE_DEADLINE_MS, type GatePipes, readInfo, sleepMs, waitBlocked } from "../pty/gate.ts";
-import type { SpawnedChild } from "../pty/spawn.ts";
-import { holdSandboxInit, type SandboxInit } from "../pty/sandbox_processes.ts";
-import { checkMounts, parseMountInfo } from "../sandbox/mount_check.ts";
-import type { LaunchPlan } from "../sandbox/plan.ts";
+import {
+  closeQuietly,
+  GATE_DEADLINE_MS,
+  type GatePipes,
+  holdSandboxInit,
+  libc,
+  readInfo,
+  type SandboxInit,
+  sleepMs,
+  type SpawnedChild,
+  waitBlocked,
+} from "../pty/mod.ts";
+import { checkMounts, type LaunchPlan, parseMountInfo } from "../sandbox/mod.ts";
 
 /** What the gate learned: the sandbox's first process, or that the setup failed (bwrap said why on the terminal). */
 export interface GateResult {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Frame } from "../frames/schema.ts";
+import type { Frame } from "../frames/mod.ts";
 
 /** A single-consumer frame queue. */
 export class FrameQueue {

@@ -10,10 +10,11 @@ export {
   prepareLaunch,
   spawn,
 } from "./spawn_session.ts";
-export { nowSeconds, Session } from "./session.ts";
+export { Session } from "./session.ts";
 export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";
 export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
 export { CursorKeyMode, OutputTail } from "./output_tail.ts";
 export { FrameQueue } from "./frame_queue.ts";
 export { plainText, stripAnsi } from "./plain_text.ts";
 export { Transcript } from "./transcript.ts";
+export { type SandboxOption } from "./options.ts";

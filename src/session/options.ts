@@ -5,10 +5,10 @@
  */
 import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
-import { MAX_COLS, MAX_ROWS } from "../frames/driver.ts";
-import type { InheritedFd } from "../pty/spawn.ts";
-import type { Policy } from "../policy/types.ts";
-import { SCREEN_HISTORY } from "../terminal/history.ts";
+import { MAX_COLS, MAX_ROWS } from "../frames/mod.ts";
+import type { InheritedFd } from "../pty/mod.ts";
+import type { Policy } from "../policy/mod.ts";
+import { SCREEN_HISTORY } from "../terminal/mod.ts";
 
 /**
  * How to sandbox a session. `auto` picks the platform backend (bubblewrap on Linux) and fails with

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { ExitFrame } from "../frames/schema.ts";
-import type { ProtectedWatch } from "../sandbox/protected_walk.ts";
+import type { ExitFrame } from "../frames/mod.ts";
+import type { ProtectedWatch } from "../sandbox/mod.ts";
 
 /** The exit frame fields for `watch` (none without strict-write). Never throws: the exit must go out. */
 export function protectedReport(

@@ -6,37 +6,51 @@
  *
  * @module
  */
+import { nowSeconds } from "../clock.ts";
 import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
-import type { ExitFrame, Frame, FrameBody, SessionInfo } from "../frames/schema.ts";
-import { type DriverMessage, isBase64, MAX_COLS, MAX_ROWS } from "../frames/driver.ts";
-import { fromBase64, toBase64, Utf8Chunker } from "../frames/utf8.ts";
-import { libc } from "../pty/_libc.ts";
-import { type SignalName, signalName, type WaitStatus } from "../pty/platform.ts";
-import { setWindowSize } from "../pty/pty.ts";
-import { reactor } from "../pty/reactor.ts";
-import { type ReaderChannel, readerThread } from "../pty/reader_thread.ts";
+import {
+  type DriverMessage,
+  type ExitFrame,
+  type Frame,
+  type FrameBody,
+  fromBase64,
+  isBase64,
+  MAX_COLS,
+  MAX_ROWS,
+  type SessionInfo,
+  toBase64,
+  Utf8Chunker,
+} from "../frames/mod.ts";
 import {
   childWatcher,
+  libc,
+  reactor,
+  type ReaderChannel,
+  readerThread,
+  type SandboxInit,
+  sandboxProgram,
   sendSignal,
   sessionMembers,
+  setWindowSize,
   signalDisposition,
+  type SignalName,
+  signalName,
+  signalSandbox,
   signalSession,
-} from "../pty/process.ts";
-import type { SpawnedChild } from "../pty/spawn.ts";
-import { type SandboxInit, sandboxProgram, signalSandbox } from "../pty/sandbox_processes.ts";
-import type { CastWriter } from "../recording/asciicast.ts";
+  type SpawnedChild,
+  type WaitStatus,
+} from "../pty/mod.ts";
+import type { CastWriter } from "../recording/mod.ts";
 import { FrameQueue } from "./frame_queue.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { CursorKeyMode, OutputTail } from "./output_tail.ts";
 import { VERSION } from "../version.ts";
-import type { Policy } from "../policy/types.ts";
-import type { LaunchPlan } from "../sandbox/plan.ts";
-import type { ProtectedWatch } from "../sandbox/protected_walk.ts";
+import type { Policy } from "../policy/mod.ts";
+import type { LaunchPlan, ProtectedWatch } from "../sandbox/mod.ts";
 import { protectedReport } from "./protected_report.ts";
-import { ScreenTracker } from "../terminal/screen.ts";
+import { type ScreenSnapshot, ScreenTracker, type SnapshotOptions } from "../terminal/mod.ts";
 import type { Ceilings, EnforcedBy, Mechanism } from "../ceilings/mod.ts";
-import type { ScreenSnapshot, SnapshotOptions } from "../terminal/snapshot.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
 const DRAIN_DEADLINE_MS = 2000;
@@ -84,11 +98,6 @@ export interface LaunchInfo {
   readonly enforcedBy: EnforcedBy;
   /** Strict-write: walks the write roots again at exit for protected names the run created. */
   readonly protectedWatch?: ProtectedWatch | null;
-}
-
-/** Seconds since the epoch with microsecond precision. */
-export function nowSeconds(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
 }
 
 /** A running (or finished) session. Create with {@link spawn}. */

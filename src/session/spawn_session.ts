@@ -4,17 +4,32 @@
  * @module
  */
 import { PolicyError, SandboxError } from "../errors.ts";
-import { DEFAULT_PRESET, isValidatedPolicy, loadPolicy } from "../policy/mod.ts";
-import type { Policy } from "../policy/types.ts";
-import { closeQuietly } from "../pty/_libc.ts";
-import { contentFd } from "../pty/content_fd.ts";
-import { raiseOpenFileLimit } from "../pty/process.ts";
-import { resolveProgram, spawnOnPty } from "../pty/spawn.ts";
-import { CastWriter } from "../recording/asciicast.ts";
-import { compileLaunchPlan, type LaunchPlan, programCommand, type SandboxBackend } from "../sandbox/plan.ts";
-import { findPrlimit, hostFacts } from "../sandbox/probe.ts";
-import { type RealizedPolicy, realizePolicy } from "../sandbox/realize.ts";
-import { guardArtifacts } from "../sandbox/artifact_guard.ts";
+import { DEFAULT_PRESET, isValidatedPolicy, loadPolicy, type Policy } from "../policy/mod.ts";
+import {
+  closeChildEnds,
+  closeGate,
+  closeQuietly,
+  contentFd,
+  holdSubreaper,
+  openGate,
+  raiseOpenFileLimit,
+  releaseGate,
+  resolveProgram,
+  type SandboxInit,
+  spawnOnPty,
+} from "../pty/mod.ts";
+import { CastWriter } from "../recording/mod.ts";
+import {
+  compileLaunchPlan,
+  findPrlimit,
+  guardArtifacts,
+  hostFacts,
+  type LaunchPlan,
+  programCommand,
+  type RealizedPolicy,
+  realizePolicy,
+  type SandboxBackend,
+} from "../sandbox/mod.ts";
 import { dirname } from "node:path";
 import {
   DEFAULTS,
@@ -23,10 +38,9 @@ import {
   type SandboxOption,
   type SpawnOptions,
 } from "./options.ts";
-import { nowSeconds, Session } from "./session.ts";
+import { nowSeconds } from "../clock.ts";
+import { Session } from "./session.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
-import { holdSubreaper, type SandboxInit } from "../pty/sandbox_processes.ts";
-import { closeChildEnds, closeGate, openGate, releaseGate } from "../pty/gate.ts";
 import { Ceilings, type CgroupMode, kernelEnforces } from "../ceilings/mod.ts";
 
 /**

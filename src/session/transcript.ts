@@ -5,8 +5,7 @@
  * @module
  */
 import { SessionError } from "../errors.ts";
-import type { ExitFrame, Frame } from "../frames/schema.ts";
-import { fromBase64 } from "../frames/utf8.ts";
+import { type ExitFrame, type Frame, fromBase64 } from "../frames/mod.ts";
 import type { Session } from "./session.ts";
 
 const encoder = new TextEncoder();

@@ -27,8 +27,8 @@
  *
  * @module
  */
-import type { Policy } from "../../policy/types.ts";
-import type { LaunchRequest } from "../plan.ts";
+import type { Policy } from "../../policy/mod.ts";
+import type { LaunchRequest } from "../launch_plan.ts";
 import { sbplString } from "./escape.ts";
 import { MACH_SERVICES, NETWORK_MACH_SERVICES } from "./mach_services.ts";
 import { ancestorsOf, assertProfilePath, isWithin, pathDepth } from "./paths.ts";

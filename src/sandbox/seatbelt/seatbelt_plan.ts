@@ -4,8 +4,8 @@
  * @module
  */
 import { SandboxError } from "../../errors.ts";
-import type { Policy } from "../../policy/types.ts";
-import type { HostFacts, LaunchPlan, LaunchRequest } from "../plan.ts";
+import type { Policy } from "../../policy/mod.ts";
+import type { HostFacts, LaunchPlan, LaunchRequest } from "../launch_plan.ts";
 import { type SeatbeltOptions, seatbeltProfile } from "./profile.ts";
 
 /** The launcher, by absolute path: a `sandbox-exec` earlier on `PATH` must never be the one that runs. */

@@ -1,0 +1,29 @@
+/**
+ * Sandboxes: launch plans (bubblewrap argv + seccomp, Seatbelt profiles), the realisation of a policy as
+ * opened descriptors, the check of a sandbox's mounts, host probes and plan fingerprints.
+ *
+ * @module
+ */
+export { guardArtifacts } from "./artifact_guard.ts";
+export { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "./bwrap.ts";
+export { fingerprintPlan, type PlanFingerprint, REDACTED, redactedArgv, sha256 } from "./fingerprint.ts";
+export { seccompOptionsOf } from "./host_sockets.ts";
+export { checkMounts, parseMountInfo } from "./mount_check.ts";
+export {
+  compileLaunchPlan,
+  type LaunchPlan,
+  type PlanDescriptor,
+  programCommand,
+  type SandboxBackend,
+} from "./plan.ts";
+export { findPrlimit, hostFacts, probeBwrap } from "./probe.ts";
+export { type ProtectedWatch } from "./protected_walk.ts";
+export { type RealizedPolicy, realizePolicy } from "./realize.ts";
+export { SANDBOX_EXEC } from "./seatbelt/mod.ts";
+export {
+  describeRules,
+  type RuleDescription,
+  rulesFor,
+  type SeccompArch,
+  seccompArchFor,
+} from "./seccomp/mod.ts";

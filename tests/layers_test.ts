@@ -1,0 +1,170 @@
+/**
+ * The layering of `src/`, enforced: every relative import (static, `export … from`, dynamic `import()`
+ * and worker URLs) of every non-test module is read, and
+ *
+ * - no module imports from a folder above its own in {@link LAYERS} (imports run down the layers);
+ * - a module in another folder is reached only through that folder's `mod.ts` (its only door), and a
+ *   `_private` module never from outside its folder;
+ * - there is no import cycle between modules.
+ *
+ * A failure lists every offending import with the rule it breaks.
+ */
+import assert from "node:assert/strict";
+import { dirname, join, normalize, relative } from "node:path";
+
+/**
+ * The declared layers, lowest first. A folder may import from folders earlier in this list, never from
+ * a later one. `src/errors.ts` and `src/version.ts` are the base; `src/mod.ts` (the public API) is last.
+ */
+export const LAYERS = [
+  "errors.ts",
+  "version.ts",
+  "clock.ts",
+  "fsafe",
+  "pty",
+  "terminal",
+  "frames",
+  "policy",
+  "sandbox",
+  "ceilings",
+  "recording",
+  "artifacts",
+  "session",
+  "scenario",
+  "replay",
+  "cli",
+  "mod.ts",
+] as const;
+
+const SRC = new URL("../src/", import.meta.url).pathname;
+
+/** Every non-test `.ts` module under `src/`, as paths relative to `src/`. */
+function modules(dir = SRC): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) out.push(...modules(path));
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) out.push(relative(SRC, path));
+  }
+  return out.sort();
+}
+
+const IMPORT_PATTERNS = [
+  /\b(?:import|export)\s[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']/g,
+  /\bimport\s*["'](\.{1,2}\/[^"']+)["']/g,
+  /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g,
+  /\bnew URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']\s*,\s*import\.meta\.url\s*\)/g,
+];
+
+/** The modules `file` imports, relative to `src/` (imports leaving `src/` are skipped). */
+function importsOf(file: string): string[] {
+  // Comments may show imports in examples; they import nothing.
+  const text = Deno.readTextFileSync(join(SRC, file)).replace(/\/\*[\s\S]*?\*\//g, "").replace(
+    /^\s*\/\/.*$/gm,
+    "",
+  );
+  const out = new Set<string>();
+  for (const pattern of IMPORT_PATTERNS) {
+    for (const match of text.matchAll(pattern)) {
+      const target = normalize(join(dirname(file), match[1]!));
+      if (!target.startsWith("..")) out.add(target);
+    }
+  }
+  return [...out].sort();
+}
+
+/** The layer unit of a module: its top folder, or the file itself for `src/*.ts`. */
+function unitOf(file: string): string {
+  return file.includes("/") ? file.slice(0, file.indexOf("/")) : file;
+}
+
+/** The folder a module is in (`""` for `src/*.ts`). */
+function folderOf(file: string): string {
+  return dirname(file) === "." ? "" : dirname(file);
+}
+
+/** The layer rules broken by the import of `target` from `file` (empty when none). */
+export function violations(file: string, target: string): string[] {
+  const out: string[] = [];
+  const from = unitOf(file);
+  const to = unitOf(target);
+  const rank = (unit: string) => (LAYERS as readonly string[]).indexOf(unit);
+  if (rank(from) < 0) out.push(`"${from}" is not in LAYERS`);
+  else if (rank(to) < 0) out.push(`"${to}" is not in LAYERS`);
+  else if (from !== to && rank(to) > rank(from)) out.push(`runs up the layers (${from} → ${to})`);
+  if (from !== to && to.endsWith(".ts") === false && target !== `${to}/mod.ts`) {
+    out.push(`bypasses ${to}/mod.ts`);
+  }
+  const name = target.slice(target.lastIndexOf("/") + 1);
+  const inside = folderOf(file) === folderOf(target) || folderOf(file).startsWith(`${folderOf(target)}/`);
+  if (name.startsWith("_") && !inside) out.push(`imports the private ${target} from another folder`);
+  return out;
+}
+
+/** Import cycles between modules, each as the list of modules around it. */
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  // Iterative depth-first search: a stack of (module, index of the next edge).
+  for (const start of graph.keys()) {
+    if (state.has(start)) continue;
+    const stack: [string, number][] = [[start, 0]];
+    state.set(start, "open");
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const edges = graph.get(top[0]) ?? [];
+      if (top[1] >= edges.length) {
+        state.set(top[0], "done");
+        stack.pop();
+        continue;
+      }
+      const next = edges[top[1]++]!;
+      if (state.get(next) === "open") {
+        const at = stack.findIndex(([m]) => m === next);
+        found.push([...stack.slice(at).map(([m]) => m), next]);
+      } else if (!state.has(next) && graph.has(next)) {
+        state.set(next, "open");
+        stack.push([next, 0]);
+      }
+    }
+  }
+  return found;
+}
+
+Deno.test("the layer rules catch what they are meant to", () => {
+  assert.deepEqual(violations("session/session.ts", "pty/mod.ts"), []);
+  assert.deepEqual(violations("artifacts/audit.ts", "session/mod.ts"), [
+    "runs up the layers (artifacts → session)",
+  ]);
+  assert.deepEqual(violations("session/session.ts", "pty/spawn.ts"), ["bypasses pty/mod.ts"]);
+  assert.deepEqual(violations("session/session.ts", "pty/_reader.ts"), [
+    "bypasses pty/mod.ts",
+    "imports the private pty/_reader.ts from another folder",
+  ]);
+  assert.deepEqual(violations("sandbox/seatbelt/profile.ts", "sandbox/_x.ts"), []);
+  assert.deepEqual(violations("session/session.ts", "errors.ts"), []);
+  assert.deepEqual(violations("errors.ts", "session/mod.ts"), ["runs up the layers (errors.ts → session)"]);
+  assert.deepEqual(violations("nowhere/x.ts", "errors.ts"), ['"nowhere" is not in LAYERS']);
+  assert.deepEqual(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])), [[
+    "a",
+    "b",
+    "c",
+    "a",
+  ]]);
+  assert.deepEqual(cycles(new Map([["a", ["b"]], ["b", []]])), []);
+});
+
+Deno.test("src/ imports run down the layers, through each folder's mod.ts, without cycles", () => {
+  const graph = new Map<string, string[]>();
+  const broken: string[] = [];
+  for (const file of modules()) {
+    const targets = importsOf(file);
+    graph.set(file, targets);
+    for (const target of targets) {
+      for (const rule of violations(file, target)) broken.push(`src/${file} → src/${target}: ${rule}`);
+    }
+  }
+  for (const cycle of cycles(graph)) broken.push(`cycle: ${cycle.map((m) => `src/${m}`).join(" → ")}`);
+  assert.ok(graph.size > 100, `found only ${graph.size} modules under src/`);
+  assert.deepEqual(broken, [], `${broken.length} layer violations:\n${broken.join("\n")}`);
+});
