@@ -5,8 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { DriverMessageSchema } from "../src/frames/driver.ts";
-import { FrameSchema } from "../src/frames/schema.ts";
+import { DriverMessageSchema, FrameSchema } from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
 import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay.ts";

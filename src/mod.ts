@@ -25,39 +25,22 @@ export { Transcript } from "./session/mod.ts";
 export type { SpawnOptions } from "./session/mod.ts";
 export { encodeKey, KEY_NAMES } from "./session/mod.ts";
 export { plainText, stripAnsi } from "./session/mod.ts";
-export {
-  decodeStream,
-  DriverMessageSchema,
-  encodeFrames,
-  FrameSchema,
-  FRAMINGS,
-  parseDriverLine,
-  PROTOCOL_VERSION,
-} from "./frames/mod.ts";
+export { decodeStream, encodeFrames, FRAMINGS } from "./frames/mod.ts";
+export { DriverMessageSchema, FrameSchema, parseDriverLine, PROTOCOL_VERSION } from "./protocol/mod.ts";
+export type { Framing } from "./frames/mod.ts";
 export type {
   DriverMessage,
   ExitFrame,
   Frame,
   FrameType,
-  Framing,
   SessionInfo,
+  SignalName,
   StartFrame,
-} from "./frames/mod.ts";
-export type { SignalName } from "./pty/mod.ts";
-export {
-  CellRunSchema,
-  ScreenSnapshotSchema,
-  snapshotText,
-  TerminalModel,
-  Watermarks,
-} from "./terminal/mod.ts";
-export type {
-  CellRun,
-  Color,
-  ScreenSnapshot,
-  SnapshotOptions,
-  TerminalModelOptions,
-} from "./terminal/mod.ts";
+} from "./protocol/mod.ts";
+export { snapshotText, TerminalModel, Watermarks } from "./terminal/mod.ts";
+export { CellRunSchema, ScreenSnapshotSchema } from "./protocol/mod.ts";
+export type { SnapshotOptions, TerminalModelOptions } from "./terminal/mod.ts";
+export type { CellRun, Color, ScreenSnapshot } from "./protocol/mod.ts";
 export { ERROR_CODES, ProtocolError, SessionError, SpawnError, SpecterError, UsageError } from "./errors.ts";
 export type { ErrorCode } from "./errors.ts";
 export { VERSION } from "./version.ts";

@@ -20,6 +20,7 @@ export const LAYERS = [
   "errors.ts",
   "version.ts",
   "clock.ts",
+  "protocol",
   "fsafe",
   "pty",
   "terminal",
@@ -56,13 +57,14 @@ const IMPORT_PATTERNS = [
   /\bnew URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']\s*,\s*import\.meta\.url\s*\)/g,
 ];
 
+/** The text of `file` without comments (examples in JSDoc show imports; they import nothing). */
+function codeOf(file: string): string {
+  return Deno.readTextFileSync(join(SRC, file)).replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+}
+
 /** The modules `file` imports, relative to `src/` (imports leaving `src/` are skipped). */
 function importsOf(file: string): string[] {
-  // Comments may show imports in examples; they import nothing.
-  const text = Deno.readTextFileSync(join(SRC, file)).replace(/\/\*[\s\S]*?\*\//g, "").replace(
-    /^\s*\/\/.*$/gm,
-    "",
-  );
+  const text = codeOf(file);
   const out = new Set<string>();
   for (const pattern of IMPORT_PATTERNS) {
     for (const match of text.matchAll(pattern)) {
@@ -167,4 +169,24 @@ Deno.test("src/ imports run down the layers, through each folder's mod.ts, witho
   for (const cycle of cycles(graph)) broken.push(`cycle: ${cycle.map((m) => `src/${m}`).join(" → ")}`);
   assert.ok(graph.size > 100, `found only ${graph.size} modules under src/`);
   assert.deepEqual(broken, [], `${broken.length} layer violations:\n${broken.join("\n")}`);
+});
+
+Deno.test("src/protocol/ uses no Deno or Node API (a browser page and an SDK import it)", () => {
+  const files = modules().filter((f) => f.startsWith("protocol/"));
+  assert.ok(files.length >= 4, `found only ${files.join(", ")}`);
+  const broken: string[] = [];
+  for (const file of [...files, "errors.ts"]) {
+    const text = codeOf(file);
+    for (const match of text.matchAll(/\b(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
+      const spec = match[1]!;
+      const target = normalize(join(dirname(file), spec));
+      const local = spec.startsWith("./") || spec.startsWith("../");
+      const allowed = spec === "zod" || (local && (target === "errors.ts" || target.startsWith("protocol/")));
+      if (!allowed) broken.push(`src/${file} imports "${spec}"`);
+    }
+    for (const match of text.matchAll(/\b(Deno|process|Buffer|require)\s*[.(]/g)) {
+      broken.push(`src/${file} uses ${match[1]}`);
+    }
+  }
+  assert.deepEqual(broken, []);
 });

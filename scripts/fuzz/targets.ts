@@ -10,7 +10,7 @@
 import { parse as parseYaml } from "yaml";
 import { stringify as stringifyToml } from "smol-toml";
 import { SpecterError } from "../../src/errors.ts";
-import { parseDriverLine } from "../../src/frames/mod.ts";
+import { parseDriverLine } from "../../src/protocol/mod.ts";
 import { checkPolicyDocument, parsePolicyText, PRESET_DOCUMENTS } from "../../src/policy/mod.ts";
 import { castTranscript } from "../../src/replay/cast.ts";
 import { parseScenario } from "../../src/scenario/load.ts";
@@ -35,7 +35,8 @@ import {
 import * as seccompModule from "../../src/sandbox/seccomp/mod.ts";
 import { SECCOMP_RULES } from "../../profiles/seccomp_rules.ts";
 import { CsiClamp } from "../../src/terminal/clamp.ts";
-import { ScreenSnapshotSchema, TerminalModel } from "../../src/terminal/mod.ts";
+import { TerminalModel } from "../../src/terminal/mod.ts";
+import { ScreenSnapshotSchema } from "../../src/protocol/mod.ts";
 import { mutateText, mutateValue, randomBytesText, randomString } from "./_mutate.ts";
 import type { Prng } from "./_prng.ts";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CEILING_MECHANISMS } from "../frames/mod.ts";
+import { CEILING_MECHANISMS } from "../protocol/mod.ts";
 import { treeUsage } from "../pty/mod.ts";
 import type { CgroupCeiling } from "./cgroup_host.ts";
 import { type CgroupLimits, SessionCgroup, usablePlacements } from "./cgroup.ts";

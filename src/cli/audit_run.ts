@@ -7,7 +7,7 @@
  */
 import { AuditLog, defaultArtifactsDir } from "../artifacts/mod.ts";
 import { SpecterError } from "../errors.ts";
-import type { Frame } from "../frames/mod.ts";
+import type { Frame } from "../protocol/mod.ts";
 import type { Session } from "../session/mod.ts";
 import { fingerprintPlan } from "../sandbox/mod.ts";
 import type { FlagValues } from "./flags.ts";

@@ -4,8 +4,8 @@
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
-import type { ExitFrame } from "../frames/mod.ts";
-import { platformTable, type SignalName } from "../pty/mod.ts";
+import type { ExitFrame, SignalName } from "../protocol/mod.ts";
+import { platformTable } from "../pty/mod.ts";
 
 /**
  * Exit code for an error Specter itself reports: usage, protocol, policy, scenario-file, path/file and

@@ -8,11 +8,10 @@ import {
   type DriverLineResult,
   DriverLineSplitter,
   encodeFrames,
-  type Frame,
   type Framing,
   FRAMINGS,
-  parseDriverLine,
 } from "../frames/mod.ts";
+import { type Frame, parseDriverLine } from "../protocol/mod.ts";
 import { type Session, spawn } from "../session/mod.ts";
 import { nowSeconds } from "../clock.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { ProtocolError } from "../errors.ts";
-import { clip, ECHO_CHARS, MAX_DRIVER_LINE_BYTES } from "./driver.ts";
+import { clip, ECHO_CHARS, MAX_DRIVER_LINE_BYTES } from "../protocol/mod.ts";
 
 const NEWLINE = 0x0a;
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Frame } from "./schema.ts";
+import type { Frame } from "../protocol/mod.ts";
 
 /** The available framings. */
 export const FRAMINGS = ["ndjson", "length"] as const;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { decodeStream, encodeFrames } from "./encode.ts";
-import type { Frame } from "./schema.ts";
+import type { Frame } from "../protocol/mod.ts";
 
 const frames: Frame[] = [
   { seq: 0, ts: 1.5, type: "ping" },

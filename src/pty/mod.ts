@@ -9,8 +9,6 @@ export {
   PLATFORMS,
   type PlatformTable,
   platformTable,
-  SIGNAL_NAMES,
-  type SignalName,
   signalName,
   type WaitStatus,
 } from "./platform.ts";

@@ -8,41 +8,7 @@
  */
 import { SpawnError } from "../errors.ts";
 
-/** The signal names Specter can send or report, without the `SIG` prefix. */
-export const SIGNAL_NAMES = [
-  "HUP",
-  "INT",
-  "QUIT",
-  "ILL",
-  "TRAP",
-  "ABRT",
-  "BUS",
-  "FPE",
-  "KILL",
-  "USR1",
-  "SEGV",
-  "USR2",
-  "PIPE",
-  "ALRM",
-  "TERM",
-  "CHLD",
-  "CONT",
-  "STOP",
-  "TSTP",
-  "TTIN",
-  "TTOU",
-  "URG",
-  "XCPU",
-  "XFSZ",
-  "VTALRM",
-  "PROF",
-  "WINCH",
-  "IO",
-  "SYS",
-] as const;
-
-/** A signal name without the `SIG` prefix, e.g. `"TERM"`. */
-export type SignalName = typeof SIGNAL_NAMES[number];
+import { SIGNAL_NAMES, type SignalName } from "../protocol/mod.ts";
 
 /** How a `wait()` status word encodes "continued" on this platform. */
 export type ContinuedEncoding = "linux-0xffff" | "bsd-0x13-stopsig";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { decodeWaitStatus, PLATFORMS, platformTable, SIGNAL_NAMES, signalName } from "./platform.ts";
+import { SIGNAL_NAMES } from "../protocol/mod.ts";
+import { decodeWaitStatus, PLATFORMS, platformTable, signalName } from "./platform.ts";
 
 const linux = PLATFORMS["linux-x86_64"];
 

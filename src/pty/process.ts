@@ -7,7 +7,8 @@
  * @module
  */
 import { libc } from "./_libc.ts";
-import { decodeWaitStatus, type SignalName, type WaitStatus } from "./platform.ts";
+import type { SignalName } from "../protocol/mod.ts";
+import { decodeWaitStatus, type WaitStatus } from "./platform.ts";
 
 /** Sends `signal` to `pid` (negative: a process group). Returns false when no such process exists. */
 export function sendSignal(pid: number, signal: SignalName): boolean {

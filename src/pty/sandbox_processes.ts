@@ -16,7 +16,7 @@
  * @module
  */
 import { libc } from "./_libc.ts";
-import type { SignalName } from "./platform.ts";
+import type { SignalName } from "../protocol/mod.ts";
 
 /** One process, held by a pidfd (Linux 5.3+, glibc 2.36+). */
 export class ProcessHandle {

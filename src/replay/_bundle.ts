@@ -9,7 +9,8 @@ import { z } from "zod";
 import { SpecterError, UsageError } from "../errors.ts";
 import { checkPolicyDocument, type Policy } from "../policy/mod.ts";
 import { GOLDENS_DIR, type LoadedScenario, ScenarioSchema } from "../scenario/mod.ts";
-import { ScreenSnapshotSchema, snapshotText } from "../terminal/mod.ts";
+import { snapshotText } from "../terminal/mod.ts";
+import { ScreenSnapshotSchema } from "../protocol/mod.ts";
 import { castTranscript } from "./cast.ts";
 import { type BundleDir, bundleError, clip, MAX_SNAPSHOT_BYTES } from "./_bundle_dir.ts";
 

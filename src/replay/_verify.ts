@@ -6,7 +6,7 @@
  */
 import { CHECKSUMS_FILE, verifyChecksums } from "../artifacts/mod.ts";
 import { SpecterError } from "../errors.ts";
-import { FrameSchema } from "../frames/mod.ts";
+import { FrameSchema } from "../protocol/mod.ts";
 import { type BundleDir, POLICY_FILE } from "./_bundle.ts";
 
 /** A failed bundle check: thrown, or (with `--allow-unverified`) recorded in the report. */

@@ -7,7 +7,7 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ArtifactBundle, AuditLog } from "../artifacts/mod.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
-import type { ExitFrame, Frame } from "../frames/mod.ts";
+import type { ExitFrame, Frame } from "../protocol/mod.ts";
 import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
 import { type Session, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";

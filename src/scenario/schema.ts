@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { DRIVER_SIGNALS } from "../frames/mod.ts";
+import { DRIVER_SIGNALS } from "../protocol/mod.ts";
 
 /** Scenario format version. */
 export const SCENARIO_VERSION = 1;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Frame } from "../frames/mod.ts";
+import type { Frame } from "../protocol/mod.ts";
 
 /** A single-consumer frame queue. */
 export class FrameQueue {

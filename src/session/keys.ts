@@ -8,7 +8,7 @@
  * @module
  */
 import { ProtocolError } from "../errors.ts";
-import { clip } from "../frames/mod.ts";
+import { clip } from "../protocol/mod.ts";
 
 /** Terminal modes that change what keys send. */
 export interface KeyModes {

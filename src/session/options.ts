@@ -5,7 +5,7 @@
  */
 import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
-import { MAX_COLS, MAX_ROWS } from "../frames/mod.ts";
+import { MAX_COLS, MAX_ROWS } from "../protocol/mod.ts";
 import type { InheritedFd } from "../pty/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import { SCREEN_HISTORY } from "../terminal/mod.ts";

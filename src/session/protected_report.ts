@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ExitFrame } from "../frames/mod.ts";
+import type { ExitFrame } from "../protocol/mod.ts";
 import type { ProtectedWatch } from "../sandbox/mod.ts";
 
 /** The exit frame fields for `watch` (none without strict-write). Never throws: the exit must go out. */

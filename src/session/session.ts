@@ -7,20 +7,20 @@
  * @module
  */
 import { nowSeconds } from "../clock.ts";
-import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
 import {
   type DriverMessage,
   type ExitFrame,
   type Frame,
   type FrameBody,
-  fromBase64,
   isBase64,
   MAX_COLS,
   MAX_ROWS,
+  type ScreenSnapshot,
   type SessionInfo,
-  toBase64,
-  Utf8Chunker,
-} from "../frames/mod.ts";
+  type SignalName,
+} from "../protocol/mod.ts";
+import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
+import { fromBase64, toBase64, Utf8Chunker } from "../frames/mod.ts";
 import {
   childWatcher,
   libc,
@@ -33,7 +33,6 @@ import {
   sessionMembers,
   setWindowSize,
   signalDisposition,
-  type SignalName,
   signalName,
   signalSandbox,
   signalSession,
@@ -49,7 +48,7 @@ import { VERSION } from "../version.ts";
 import type { Policy } from "../policy/mod.ts";
 import type { LaunchPlan, ProtectedWatch } from "../sandbox/mod.ts";
 import { protectedReport } from "./protected_report.ts";
-import { type ScreenSnapshot, ScreenTracker, type SnapshotOptions } from "../terminal/mod.ts";
+import { ScreenTracker, type SnapshotOptions } from "../terminal/mod.ts";
 import type { Ceilings, EnforcedBy, Mechanism } from "../ceilings/mod.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */

@@ -5,7 +5,8 @@
  * @module
  */
 import { SessionError } from "../errors.ts";
-import { type ExitFrame, type Frame, fromBase64 } from "../frames/mod.ts";
+import { fromBase64 } from "../frames/mod.ts";
+import type { ExitFrame, Frame } from "../protocol/mod.ts";
 import type { Session } from "./session.ts";
 
 const encoder = new TextEncoder();

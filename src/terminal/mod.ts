@@ -4,16 +4,7 @@
  *
  * @module
  */
-export {
-  type CellRun,
-  CellRunSchema,
-  type Color,
-  ColorSchema,
-  type ScreenSnapshot,
-  ScreenSnapshotSchema,
-  type SnapshotOptions,
-  snapshotText,
-} from "./snapshot.ts";
+export { type SnapshotOptions, snapshotText } from "./snapshot.ts";
 export { loadXterm, TerminalModel, type TerminalModelOptions } from "./model.ts";
 export { HIGH_WATERMARK, LOW_WATERMARK, Watermarks } from "./watermarks.ts";
 export { type HistoryEntry, OutputHistory, SCREEN_HISTORY, type Size } from "./history.ts";

@@ -13,7 +13,8 @@
  */
 import type { IBufferCell, IBufferLine, Terminal } from "@xterm/headless";
 import type { Unicode11Addon } from "@xterm/addon-unicode11";
-import type { CellRun, Color, ScreenSnapshot, SnapshotOptions } from "./snapshot.ts";
+import type { CellRun, Color, ScreenSnapshot } from "../protocol/mod.ts";
+import type { SnapshotOptions } from "./snapshot.ts";
 import { type ClampSize, CsiClamp } from "./clamp.ts";
 
 interface Xterm {

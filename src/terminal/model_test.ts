@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { TerminalModel, type TerminalModelOptions } from "./model.ts";
-import { ScreenSnapshotSchema, snapshotText } from "./snapshot.ts";
+import { ScreenSnapshotSchema } from "../protocol/mod.ts";
+import { snapshotText } from "./snapshot.ts";
 import { Watermarks } from "./watermarks.ts";
 
 /** A model fed `chunks` (each written without awaiting), settled. */

@@ -16,7 +16,8 @@
  */
 import { type HistoryEntry, OutputHistory, SCREEN_HISTORY, type Size } from "./history.ts";
 import { TerminalModel } from "./model.ts";
-import type { ScreenSnapshot, SnapshotOptions } from "./snapshot.ts";
+import type { ScreenSnapshot } from "../protocol/mod.ts";
+import type { SnapshotOptions } from "./snapshot.ts";
 import { HIGH_WATERMARK, LOW_WATERMARK, Watermarks } from "./watermarks.ts";
 
 /** What the tracker needs of a model (a {@link TerminalModel}; tests pass a fake). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Size } from "./history.ts";
 import { type ModelFactory, type ScreenModel, ScreenTracker } from "./screen.ts";
-import type { ScreenSnapshot } from "./snapshot.ts";
+import type { ScreenSnapshot } from "../protocol/mod.ts";
 
 /** A model that parses only when told to, recording what reached it. */
 class FakeModel implements ScreenModel {

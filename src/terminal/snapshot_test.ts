@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type ScreenSnapshot, ScreenSnapshotSchema, snapshotText } from "./snapshot.ts";
+import { type ScreenSnapshot, ScreenSnapshotSchema } from "../protocol/mod.ts";
+import { snapshotText } from "./snapshot.ts";
 
 const SNAP: ScreenSnapshot = {
   cols: 80,

@@ -6,7 +6,7 @@
  * the attack then runs into the wall clock instead of a `capsule_kill`.
  */
 import assert from "node:assert/strict";
-import type { Frame } from "../../src/frames/mod.ts";
+import type { Frame } from "../../src/protocol/mod.ts";
 import { SPECTER_GROUP } from "../../src/ceilings/mod.ts";
 import { Transcript } from "../../src/mod.ts";
 import { spawn } from "../../src/session/spawn_session.ts";

@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from "zod";
-import { SIGNAL_NAMES } from "../pty/mod.ts";
-import { ScreenSnapshotSchema } from "../terminal/mod.ts";
+import { ScreenSnapshotSchema } from "./screen.ts";
+import { SIGNAL_NAMES } from "./signals.ts";
 
 /** Version of the frame and driver protocol. */
 export const PROTOCOL_VERSION = 1;

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { ProtocolError } from "../errors.ts";
-import { PROTOCOL_VERSION, type SignalNameSchema } from "./schema.ts";
+import { PROTOCOL_VERSION, type SignalNameSchema } from "./frames.ts";
 
 /** The signals a driver may send. */
 export const DRIVER_SIGNALS = [
