@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { DriverMessageSchema, FrameSchema } from "../src/protocol/mod.ts";
+import { DriverMessageSchema, ExecResultSchema, FrameSchema, RunResultSchema } from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
 import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay.ts";
@@ -17,6 +17,8 @@ export const SCHEMAS = {
   "driver.schema.json": { schema: DriverMessageSchema, title: "Specter driver message (protocol v1)" },
   "policy.schema.json": { schema: PolicyFileSchema, title: "Specter policy file (version 1)" },
   "scenario.schema.json": { schema: ScenarioSchema, title: "Specter scenario (version 1)" },
+  "exec-result.schema.json": { schema: ExecResultSchema, title: "Specter exec result (specter exec stdout)" },
+  "run-result.schema.json": { schema: RunResultSchema, title: "Specter scenario run result (run.json)" },
   "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
   "audit.schema.json": { schema: AuditRecordSchema, title: "Specter audit record (audit.ndjson line)" },
   "replay-diff.schema.json": {

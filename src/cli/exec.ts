@@ -5,6 +5,7 @@
  */
 import { toSpecterError } from "../errors.ts";
 import { fromBase64 } from "../frames/mod.ts";
+import { encodeExecResult, type ExecResult } from "../protocol/mod.ts";
 import { plainText, spawn } from "../session/mod.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
@@ -27,30 +28,6 @@ const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as co
  * with `truncated: true` (an `overflow` frame, max_output) instead of growing without bound.
  */
 export const EXEC_DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
-
-/** The JSON document `specter exec` prints. */
-export interface ExecResult {
-  /** True when the program exited with code 0 and did not time out. */
-  success: boolean;
-  /** The session id (`null` when the program could not start). */
-  session_id: string | null;
-  /** Output: plain text (ANSI stripped, CRLF → LF) unless `--raw`. */
-  output: string;
-  /** Exit code, or `null` when a signal ended the program or it never started. */
-  exit_code: number | null;
-  /** Terminating signal name, or `null`. */
-  signal: string | null;
-  /** True when `--timeout` ended the program. */
-  timed_out: boolean;
-  /** True when `--max-output` cut the output. */
-  truncated: boolean;
-  /** Wall time in ms. */
-  duration_ms: number;
-  /** Present when Specter itself failed (e.g. `E_SPAWN_NOT_FOUND`). */
-  error?: { code: string; message: string };
-  /** Strict-write: protected names the program created under its write roots (a warning; also on stderr). */
-  protected_created?: string[];
-}
 
 /** Runs `specter exec ARGS`, printing the result with `print`; resolves with the process exit code. */
 export async function execCommand(
@@ -92,7 +69,7 @@ export async function execCommand(
       duration_ms: Math.round(performance.now() - started),
       error: { code: failure.code, message: failure.message },
     };
-    print(JSON.stringify(result));
+    print(encodeExecResult(result));
     warn(`specter: ${failure.code}: ${failure.message}`);
     return exitCodeForError(failure.code);
   }
@@ -126,7 +103,7 @@ export async function execCommand(
   // The run went on, but Specter could not keep all of its record (e.g. the disk filled).
   const lost = audit.log.failure ?? recordError;
   if (lost !== null) result.error = { code: lost.code, message: lost.message };
-  print(JSON.stringify(result));
+  print(encodeExecResult(result));
   return lostRecords(audit, recordError, result.success ? 0 : Math.max(1, exitCodeForExit(exit)), warn);
 }
 

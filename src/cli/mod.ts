@@ -5,6 +5,6 @@
  */
 export { runCli } from "./cli.ts";
 export { runCommand, type RunIo } from "./run.ts";
-export { execCommand, type ExecResult } from "./exec.ts";
+export { execCommand } from "./exec.ts";
 export { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 export { parseCount, parseDuration, parseSize } from "./units.ts";

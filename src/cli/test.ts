@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { defaultArtifactsDir } from "../artifacts/mod.ts";
 import { toSpecterError, UsageError } from "../errors.ts";
-import { loadScenario, type RunResult, runScenario, type StepResult } from "../scenario/mod.ts";
+import type { RunResult, StepResult } from "../protocol/mod.ts";
+import { loadScenario, runScenario } from "../scenario/mod.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { parseFlags } from "./flags.ts";
 

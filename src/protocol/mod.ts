@@ -6,7 +6,7 @@
  * @example Validate a frame read from `specter run`'s stdout
  * ```ts
  * import { FrameSchema } from "@specter/specter/protocol";
- * const frame = FrameSchema.parse(JSON.parse('{"seq":0,"ts":1,"type":"idle","quiet_ms":500}'));
+ * const frame = FrameSchema.parse(JSON.parse('{"seq":0,"ts":1,"type":"idle","dur_ms":500}'));
  * ```
  *
  * @module
@@ -15,3 +15,4 @@ export * from "./signals.ts";
 export * from "./screen.ts";
 export * from "./frames.ts";
 export * from "./driver.ts";
+export * from "./results.ts";

@@ -10,24 +10,14 @@ import { SpecterError, UsageError } from "../errors.ts";
 import { checkPolicyDocument, type Policy } from "../policy/mod.ts";
 import { GOLDENS_DIR, type LoadedScenario, ScenarioSchema } from "../scenario/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
-import { ScreenSnapshotSchema } from "../protocol/mod.ts";
+import { decodeRunResult, type RunResult, ScreenSnapshotSchema } from "../protocol/mod.ts";
 import { castTranscript } from "./cast.ts";
 import { type BundleDir, bundleError, clip, MAX_SNAPSHOT_BYTES } from "./_bundle_dir.ts";
 
 export { BundleDir, bundleError, MAX_SNAPSHOT_BYTES, readBundleFile } from "./_bundle_dir.ts";
 
-/** The parts of `run.json` a replay compares. */
-const RecordedResultSchema = z.object({
-  status: z.enum(["Passed", "Failed", "Error"]),
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  steps: z.array(z.object({ index: z.int().nonnegative(), action: z.string(), status: z.string() }))
-    .readonly(),
-  exit: z.object({ code: z.int().nullable(), signal: z.string().nullable(), timed_out: z.boolean() })
-    .nullable(),
-});
-
-/** The parts of a run's result a replay compares. */
-export type RecordedResult = z.infer<typeof RecordedResultSchema>;
+/** A recorded run's result (`run.json`). */
+export type RecordedResult = RunResult;
 
 /** What a bundle recorded, validated. Absent files are `null` (or empty), never guessed. */
 export interface RecordedRun {
@@ -228,9 +218,15 @@ export function recordedRun(bundle: BundleDir): RecordedRun {
   const text = bundle.read("run.json");
   let result: RecordedResult | null = null;
   if (text !== null) {
-    const parsed = RecordedResultSchema.safeParse(parseJson(bundle.path, "run.json", text));
-    if (!parsed.success) throw bundleError(bundle.path, `"run.json" is not a valid run result`, "run.json");
-    result = parsed.data;
+    const decoded = decodeRunResult(text);
+    if ("problem" in decoded) {
+      throw bundleError(
+        bundle.path,
+        `"run.json" is not a valid run result (${clip(decoded.problem)})`,
+        "run.json",
+      );
+    }
+    result = decoded.value;
   }
   return { snapshots: recordedSnapshots(bundle), transcript: recordedTranscript(bundle), result };
 }

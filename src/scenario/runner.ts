@@ -7,7 +7,13 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ArtifactBundle, AuditLog } from "../artifacts/mod.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
-import type { ExitFrame, Frame } from "../protocol/mod.ts";
+import {
+  encodeRunResult,
+  type ExitFrame,
+  type Frame,
+  type RunResult,
+  type StepResult,
+} from "../protocol/mod.ts";
 import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
 import { type Session, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
@@ -32,47 +38,6 @@ export const REGEX_BUDGET_MS = 2_000;
 
 /** The redactions' budget for the screen shown in a failed step's diagnostic. */
 const DIAGNOSTIC_REGEX_BUDGET_MS = 250;
-
-/** The outcome of one step. */
-export interface StepResult {
-  /** 0-based index. */
-  readonly index: number;
-  /** Source line in the scenario file. */
-  readonly line: number;
-  /** The step in short, e.g. `press down`. */
-  readonly action: string;
-  /** `failed` stops the run; later steps are `skipped`. */
-  readonly status: "passed" | "failed" | "skipped";
-  /** Wall time of the step. */
-  readonly duration_ms: number;
-  /** Why it failed. */
-  readonly message?: string;
-  /** Expected vs actual, for a failed step. */
-  readonly diagnostic?: {
-    readonly expected: string;
-    readonly actual_screen: string;
-    readonly last_frames: readonly Frame[];
-  };
-}
-
-/** The result of a scenario run (`run.json`). */
-export interface RunResult {
-  readonly version: 1;
-  readonly name: string;
-  readonly scenario: string;
-  /** Passed: every step passed. Failed: a step failed. Error: the run could not be carried out. */
-  readonly status: "Passed" | "Failed" | "Error";
-  readonly error: { readonly code: string; readonly message: string } | null;
-  readonly session_id: string | null;
-  readonly steps: readonly StepResult[];
-  readonly exit:
-    | { readonly code: number | null; readonly signal: string | null; readonly timed_out: boolean }
-    | null;
-  readonly duration_ms: number;
-  readonly artifacts: string;
-  /** Strict-write runs: protected names the program created under its write roots (a warning). */
-  readonly protected_created?: readonly string[];
-}
 
 /** Options of {@link runScenario}. */
 export interface RunScenarioOptions {
@@ -199,7 +164,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       artifacts: options.artifacts,
       ...(exit?.protected_created === undefined ? {} : { protected_created: exit.protected_created }),
     };
-    bundle.writeJson("run.json", result);
+    bundle.writeText("run.json", encodeRunResult(result));
     audit.record(status === "Error" ? "error" : "end", {
       status,
       error,
