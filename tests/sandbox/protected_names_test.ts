@@ -2,7 +2,8 @@
  * Strict-write protects `.git`, `.envrc` and friends at any depth of a write grant (nested repositories,
  * `sub/.envrc`), through the real CLI under bwrap: every way a program would rewrite them fails and the
  * host files are unchanged (and the same program does change them without `--strict-write`, so the
- * attack is real). Names created during the run are reported; a hostile tree that would make the walk
+ * attack is real). Names created during the run are reported, also one planted under the path of an
+ * original that was moved away with its parent; a hostile tree that would make the walk
  * unbounded is refused before the program starts.
  */
 import assert from "node:assert/strict";
@@ -24,6 +25,23 @@ async function shareTree(root: string): Promise<void> {
   const chown = await new Deno.Command("chown", { args: ["-R", "--no-dereference", "65534:65534", root] })
     .output();
   assert.equal(chown.code, 0);
+}
+
+/** `specter exec` of `sh -c script` under `policy`, with `--strict-write` unless `strict` is false. */
+function execSh(dir: string, policy: string, script: string, strict = true) {
+  return runCli([
+    "exec",
+    "--policy",
+    policy,
+    "--ack-unsafe-write",
+    ...(strict ? ["--strict-write"] : []),
+    "--artifacts",
+    `${dir}/art`,
+    "--",
+    "sh",
+    "-c",
+    script,
+  ]);
 }
 
 /** A workspace with a nested repository's hook and a nested .envrc (and a file anyone may write). */
@@ -77,19 +95,7 @@ sessionTest(
     await withHostDir(async (dir) => {
       const ws = await workspace(dir);
       const policy = await policyFile(dir, ws);
-      const { code, stdout, stderr } = await runCli([
-        "exec",
-        "--policy",
-        policy,
-        "--ack-unsafe-write",
-        "--strict-write",
-        "--artifacts",
-        `${dir}/art`,
-        "--",
-        "sh",
-        "-c",
-        attack(ws),
-      ]);
+      const { code, stdout, stderr } = await execSh(dir, policy, attack(ws));
       assert.equal(code, 0, `${stderr}${stdout}`);
       const result = JSON.parse(stdout);
       assert.match(result.output, /end/, result.output); // Every attempt was made.
@@ -105,18 +111,7 @@ sessionTest("without --strict-write the same attack gets through (the test above
   await withHostDir(async (dir) => {
     const ws = await workspace(dir);
     const policy = await policyFile(dir, ws);
-    const { stdout } = await runCli([
-      "exec",
-      "--policy",
-      policy,
-      "--ack-unsafe-write",
-      "--artifacts",
-      `${dir}/art`,
-      "--",
-      "sh",
-      "-c",
-      attack(ws),
-    ]);
+    const { stdout } = await execSh(dir, policy, attack(ws), false);
     const output = JSON.parse(stdout).output;
     assert.match(output, /GOT hook-write/, output);
     assert.match(output, /GOT npmrc-truncate/, output);
@@ -133,19 +128,7 @@ sessionTest(
       const policy = await policyFile(dir, ws);
       const script = `mkdir -p "${ws}/a/b/c" && echo 'eval evil' > "${ws}/a/b/c/.envrc";
       mkdir -p "${ws}/new/.git/hooks"; echo plain > "${ws}/a/plain"`;
-      const exec = await runCli([
-        "exec",
-        "--policy",
-        policy,
-        "--ack-unsafe-write",
-        "--strict-write",
-        "--artifacts",
-        `${dir}/art`,
-        "--",
-        "sh",
-        "-c",
-        script,
-      ]);
+      const exec = await execSh(dir, policy, script);
       assert.equal(exec.code, 0, exec.stderr);
       const created = [`${ws}/a/b/c/.envrc`, `${ws}/new/.git`];
       assert.deepEqual(JSON.parse(exec.stdout).protected_created, created);
@@ -191,19 +174,11 @@ sessionTest("symlinks are never followed by the walk: a link named .envrc and li
     await shareTree(ws);
     const policy = await policyFile(dir, ws);
     const started = performance.now();
-    const { code, stdout, stderr } = await runCli([
-      "exec",
-      "--policy",
+    const { code, stdout, stderr } = await execSh(
+      dir,
       policy,
-      "--ack-unsafe-write",
-      "--strict-write",
-      "--artifacts",
-      `${dir}/art`,
-      "--",
-      "sh",
-      "-c",
       `echo pwned > "${ws}/sub/up/sub/.envrc" && echo GOT via-link; echo end`,
-    ]);
+    );
     assert.equal(code, 0, stderr);
     assert.ok(performance.now() - started < 15_000);
     assert.doesNotMatch(JSON.parse(stdout).output, /GOT/);
@@ -222,19 +197,7 @@ sessionTest(
       });
       await shareWithSandbox(ws);
       const policy = await policyFile(dir, ws);
-      const { code, stderr } = await runCli([
-        "exec",
-        "--policy",
-        policy,
-        "--ack-unsafe-write",
-        "--strict-write",
-        "--artifacts",
-        `${dir}/art`,
-        "--",
-        "sh",
-        "-c",
-        `touch "${ws}/ran"`,
-      ]);
+      const { code, stderr } = await execSh(dir, policy, `touch "${ws}/ran"`);
       assert.equal(code, 2, stderr);
       assert.match(stderr, /E_POLICY_PROTECT_LIMIT: Strict-write cannot check every protected name/);
       assert.match(stderr, /deeper than 64 levels/);
@@ -251,6 +214,51 @@ sessionTest(
         "true",
       ]);
       assert.equal(plain.code, 0, plain.stderr);
+    });
+  },
+);
+
+// Found by an attack review: the read-only bind sits on the name, its parent is an ordinary directory.
+const HOOK = "#!/bin/sh\nexit 0\n";
+const ENVRC = "export SAFE=1\n";
+
+sessionTest(
+  "strict-write: renaming a protected name's parent does not let the program replace it unreported",
+  async () => {
+    await withHostDir(async (dir) => {
+      const ws = `${dir}/ws`;
+      await Deno.mkdir(`${ws}/libs/repo/.git/hooks`, { recursive: true });
+      await Deno.mkdir(`${ws}/sub`, { recursive: true });
+      await Deno.writeTextFile(`${ws}/libs/repo/.git/hooks/pre-commit`, HOOK);
+      await Deno.writeTextFile(`${ws}/sub/.envrc`, ENVRC);
+      await shareTree(ws);
+      const policy = await policyFile(dir, ws);
+      const script = [
+        `cd "${ws}"`,
+        "mv libs libs2 && echo GOT mv-libs",
+        "mkdir -p libs/repo/.git/hooks && printf '#!/bin/sh\\necho PWNED\\n' > libs/repo/.git/hooks/pre-commit" +
+        " && echo GOT planted-hook",
+        "mv sub sub2 && echo GOT mv-sub",
+        "mkdir sub && echo 'echo PWNED' > sub/.envrc && echo GOT planted-envrc",
+        "echo end",
+      ].join("; ");
+      const { code, stdout, stderr } = await execSh(dir, policy, script);
+      assert.equal(code, 0, `${stderr}${stdout}`);
+      const result = JSON.parse(stdout);
+      assert.match(result.output, /end/, result.output);
+      const reported: string[] = result.protected_created ?? [];
+      const hookPath = `${ws}/libs/repo/.git/hooks/pre-commit`;
+      const envrcPath = `${ws}/sub/.envrc`;
+      const hookNow = await Deno.readTextFile(hookPath).catch(() => null);
+      const envrcNow = await Deno.readTextFile(envrcPath).catch(() => null);
+      const hookOk = hookNow === HOOK || reported.some((p) => hookPath.startsWith(p));
+      const envrcOk = envrcNow === ENVRC || reported.includes(envrcPath);
+      assert.ok(
+        hookOk && envrcOk,
+        `the protected paths hold the program's files and the run does not name them:\n` +
+          `${hookPath}: ${JSON.stringify(hookNow)}\n${envrcPath}: ${JSON.stringify(envrcNow)}\n` +
+          `protected_created: ${JSON.stringify(reported)}\n${result.output}`,
+      );
     });
   },
 );
