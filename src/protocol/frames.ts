@@ -97,10 +97,14 @@ export const IdleFrameSchema = z.object({ ...base, type: z.literal("idle"), dur_
 export const OverflowFrameSchema = z.object({
   ...base,
   type: z.literal("overflow"),
-  reason: z.enum(["buffer", "max_output"]).describe(
-    "buffer: the frame consumer stayed behind for --overflow-timeout; max_output: --max-output was reached",
+  reason: z.enum(["buffer", "max_output", "lagged"]).describe(
+    "buffer: the frame consumer stayed behind for --overflow-timeout; max_output: --max-output was reached; " +
+      "lagged: this subscriber fell behind the frame log, which no longer holds missed_from … missed_to " +
+      "(the overflow frame takes the seq of the last one)",
   ),
   limit: z.int().nonnegative().optional(),
+  missed_from: z.int().nonnegative().optional().describe("lagged: the first seq this subscriber missed"),
+  missed_to: z.int().nonnegative().optional().describe("lagged: the last seq this subscriber missed"),
 });
 
 /** The reasons a resource ceiling ends a session. */

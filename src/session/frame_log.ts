@@ -1,0 +1,236 @@
+/**
+ * A session's frame log: every frame in `seq` order, read by any number of subscribers, each from any `seq`
+ * with its own cursor, in bounded memory.
+ *
+ * The log keeps a **head** (the first frames, up to `headBytes`: `start` and the first output, which a
+ * late joiner needs) and a **tail** (the latest frames, up to `tailBytes`). Frames between the two are
+ * dropped once the tail is full, unless an *authoritative* subscriber has not read them yet: such a
+ * subscriber (the stdout client of `run`) never misses a frame, and {@link FrameLog.lagBytes} tells the
+ * session how far it is behind, so that the session stops reading the program as it did for a single
+ * consumer. Other subscribers never slow the program down: one that falls behind the tail gets one
+ * `overflow` frame (`reason: "lagged"`) in place of the frames it missed, with their `seq` range, then
+ * goes on from the oldest frame still kept.
+ *
+ * The interface ({@link FrameLog.append}, {@link FrameLog.subscribe}, {@link Subscription.take}) is what a
+ * file-backed, durable log implements too.
+ *
+ * @module
+ */
+import type { Frame } from "../protocol/mod.ts";
+
+/** The memory a frame is counted for: its payload (data, error message), or 32 for other frames. */
+export function frameBytes(frame: Frame): number {
+  return "data" in frame ? frame.data.length : frame.type === "error" ? frame.message.length : 32;
+}
+
+/** Sizes of a {@link FrameLog}. */
+export interface FrameLogOptions {
+  /** Bytes of the first frames kept for the whole session. Default 64 KiB. */
+  readonly headBytes?: number;
+  /** Bytes of the latest frames kept. Default 4 MiB. */
+  readonly tailBytes?: number;
+  /** Called after an authoritative subscriber took frames (the session may resume reading). */
+  readonly onDrain?: () => void;
+}
+
+/** How a subscriber reads. */
+export interface SubscribeOptions {
+  /** The first `seq` wanted (default 0: everything still kept, with an overflow for what is not). */
+  readonly from?: number;
+  /** Never miss a frame; hold frames back from eviction until taken (see {@link FrameLog.lagBytes}). */
+  readonly authoritative?: boolean;
+}
+
+/** A reader of a {@link FrameLog} with its own cursor. */
+export interface Subscription extends AsyncIterable<Frame> {
+  /** The next `seq` this subscriber will read. */
+  readonly cursor: number;
+  /**
+   * The frames from the cursor on, waiting for at least one; an `overflow` frame stands in for frames
+   * the log no longer holds. `[]`: the log is closed and this subscriber has read everything.
+   */
+  take(): Promise<Frame[]>;
+  /** Stops reading (an authoritative subscriber no longer holds frames back). */
+  close(): void;
+}
+
+interface Reader {
+  cursor: number;
+  readonly authoritative: boolean;
+  closed: boolean;
+}
+
+/** The frames of one session, for many readers. */
+export class FrameLog {
+  readonly #headBytes: number;
+  readonly #tailBytes: number;
+  readonly #onDrain: (() => void) | undefined;
+  /** Frames kept for good: seq 0 … `#head.length - 1`. */
+  readonly #head: Frame[] = [];
+  #headFull = false;
+  #headSize = 0;
+  /** Latest frames: `#tail[i]` has seq `#tailSeq + i`; `#tailStart` is the first live index. */
+  #tail: Frame[] = [];
+  /** `#before[i]`: bytes appended to the tail before `#tail[i]` (for the lag, in constant time). */
+  #before: number[] = [];
+  #tailTotal = 0;
+  #tailStart = 0;
+  #tailSeq = 0;
+  #tailSize = 0;
+  #next = 0;
+  #dropped = 0;
+  #closed = false;
+  readonly #readers = new Set<Reader>();
+  #waiters: (() => void)[] = [];
+
+  constructor(options: FrameLogOptions = {}) {
+    this.#headBytes = options.headBytes ?? 64 * 1024;
+    this.#tailBytes = options.tailBytes ?? 4 * 1024 * 1024;
+    this.#onDrain = options.onDrain;
+  }
+
+  /** The `seq` the next frame must have. */
+  get nextSeq(): number {
+    return this.#next;
+  }
+
+  /** Frames dropped from the middle of the log so far. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Bytes of frames held: head and tail (what bounds the log's memory). */
+  get heldBytes(): number {
+    return this.#headSize + this.#tailSize;
+  }
+
+  /** True once {@link close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Bytes of the tail the slowest authoritative subscriber has not read yet (0 without one; the head,
+   * at most `headBytes`, is not counted).
+   */
+  get lagBytes(): number {
+    let lag = 0;
+    for (const reader of this.#readers) {
+      if (!reader.authoritative || reader.closed || reader.cursor >= this.#next) continue;
+      const index = this.#tailStart + Math.max(reader.cursor, this.#tailSeq) - this.#tailSeq;
+      lag = Math.max(lag, this.#tailTotal - this.#before[index]!);
+    }
+    return lag;
+  }
+
+  /** Appends the next frame (its `seq` must be {@link nextSeq}). */
+  append(frame: Frame): void {
+    if (this.#closed) throw new RangeError("The frame log is closed");
+    if (frame.seq !== this.#next) throw new RangeError(`Frame seq ${frame.seq}, expected ${this.#next}`);
+    this.#next++;
+    const size = frameBytes(frame);
+    if (!this.#headFull && this.#headSize + size <= this.#headBytes) {
+      this.#head.push(frame);
+      this.#headSize += size;
+      this.#tailSeq = this.#next;
+    } else {
+      this.#headFull = true;
+      this.#tail.push(frame);
+      this.#before.push(this.#tailTotal);
+      this.#tailTotal += size;
+      this.#tailSize += size;
+      this.#evict();
+    }
+    this.#wake();
+  }
+
+  /** No more frames; subscribers get what is left, then `[]`. */
+  close(): void {
+    this.#closed = true;
+    this.#wake();
+  }
+
+  /** A new reader from `options.from` (default 0). */
+  subscribe(options: SubscribeOptions = {}): Subscription {
+    const reader: Reader = {
+      cursor: Math.max(0, Math.min(options.from ?? 0, this.#next)),
+      authoritative: options.authoritative === true,
+      closed: false,
+    };
+    this.#readers.add(reader);
+    // deno-lint-ignore no-this-alias
+    const log = this;
+    return {
+      get cursor() {
+        return reader.cursor;
+      },
+      take: () => this.#take(reader),
+      close: () => {
+        reader.closed = true;
+        this.#readers.delete(reader);
+        this.#evict();
+      },
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          const frames = await log.#take(reader);
+          if (frames.length === 0) return;
+          yield* frames;
+        }
+      },
+    };
+  }
+
+  /** Drops tail frames beyond `tailBytes` that no authoritative reader still needs. */
+  #evict(): void {
+    let keepFrom = this.#next;
+    for (const reader of this.#readers) {
+      if (reader.authoritative && !reader.closed) keepFrom = Math.min(keepFrom, reader.cursor);
+    }
+    while (this.#tailSize > this.#tailBytes && this.#tailSeq < keepFrom && this.#tailSeq < this.#next - 1) {
+      this.#tailSize -= frameBytes(this.#tail[this.#tailStart]!);
+      this.#tail[this.#tailStart++] = undefined as unknown as Frame; // Let it be collected.
+      this.#tailSeq++;
+      this.#dropped++;
+    }
+    if (this.#tailStart > 1024 && this.#tailStart * 2 > this.#tail.length) {
+      this.#tail = this.#tail.slice(this.#tailStart);
+      this.#before = this.#before.slice(this.#tailStart);
+      this.#tailStart = 0;
+    }
+  }
+
+  async #take(reader: Reader): Promise<Frame[]> {
+    while (!reader.closed && reader.cursor >= this.#next && !this.#closed) {
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+    if (reader.closed) return [];
+    const out: Frame[] = [];
+    for (; reader.cursor < this.#head.length; reader.cursor++) out.push(this.#head[reader.cursor]!);
+    if (reader.cursor < this.#tailSeq) {
+      const last = this.#tailSeq - 1;
+      out.push({
+        seq: last,
+        ts: (this.#tail[this.#tailStart] ?? out.at(-1))?.ts ?? 0,
+        type: "overflow",
+        reason: "lagged",
+        missed_from: reader.cursor,
+        missed_to: last,
+      });
+      reader.cursor = this.#tailSeq;
+    }
+    for (; reader.cursor < this.#next; reader.cursor++) {
+      out.push(this.#tail[this.#tailStart + reader.cursor - this.#tailSeq]!);
+    }
+    if (reader.authoritative) {
+      this.#evict();
+      this.#onDrain?.();
+    }
+    return out;
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
