@@ -67,6 +67,8 @@ export class FrameLog {
   readonly #onDrain: (() => void) | undefined;
   /** Frames kept for good: seq 0 … `#head.length - 1`. */
   readonly #head: Frame[] = [];
+  /** `#headBefore[i]`: bytes of the head before `#head[i]`. */
+  readonly #headBefore: number[] = [];
   #headFull = false;
   #headSize = 0;
   /** Latest frames: `#tail[i]` has seq `#tailSeq + i`; `#tailStart` is the first live index. */
@@ -109,16 +111,17 @@ export class FrameLog {
     return this.#closed;
   }
 
-  /**
-   * Bytes of the tail the slowest authoritative subscriber has not read yet (0 without one; the head,
-   * at most `headBytes`, is not counted).
-   */
+  /** Bytes the slowest authoritative subscriber has not read yet (0 without one). */
   get lagBytes(): number {
     let lag = 0;
     for (const reader of this.#readers) {
       if (!reader.authoritative || reader.closed || reader.cursor >= this.#next) continue;
-      const index = this.#tailStart + Math.max(reader.cursor, this.#tailSeq) - this.#tailSeq;
-      lag = Math.max(lag, this.#tailTotal - this.#before[index]!);
+      // Frames it has not read are never evicted: from its cursor on, everything is still here.
+      const head = reader.cursor < this.#head.length ? this.#headSize - this.#headBefore[reader.cursor]! : 0;
+      const tail = reader.cursor <= this.#tailSeq
+        ? this.#tailSize
+        : this.#tailTotal - this.#before[this.#tailStart + reader.cursor - this.#tailSeq]!;
+      lag = Math.max(lag, head + tail);
     }
     return lag;
   }
@@ -131,6 +134,7 @@ export class FrameLog {
     const size = frameBytes(frame);
     if (!this.#headFull && this.#headSize + size <= this.#headBytes) {
       this.#head.push(frame);
+      this.#headBefore.push(this.#headSize);
       this.#headSize += size;
       this.#tailSeq = this.#next;
     } else {

@@ -70,6 +70,19 @@ Deno.test("memory stays bounded with a subscriber that never reads; a late one g
   assert.deepEqual(seqs(await idle.take()), seqs(frames));
 });
 
+Deno.test("the lag counts unread frames of the head too", async () => {
+  const log = new FrameLog({ headBytes: 300, tailBytes: 1000 });
+  const main = log.subscribe({ authoritative: true });
+  fill(log, 2);
+  assert.equal(log.lagBytes, 200);
+  fill(log, 3);
+  assert.equal(log.lagBytes, 500);
+  assert.equal((await main.take()).length, 5);
+  assert.equal(log.lagBytes, 0);
+  fill(log, 1);
+  assert.equal(log.lagBytes, 100);
+});
+
 Deno.test("an authoritative subscriber misses nothing and holds frames back; the lag says how far behind it is", async () => {
   let drained = 0;
   const log = new FrameLog({ headBytes: 0, tailBytes: 1000, onDrain: () => drained++ });

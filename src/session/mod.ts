@@ -14,7 +14,7 @@ export { Session } from "./session.ts";
 export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";
 export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
 export { CursorKeyMode, OutputTail } from "./output_tail.ts";
-export { FrameQueue } from "./frame_queue.ts";
+export { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 export { plainText, stripAnsi } from "./plain_text.ts";
 export { Transcript } from "./transcript.ts";
 export { type SandboxOption } from "./options.ts";

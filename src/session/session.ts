@@ -40,7 +40,7 @@ import {
   type WaitStatus,
 } from "../pty/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
-import { FrameQueue } from "./frame_queue.ts";
+import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { CursorKeyMode, OutputTail } from "./output_tail.ts";
@@ -115,7 +115,10 @@ export class Session {
   readonly #options: ResolvedOptions;
   readonly #ceilings: Ceilings;
   readonly #master: number;
-  readonly #queue: FrameQueue;
+  /** Every frame of the session, for its subscribers. */
+  readonly #log: FrameLog;
+  /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
+  readonly #main: Subscription;
   readonly #chunker = new Utf8Chunker();
   readonly #tail: OutputTail;
   readonly #cursorMode = new CursorKeyMode();
@@ -211,7 +214,8 @@ export class Session {
     };
     this.#tail = new OutputTail(options.lastLines);
     this.#idleArmed = options.idleMs > 0;
-    this.#queue = new FrameQueue(() => this.#onDrain());
+    this.#log = new FrameLog({ onDrain: () => this.#onDrain() });
+    this.#main = this.#log.subscribe({ authoritative: true });
     this.exited = new Promise((resolve) => this.#resolveExited = resolve);
 
     this.#emit({
@@ -273,18 +277,32 @@ export class Session {
     return this.#truncated;
   }
 
-  /** Takes every frame queued so far, waiting for at least one; `[]` once the session is over and drained. */
+  /**
+   * Takes every frame not yet taken, waiting for at least one; `[]` once the session is over and drained.
+   * This is the session's authoritative reader (with {@link frames}): it misses nothing, and while it
+   * stays more than `bufferBytes` behind the session stops reading the program.
+   */
   nextFrames(): Promise<Frame[]> {
-    return this.#queue.take();
+    return this.#main.take();
   }
 
-  /** All frames, from `start` to `exit`. Single consumer: frames are handed out once. */
+  /** All frames, from `start` to `exit`, through the authoritative reader (see {@link nextFrames}). */
   async *frames(): AsyncIterableIterator<Frame> {
     for (;;) {
-      const batch = await this.#queue.take();
+      const batch = await this.#main.take();
       if (batch.length === 0) return;
       yield* batch;
     }
+  }
+
+  /**
+   * Another reader of the session's frames, from `options.from` (default 0), with its own cursor. It
+   * never slows the program down: one that falls behind the log's window gets an `overflow` frame
+   * (`reason: "lagged"`) in place of what it missed. Pass `authoritative: true` only for a reader that
+   * must miss nothing (it then holds reading back like {@link frames}).
+   */
+  subscribe(options: SubscribeOptions = {}): Subscription {
+    return this.#log.subscribe(options);
   }
 
   /** Types text (UTF-8) or raw bytes into the terminal (throws `E_SESSION_CLOSED` after exit). */
@@ -314,7 +332,7 @@ export class Session {
 
   #hasRoom(maxPending: number): boolean {
     return this.#finished || this.#eof ||
-      (this.#pendingInputBytes <= maxPending && this.#queue.bytes <= this.#options.bufferBytes);
+      (this.#pendingInputBytes <= maxPending && this.#log.lagBytes <= this.#options.bufferBytes);
   }
 
   /** Resolves the {@link inputRoom} callers that have room now. */
@@ -495,11 +513,11 @@ export class Session {
   // ── frames ──────────────────────────────────────────────────────────────────────────────────────
 
   #emit(body: FrameBody): void {
-    if (this.#queue.closed) return;
+    if (this.#log.closed) return;
     const frame = { seq: this.#seq++, ts: nowSeconds(), ...body } as Frame;
-    this.#queue.push(frame);
-    // While discarding (after an overflow) nothing more is read into the queue: never pause again.
-    if (!this.#paused && !this.#discard && this.#queue.bytes > this.#options.bufferBytes) this.#pause();
+    this.#log.append(frame);
+    // While discarding (after an overflow) nothing more is read into the log: never pause again.
+    if (!this.#paused && !this.#discard && this.#log.lagBytes > this.#options.bufferBytes) this.#pause();
   }
 
   #emitError(code: string, message: string, details?: Record<string, unknown>): void {
@@ -793,7 +811,7 @@ export class Session {
   }
 
   #onDrain(): void {
-    if (this.#paused && this.#queue.bytes <= this.#options.bufferBytes / 2) this.#resume();
+    if (this.#paused && this.#log.lagBytes <= this.#options.bufferBytes / 2) this.#resume();
     this.#wakeRoomWaiters();
   }
 
@@ -1038,8 +1056,8 @@ export class Session {
       output_bytes: this.#outputBytes,
       ...protectedReport(this.launch.protectedWatch),
     } satisfies ExitFrame;
-    this.#queue.push(frame);
-    this.#queue.close();
+    this.#log.append(frame);
+    this.#log.close();
     this.#wakeRoomWaiters();
     this.#recorder?.close();
     this.#resolveExited(frame);
