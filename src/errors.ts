@@ -87,6 +87,71 @@ export const ERROR_CODES = {
 /** A stable error code. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * The release each code first appeared in (from the history of this file). A new code gets the version
+ * that will first ship it; the data model (`spec/data-model.md`) lists it.
+ */
+export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
+  E_USAGE: "0.1.0",
+  E_UNSAFE_ACK_REQUIRED: "0.1.0",
+  E_PLATFORM_UNSUPPORTED: "0.1.0",
+  E_FFI: "0.1.0",
+  E_PTY_OPEN: "0.1.0",
+  E_SPAWN: "0.1.0",
+  E_SPAWN_NOT_FOUND: "0.1.0",
+  E_SPAWN_NOT_EXECUTABLE: "0.1.0",
+  E_SPAWN_CWD: "0.1.0",
+  E_SESSION_CLOSED: "0.1.0",
+  E_PROTOCOL: "0.1.0",
+  E_PROTOCOL_VERSION: "0.1.0",
+  E_RECORD: "0.1.0",
+  E_IO: "0.1.0",
+  E_POLICY_NOT_FOUND: "0.2.0",
+  E_POLICY_PARSE: "0.2.0",
+  E_POLICY_VERSION: "0.2.0",
+  E_POLICY_UNKNOWN_KEY: "0.2.0",
+  E_POLICY_SCHEMA: "0.2.0",
+  E_POLICY_PATH_RELATIVE: "0.2.0",
+  E_POLICY_PATH_DOTDOT: "0.2.0",
+  E_POLICY_BROAD_ROOT: "0.2.0",
+  E_POLICY_WRITE_ACK: "0.2.0",
+  E_POLICY_NETWORK_ACK: "0.2.0",
+  E_SANDBOX_UNAVAILABLE: "0.2.0",
+  E_SANDBOX_START: "0.2.0",
+  E_SCENARIO_PARSE: "0.4.0",
+  E_TERMINAL_PARSE: "0.4.0",
+  E_SCENARIO_SCHEMA: "0.4.0",
+  E_REPLAY_BUNDLE: "0.4.0",
+  E_REPLAY_CHECKSUM: "0.4.0",
+  E_REPLAY_EVENTS: "0.4.0",
+  E_REPLAY_RUN: "0.4.0",
+  E_PROTOCOL_LINE_TOO_LONG: "0.6.0",
+  E_PROTOCOL_UTF8: "0.6.0",
+  E_PROTOCOL_BASE64: "0.6.0",
+  E_RESIZE_RANGE: "0.6.0",
+  E_STDOUT_CLOSED: "0.6.0",
+  E_POLICY_SOCKET_ACK: "0.6.0",
+  E_POLICY_SYMLINK: "0.6.0",
+  E_POLICY_PATH_MISSING: "0.6.0",
+  E_POLICY_ARTIFACTS_EXPOSED: "0.6.0",
+  E_POLICY_PROTECT_LIMIT: "0.6.0",
+  E_SANDBOX_MOUNTS: "0.6.0",
+  E_REPLAY_INCOMPLETE: "0.6.0",
+  E_REPLAY_TAMPERED: "0.6.0",
+  E_REPLAY_NORMALIZE: "0.6.0",
+  E_PATH_SYMLINK: "0.6.0",
+  E_PATH_ESCAPE: "0.6.0",
+  E_PATH_NOT_FOUND: "0.6.0",
+  E_FILE_TYPE: "0.6.0",
+  E_FILE_TOO_LARGE: "0.6.0",
+  E_FILE_READ: "0.6.0",
+  E_FILE_UNSUPPORTED: "0.6.0",
+  E_FILE_WRITE: "0.6.0",
+  E_AUDIT: "0.6.0",
+  E_ARTIFACTS: "0.6.0",
+  E_AUDIT_TAMPERED: "0.6.0",
+};
+
 /** Structured, JSON-safe details attached to an error (never secrets such as env values). */
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
 

@@ -19,12 +19,12 @@
  *
  * @module
  */
-export { spawn } from "./session/mod.ts";
-export { Session } from "./session/mod.ts";
-export { Transcript } from "./session/mod.ts";
-export type { SpawnOptions } from "./session/mod.ts";
-export { encodeKey, KEY_NAMES } from "./session/mod.ts";
-export { plainText, stripAnsi } from "./session/mod.ts";
+export { encodeKey, KEY_NAMES, plainText, Session, spawn, stripAnsi, Transcript } from "./session/mod.ts";
+export type { SpawnOptions, SubscribeOptions, Subscription } from "./session/mod.ts";
+export { loadPolicy, PRESET_NAMES } from "./policy/mod.ts";
+export type { Policy, PresetName } from "./policy/mod.ts";
+export { loadScenario, parseScenario, runScenario } from "./scenario/mod.ts";
+export type { LoadedScenario, RunScenarioOptions } from "./scenario/mod.ts";
 export { decodeStream, encodeFrames, FRAMINGS } from "./frames/mod.ts";
 export { DriverMessageSchema, FrameSchema, parseDriverLine, PROTOCOL_VERSION } from "./protocol/mod.ts";
 export type { Framing } from "./frames/mod.ts";
@@ -41,6 +41,21 @@ export { snapshotText, TerminalModel, Watermarks } from "./terminal/mod.ts";
 export { CellRunSchema, ScreenSnapshotSchema } from "./protocol/mod.ts";
 export type { SnapshotOptions, TerminalModelOptions } from "./terminal/mod.ts";
 export type { CellRun, Color, ScreenSnapshot } from "./protocol/mod.ts";
-export { ERROR_CODES, ProtocolError, SessionError, SpawnError, SpecterError, UsageError } from "./errors.ts";
+export {
+  AuditError,
+  ERROR_CODE_SINCE,
+  ERROR_CODES,
+  FileError,
+  PolicyError,
+  ProtocolError,
+  SandboxError,
+  SessionError,
+  SpawnError,
+  SpecterError,
+  UsageError,
+} from "./errors.ts";
+export type { PolicyProblem } from "./errors.ts";
+export { ExecResultSchema, RunResultSchema } from "./protocol/mod.ts";
+export type { ExecResult, RunResult, StepResult } from "./protocol/mod.ts";
 export type { ErrorCode } from "./errors.ts";
 export { VERSION } from "./version.ts";

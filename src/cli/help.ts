@@ -69,7 +69,7 @@ Exit codes: the program's own code; 124 timed out; 128+N killed by signal N;
 2 usage error; 125 Specter failed; 126 not executable; 127 not found.`,
   run: `Usage: specter run [flags] -- CMD ARGS…
 
-Streams frames (spec/frames.md) on stdout and reads NDJSON driver messages on stdin, e.g.
+Streams frames (spec/protocol.md) on stdout and reads NDJSON driver messages on stdin, e.g.
   {"v":1,"type":"input","data":"ls\\r"}   {"v":1,"type":"key","key":"ctrl-c"}
   {"v":1,"type":"resize","cols":120,"rows":40}   {"v":1,"type":"signal","signal":"INT"}
   {"v":1,"type":"terminate","grace_ms":500}   {"v":1,"type":"ping","id":1}

@@ -15,4 +15,4 @@ export {
 } from "./schema.ts";
 export { WORKSPACE_DIR } from "./_workspace.ts";
 export { RegexClock, TIMED_OUT } from "./regex_clock.ts";
-export { GOLDENS_DIR, runScenario } from "./runner.ts";
+export { GOLDENS_DIR, runScenario, type RunScenarioOptions } from "./runner.ts";

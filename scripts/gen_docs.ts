@@ -1,0 +1,181 @@
+/**
+ * Generates `spec/data-model.md` from the code: the public API of `src/mod.ts` (from `deno doc`), every
+ * format of `src/protocol/` with its fields (from the zod schemas), and every error code with the release
+ * it first shipped in and the exit status it gives. `deno task docs` writes it; `--check` fails when the
+ * committed file is stale (CI runs it with the schemas).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { ERROR_CODE_SINCE, ERROR_CODES, type ErrorCode } from "../src/errors.ts";
+import { exitCodeForError } from "../src/cli/exit_codes.ts";
+import { DriverMessageSchema, FrameSchema, PROTOCOL_VERSION } from "../src/protocol/mod.ts";
+import { SCHEMAS } from "./gen_schema.ts";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** One JSON Schema object as `z.toJSONSchema` writes it (the parts read here). */
+interface JsonSchema {
+  readonly type?: string | string[];
+  readonly description?: string;
+  readonly properties?: Record<string, JsonSchema>;
+  readonly required?: string[];
+  readonly oneOf?: JsonSchema[];
+  readonly anyOf?: JsonSchema[];
+  readonly const?: unknown;
+  readonly enum?: unknown[];
+  readonly items?: JsonSchema;
+}
+
+function jsonSchema(schema: z.ZodType): JsonSchema {
+  return z.toJSONSchema(schema, { target: "draft-2020-12", io: "output" }) as JsonSchema;
+}
+
+/** A field's type in a few words. */
+function typeOf(schema: JsonSchema): string {
+  if (schema.const !== undefined) return `\`${JSON.stringify(schema.const)}\``;
+  if (schema.enum) return schema.enum.map((v) => `\`${JSON.stringify(v)}\``).join(" \\| ");
+  const union = schema.anyOf ?? schema.oneOf;
+  if (union) return union.map(typeOf).join(" \\| ");
+  if (schema.type === "array") return `${schema.items ? typeOf(schema.items) : "value"}[]`;
+  return Array.isArray(schema.type) ? schema.type.join(" \\| ") : schema.type ?? "object";
+}
+
+function cell(text: string | undefined): string {
+  return (text ?? "").replaceAll("|", "\\|").replaceAll("\n", " ");
+}
+
+/** A table of an object schema's fields (`skip`: fields every variant shares, listed once). */
+function fieldTable(schema: JsonSchema, skip: readonly string[] = []): string {
+  const rows = Object.entries(schema.properties ?? {}).filter(([name]) => !skip.includes(name)).map((
+    [name, field],
+  ) =>
+    `| \`${name}\` | ${typeOf(field)} | ${schema.required?.includes(name) ? "yes" : "no"} | ${
+      cell(field.description)
+    } |`
+  );
+  if (rows.length === 0) return "No fields of its own.\n";
+  return ["| field | type | required | meaning |", "| --- | --- | --- | --- |", ...rows].join("\n") + "\n";
+}
+
+/** One section per variant of a discriminated union, named by its `type`. */
+function variants(schema: JsonSchema, shared: readonly string[]): string {
+  return (schema.oneOf ?? schema.anyOf ?? []).map((variant) => {
+    const type = variant.properties?.type?.const;
+    return `#### \`${String(type)}\`\n\n${fieldTable(variant, [...shared, "type"])}`;
+  }).join("\n");
+}
+
+/** The first sentence of a doc comment ("e.g." and "i.e." do not end one). */
+function firstSentence(doc: string): string {
+  const paragraph = (doc.split("\n\n")[0] ?? "").replaceAll("\n", " ");
+  const end = /(?<!\be\.g|\bi\.e)\.(\s|$)/.exec(paragraph);
+  return end === null ? paragraph : paragraph.slice(0, end.index + 1);
+}
+
+interface DocSymbol {
+  readonly name: string;
+  readonly declarations: { readonly kind: string; readonly jsDoc?: { readonly doc?: string } }[];
+}
+
+/** The public API: every export of `src/mod.ts` with its kind and the first sentence of its doc. */
+async function publicApi(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", "src/mod.ts"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("deno doc failed");
+  const doc = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    nodes: Record<string, { symbols: DocSymbol[] }>;
+  };
+  const symbols = Object.values(doc.nodes).flatMap((n) => n.symbols);
+  const rows = symbols.map((s) => {
+    const first = firstSentence(s.declarations[0]?.jsDoc?.doc ?? "");
+    return `| \`${s.name}\` | ${s.declarations[0]?.kind ?? ""} | ${cell(first.trim())} |`;
+  }).sort();
+  return ["| name | kind | what it is |", "| --- | --- | --- |", ...rows].join("\n") + "\n";
+}
+
+function errorTable(): string {
+  const rows = (Object.keys(ERROR_CODES) as ErrorCode[]).map((code) =>
+    `| \`${code}\` | ${ERROR_CODE_SINCE[code]} | ${exitCodeForError(code)} | ${cell(ERROR_CODES[code])} |`
+  );
+  return ["| code | since | exit status | meaning |", "| --- | --- | --- | --- |", ...rows].join("\n") + "\n";
+}
+
+/** The whole page. */
+export async function render(): Promise<string> {
+  const frame = jsonSchema(FrameSchema);
+  const driver = jsonSchema(DriverMessageSchema);
+  const files = Object.entries(SCHEMAS).map(([name, { title }]) =>
+    `| ${title} | [\`${name}\`](schema/${name}) |`
+  );
+  return `<!-- Generated by \`deno task docs\` from src/ (scripts/gen_docs.ts); do not edit. -->
+
+# Specter's data model
+
+Everything a program, a script or an SDK exchanges with Specter: the public API of \`@specter/specter\`, the
+formats of \`@specter/specter/protocol\` (frame and driver protocol version ${PROTOCOL_VERSION}) and the error codes. The
+zod schemas in \`src/protocol/\` are the source of truth; from protocol version 1 on, formats only gain optional
+fields, and error codes are never renamed or reused.
+
+## Formats
+
+| format | JSON Schema |
+| --- | --- |
+${files.join("\n")}
+
+## Frames
+
+Every frame has \`seq\` (per-session sequence number from 0, strictly increasing: the offset clients seek by) and
+\`ts\` (seconds since the Unix epoch, microsecond precision), and a \`type\`:
+
+${variants(frame, ["seq", "ts"])}
+## Driver messages
+
+Every message has \`v\` (the protocol version, ${PROTOCOL_VERSION}) and a \`type\`:
+
+${variants(driver, ["v"])}
+## Error codes
+
+The exit status is what \`specter\` exits with when it reports the error itself.
+
+${errorTable()}
+## Public API (\`src/mod.ts\`)
+
+${await publicApi()}`;
+}
+
+if (import.meta.main) {
+  const path = new URL("spec/data-model.md", ROOT);
+  const text = await render();
+  const formatted = await format(text);
+  if (Deno.args.includes("--check")) {
+    const current = await Deno.readTextFile(path).catch(() => "");
+    if (current !== formatted) {
+      console.error("spec/data-model.md is stale: run `deno task docs`");
+      Deno.exit(1);
+    }
+  } else {
+    await Deno.writeTextFile(path, formatted);
+    console.log("wrote spec/data-model.md");
+  }
+}
+
+/** The page as `deno fmt` leaves it (so that `deno fmt --check` and `--check` agree). */
+async function format(text: string): Promise<string> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--ext", "md", "-"],
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(text));
+  await writer.close();
+  const out = await child.output();
+  if (!out.success) throw new Error("deno fmt failed");
+  return new TextDecoder().decode(out.stdout);
+}
