@@ -4,7 +4,7 @@
  * @module
  */
 import { toSpecterError } from "../errors.ts";
-import { fromBase64 } from "../frames/mod.ts";
+import { concatBytes, fromBase64 } from "../frames/mod.ts";
 import { encodeExecResult, type ExecResult } from "../protocol/mod.ts";
 import { plainText, spawn } from "../session/mod.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
@@ -87,7 +87,7 @@ export async function execCommand(
   }
   audit.log.close();
   const exit = await session.exited;
-  const raw = new TextDecoder().decode(concat(chunks));
+  const raw = new TextDecoder().decode(concatBytes(chunks));
   const result: ExecResult = {
     success: exit.code === 0 && !exit.timed_out,
     session_id: exit.session.id,
@@ -105,14 +105,4 @@ export async function execCommand(
   if (lost !== null) result.error = { code: lost.code, message: lost.message };
   print(encodeExecResult(result));
   return lostRecords(audit, recordError, result.success ? 0 : Math.max(1, exitCodeForExit(exit)), warn);
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }

@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
-import { DEFAULT_PRESET, loadPolicy } from "../policy/mod.ts";
+import { DEFAULT_PRESET, hostHome, loadPolicy } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 
 /** Flags every session command accepts. */
@@ -204,7 +204,7 @@ export function sandboxOption(values: FlagValues, cwd: string): SandboxOption {
       if (strictWrite) requireFlags('Flag "--strict-write"', ["ack-unsafe-write"], values);
       const policy = loadPolicy(policyFlag ?? DEFAULT_PRESET, {
         workspace: cwd,
-        home: Deno.env.get("HOME") ?? "/",
+        home: hostHome(),
         acks: {
           unsafeWrite: values["ack-unsafe-write"] === true,
           network: values["ack-network"] === true,

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
-import { type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
+import { hostHome, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
 import { platformBackend } from "../session/mod.ts";
 import { explainPolicy, formatExplanation } from "./policy_explain.ts";
 import { type FlagValues, sessionOptions } from "./flags.ts";
@@ -138,7 +138,7 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
   // Checked before the policy is read: a wrong backend or an empty command is a usage error either way.
   const render = subcommand === "render" ? renderChoices(values, command) : null;
   const cwd = values.cwd ?? Deno.cwd();
-  const home = Deno.env.get("HOME") ?? "";
+  const home = hostHome();
   const reading = readPolicy(spec, {
     workspace: cwd,
     home,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isWithin } from "../fsafe/mod.ts";
 import type { Budgets, Policy } from "../policy/mod.ts";
 import {
   ETC_BINDS,
@@ -53,11 +54,6 @@ export interface PolicyExplanation {
 
 /** The variables every sandboxed program gets, whatever the policy says. */
 export const MINIMAL_ENV = ["TERM", "LANG", "PATH", "HOME"] as const;
-
-/** True when `path` is `root` or inside it. */
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
-}
 
 function unique(paths: readonly string[]): string[] {
   return [...new Set(paths)];
@@ -182,7 +178,7 @@ function networkSection(policy: Policy): ExplainSection {
 
 function envSection(policy: Policy, ctx: ExplainContext): ExplainSection {
   const visible = [...policy.fs.read, ...policy.fs.write];
-  const homeVisible = ctx.home !== "" && visible.some((root) => within(ctx.home, root));
+  const homeVisible = ctx.home !== "" && visible.some((root) => isWithin(ctx.home, root));
   const passed = policy.env.filter((name) => !(MINIMAL_ENV as readonly string[]).includes(name));
   const summary = `only ${MINIMAL_ENV.join(", ")}` +
     (policy.env.length === 0
@@ -254,7 +250,7 @@ function limitsSection(policy: Policy): ExplainSection {
 
 function cwdSection(policy: Policy, ctx: ExplainContext): ExplainSection {
   const visible = [...policy.fs.read, ...policy.fs.write];
-  const inside = visible.some((root) => within(ctx.cwd, root));
+  const inside = visible.some((root) => isWithin(ctx.cwd, root));
   return {
     key: "cwd",
     title: "Starts in",

@@ -7,7 +7,7 @@
  */
 import { FileError, UsageError } from "../errors.ts";
 import { readRegularFile, writeFileWhole } from "../fsafe/mod.ts";
-import { fromBase64 } from "../frames/mod.ts";
+import { concatBytes, fromBase64 } from "../frames/mod.ts";
 import { FILTER_NAMES, type FilterName, normalizeText, parseFilters } from "../policy/mod.ts";
 import { castTranscript, unifiedDiff } from "../replay/mod.ts";
 import { plainText, spawn } from "../session/mod.ts";
@@ -145,7 +145,7 @@ export async function verifyCommand(
       chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
     }
   }
-  const raw = new TextDecoder().decode(concat(chunks));
+  const raw = new TextDecoder().decode(concatBytes(chunks));
   const actual = normalizeText(
     what === "screen" ? snapshotText(await session.screen()) : plainText(raw),
     filters,
@@ -165,14 +165,4 @@ export async function verifyCommand(
   out(diff.trimEnd());
   out(`verify: DRIFT (${what} differs from "${golden}")`);
   return 1;
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }

@@ -6,4 +6,4 @@
  */
 export { type DriverLineResult, DriverLineSplitter } from "./driver_lines.ts";
 export { decodeStream, encodeFrames, type Framing, FRAMINGS } from "./encode.ts";
-export { fromBase64, incompleteTail, type Payload, toBase64, Utf8Chunker } from "./utf8.ts";
+export { concatBytes, fromBase64, incompleteTail, type Payload, toBase64, Utf8Chunker } from "./utf8.ts";

@@ -98,3 +98,14 @@ export class Utf8Chunker {
     }
   }
 }
+
+/** The chunks joined into one buffer. */
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}

@@ -28,3 +28,4 @@ export {
   mountTable,
   reopenFd,
 } from "./ancestors.ts";
+export { isWithin } from "./within.ts";

@@ -30,3 +30,4 @@ export {
   parseFilters,
   type Redaction,
 } from "./normalize.ts";
+export { hostHome } from "./home.ts";

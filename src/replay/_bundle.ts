@@ -7,7 +7,7 @@
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { SpecterError, UsageError } from "../errors.ts";
-import { checkPolicyDocument, type Policy } from "../policy/mod.ts";
+import { checkPolicyDocument, hostHome, type Policy } from "../policy/mod.ts";
 import { GOLDENS_DIR, type LoadedScenario, ScenarioSchema } from "../scenario/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import { decodeRunResult, type RunResult, ScreenSnapshotSchema } from "../protocol/mod.ts";
@@ -161,7 +161,7 @@ export function recordedPolicy(
   const doc = { ...rest, ...withoutNulls("budgets", budgets), ...withoutNulls("replay", replay) };
   const check = checkPolicyDocument(doc, `file:${join(dir, name)}`, {
     workspace: cwd,
-    home: Deno.env.get("HOME") ?? "/",
+    home: hostHome(),
     acks,
   });
   if (check.policy !== null) return check.policy;

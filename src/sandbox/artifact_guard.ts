@@ -23,6 +23,7 @@ import {
   closeFd,
   fdInfo,
   fsLocation,
+  isWithin,
   locatedWithin,
   mountTable,
   openNoSymlinks,
@@ -45,10 +46,6 @@ export interface ArtifactPlace {
 export interface ArtifactGuard {
   /** Host paths (inside read/exec grants) to cover with an empty read-only tmpfs in the sandbox. */
   readonly hide: readonly string[];
-}
-
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
 }
 
 /** Opens a directory Specter itself named (the user's `--artifacts`, or the state directory). */
@@ -92,7 +89,7 @@ export function guardArtifacts(
       const location = fsLocation(fd, table);
       // Every path this namespace shows the artifacts directory at (itself, and through bind mounts).
       const aliases = location === null ? [] : [...table.values()].flatMap((m) => {
-        if (m.device !== location.device || !within(location.path, m.root)) return [];
+        if (m.device !== location.device || !isWithin(location.path, m.root)) return [];
         const rest = m.root === "/" ? location.path : location.path.slice(m.root.length);
         return [m.point === "/" ? rest || "/" : `${m.point}${rest === "/" ? "" : rest}`];
       });
@@ -106,7 +103,7 @@ export function guardArtifacts(
         const same = opened.info.identity === identity;
         const bothLocated = location !== null && grantLocation !== null;
         const contains = !same && (above.includes(opened.info.identity) ||
-          aliases.some((alias) => within(alias, grant.path)) ||
+          aliases.some((alias) => isWithin(alias, grant.path)) ||
           (bothLocated && locatedWithin(location, grantLocation)));
         const inside = same || (!contains && (
           (opened.info.kind === "dir" && ancestorIdentities(opened.fd).includes(identity)) ||
@@ -114,7 +111,7 @@ export function guardArtifacts(
         ));
         if (!grant.writable && readable === true) continue;
         if (!contains && !inside) continue;
-        const shown = aliases.filter((alias) => within(alias, grant.path));
+        const shown = aliases.filter((alias) => isWithin(alias, grant.path));
         if (grant.writable || inside || !options.canHide || shown.length === 0) {
           if (reported.has(key)) continue;
           reported.add(key);

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { isWithin } from "../fsafe/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import {
   type HostFacts,
@@ -93,11 +94,6 @@ export const FIRST_BIND_FD = 6;
 type BindKind = "exec" | "read" | "socket" | "write" | "protect";
 const BIND_ORDER: Readonly<Record<BindKind, number>> = { exec: 0, read: 1, socket: 2, write: 3, protect: 4 };
 
-/** True when `path` is `root` or inside it. */
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
-}
-
 /** One bind: the host path, its kind, and where it lands inside the sandbox. */
 interface Bind {
   readonly path: string;
@@ -107,9 +103,9 @@ interface Bind {
 
 /** True when a read-only bind strictly above `target` exposes it and no writable bind contains it. */
 function covered(target: string, binds: readonly Bind[]): boolean {
-  const above = (root: string) => root !== target && within(target, root);
+  const above = (root: string) => root !== target && isWithin(target, root);
   const visible = binds.some((b) => (b.kind === "exec" || b.kind === "read") && above(b.dest));
-  return visible && !binds.some((b) => b.kind === "write" && within(target, b.dest));
+  return visible && !binds.some((b) => b.kind === "write" && isWithin(target, b.dest));
 }
 
 /**
@@ -217,13 +213,13 @@ export function bwrapPlan(
   args.push("--remount-ro", "/");
 
   const visible = [...policy.fs.read, ...policy.fs.write];
-  const programCwd = visible.some((root) => within(request.cwd, root)) ? request.cwd : "/tmp";
+  const programCwd = visible.some((root) => isWithin(request.cwd, root)) ? request.cwd : "/tmp";
   args.push("--chdir", programCwd);
 
   // The program's environment; HOME points at the writable tmpfs unless the real one is visible.
   args.push("--clearenv");
   const env = { ...request.env };
-  if (env.HOME !== undefined && !visible.some((root) => within(env.HOME!, root))) env.HOME = "/tmp";
+  if (env.HOME !== undefined && !visible.some((root) => isWithin(env.HOME!, root))) env.HOME = "/tmp";
   for (const [name, value] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
     args.push("--setenv", name, value);
   }

@@ -13,7 +13,7 @@
  * @module
  */
 import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
-import { closeFd, type FdInfo, fdInfo, openTrusted, reopenFd } from "../fsafe/mod.ts";
+import { closeFd, type FdInfo, fdInfo, isWithin, openTrusted, reopenFd } from "../fsafe/mod.ts";
 import { pathSafetyReason, type PathUse, type Policy } from "../policy/mod.ts";
 import { type FoundName, ProtectedWatch, walkProtected } from "./protected_walk.ts";
 
@@ -75,10 +75,6 @@ export interface RealizeOptions {
   readonly strictWrite: boolean;
   /** Executables the launch runs (the program, the rlimit launcher): opened like exec entries, required. */
   readonly programs?: readonly string[];
-}
-
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
 }
 
 /**
@@ -161,7 +157,7 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
     // A missing read/exec entry binds nothing, except inside a write grant: there a sandboxed program
     // (this one earlier, or another run) could have moved it away for this launch and back afterwards,
     // getting write access to what was to be read-only. There it must exist.
-    const inWrite = (path: string) => policy.fs.write.some((root) => within(path, root));
+    const inWrite = (path: string) => policy.fs.write.some((root) => isWithin(path, root));
     const maybe = (paths: readonly string[]) => paths.filter((path) => !inWrite(path));
     const write = resolve(policy.fs.write, "fs.write", "write", true);
     const exec = resolve(policy.exec, "exec", "exec", false, maybe(policy.exec));

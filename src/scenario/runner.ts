@@ -14,7 +14,7 @@ import {
   type RunResult,
   type StepResult,
 } from "../protocol/mod.ts";
-import { isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
+import { hostHome, isPresetName, loadPolicy, type Policy } from "../policy/mod.ts";
 import { type Session, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import type { LoadedScenario } from "./load.ts";
@@ -198,7 +198,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     }
     const policy = options.policy?.(cwd) ?? loadPolicy(policyFile, {
       workspace: cwd,
-      home: Deno.env.get("HOME") ?? "/",
+      home: hostHome(),
       acks: { unsafeWrite: run.ack_unsafe_write === true, network: false },
     });
     session = spawn({

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { hostHome } from "../policy/mod.ts";
 import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
 import { MAX_COLS, MAX_ROWS } from "../protocol/mod.ts";
@@ -184,7 +185,7 @@ export function defaultEnv(): Record<string, string> {
     TERM: "xterm-256color",
     LANG: "C.UTF-8",
     PATH: Deno.env.get("PATH") ?? DEFAULTS.path,
-    HOME: Deno.env.get("HOME") ?? "/",
+    HOME: hostHome(),
   };
 }
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { PolicyError, SandboxError } from "../errors.ts";
-import { DEFAULT_PRESET, isValidatedPolicy, loadPolicy, type Policy } from "../policy/mod.ts";
+import { DEFAULT_PRESET, hostHome, isValidatedPolicy, loadPolicy, type Policy } from "../policy/mod.ts";
 import {
   closeChildEnds,
   closeGate,
@@ -81,7 +81,7 @@ export function platformBackend(os: string = Deno.build.os): "bwrap" | "seatbelt
 export function defaultSandbox(cwd: string): SandboxOption {
   const policy = loadPolicy(DEFAULT_PRESET, {
     workspace: cwd,
-    home: Deno.env.get("HOME") ?? "/",
+    home: hostHome(),
     acks: { unsafeWrite: false, network: false },
   });
   return { mode: "auto", policy };
@@ -191,7 +191,7 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
   const realized = realizePolicy(policy, {
     cwd: resolved.cwd,
-    home: Deno.env.get("HOME") ?? "/",
+    home: hostHome(),
     strictWrite,
     programs: [...new Set([program, programCommand(request)[0]!])],
   });

@@ -5,7 +5,7 @@
  * @module
  */
 import { SessionError } from "../errors.ts";
-import { fromBase64 } from "../frames/mod.ts";
+import { concatBytes, fromBase64 } from "../frames/mod.ts";
 import type { ExitFrame, Frame } from "../protocol/mod.ts";
 import type { Session } from "./session.ts";
 
@@ -38,13 +38,7 @@ export class Transcript {
 
   /** All output bytes so far, exactly as the program wrote them. */
   get bytes(): Uint8Array {
-    const out = new Uint8Array(this.#chunks.reduce((n, b) => n + b.length, 0));
-    let offset = 0;
-    for (const chunk of this.#chunks) {
-      out.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return out;
+    return concatBytes(this.#chunks);
   }
 
   /** Output after the first `since` characters of {@link text}. */

@@ -25,14 +25,7 @@
  */
 export { MAX_LITERAL_BYTES, sbplQuote, sbplString } from "./escape.ts";
 export { MACH_SERVICES, type MachService, NETWORK_MACH_SERVICES } from "./mach_services.ts";
-export {
-  ancestorsOf,
-  assertProfilePath,
-  isWithin,
-  MAX_PATH_BYTES,
-  pathDepth,
-  profilePathProblem,
-} from "./paths.ts";
+export { ancestorsOf, assertProfilePath, MAX_PATH_BYTES, pathDepth, profilePathProblem } from "./paths.ts";
 export { type SeatbeltOptions, seatbeltProfile } from "./profile.ts";
 export { SANDBOX_EXEC, seatbeltPlan } from "./seatbelt_plan.ts";
 export {

@@ -59,8 +59,3 @@ export function ancestorsOf(path: string): string[] {
 export function pathDepth(path: string): number {
   return path.split("/").length;
 }
-
-/** True when `path` is `root` or lies inside it, segment-wise (`/ab` is not inside `/a`). */
-export function isWithin(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
-}

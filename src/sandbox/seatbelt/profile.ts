@@ -31,7 +31,8 @@ import type { Policy } from "../../policy/mod.ts";
 import type { LaunchRequest } from "../launch_plan.ts";
 import { sbplString } from "./escape.ts";
 import { MACH_SERVICES, NETWORK_MACH_SERVICES } from "./mach_services.ts";
-import { ancestorsOf, assertProfilePath, isWithin, pathDepth } from "./paths.ts";
+import { isWithin } from "../../fsafe/mod.ts";
+import { ancestorsOf, assertProfilePath, pathDepth } from "./paths.ts";
 import { SYSCTLS } from "./sysctls.ts";
 import {
   DEVICE_PATHS,

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { BROAD_ROOTS } from "../../policy/broad_roots.ts";
 import { testPolicy } from "../../policy/_testing.ts";
 import { filterValues, parseRules, rulesFor } from "./_testing.ts";
-import { isWithin, profilePathProblem } from "./paths.ts";
+import { isWithin } from "../../fsafe/mod.ts";
+import { profilePathProblem } from "./paths.ts";
 import { seatbeltProfile } from "./profile.ts";
 import {
   DEVICE_PATHS,
