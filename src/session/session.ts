@@ -41,6 +41,8 @@ import {
 } from "../pty/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
 import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
+import { InputPump, type WriteOutcome } from "./input_pump.ts";
+import { QuietWatch } from "./quiet_watch.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { CursorKeyMode, OutputTail } from "./output_tail.ts";
@@ -126,9 +128,8 @@ export class Session {
   readonly #startedAt = performance.now();
   #resolveExited!: (frame: ExitFrame) => void;
   #seq = 0;
-  #pendingInput: Uint8Array[] = [];
-  /** Bytes in {@link #pendingInput}. */
-  #pendingInputBytes = 0;
+  /** Typed input not yet written to the terminal. */
+  readonly #pump: InputPump;
   /** Callers of {@link inputRoom} waiting for the input queue (and frame queue) to drain. */
   #roomWaiters: { readonly maxPending: number; readonly resolve: () => void }[] = [];
   #outputBytes = 0;
@@ -162,10 +163,8 @@ export class Session {
   /** The sandbox's init was reaped (by the launcher, or by us as its adoptive parent), or there is none. */
   #initReaped: boolean;
   readonly #releaseSubreaper: (() => void) | null;
-  #lastOutputAt = performance.now();
-  #idleArmed: boolean;
-  #promptArmed = false;
-  #quietTimer: Timer | undefined;
+  /** `idle` and `prompt` frames. */
+  readonly #quiet: QuietWatch;
   #timers = new Set<Timer>();
   #overflowTimer: Timer | undefined;
   /** The reader thread's channel when `readerThread` is on (until the thread fails); else null. */
@@ -202,6 +201,7 @@ export class Session {
     this.#initReaped = this.#init === null;
     this.#releaseSubreaper = sandbox.releaseSubreaper ?? null;
     this.#master = child.master;
+    this.#pump = new InputPump((chunk) => this.#writeTerminal(chunk));
     this.#client.fd = child.master;
     this.pid = child.pid;
     this.argv = options.argv;
@@ -213,9 +213,14 @@ export class Session {
       parent_agent: options.parentAgent,
     };
     this.#tail = new OutputTail(options.lastLines);
-    this.#idleArmed = options.idleMs > 0;
     this.#log = new FrameLog({ onDrain: () => this.#onDrain() });
     this.#main = this.#log.subscribe({ authoritative: true });
+    this.#quiet = new QuietWatch(options, {
+      now: () => performance.now(),
+      later: (ms, fn) => void this.#later(ms, fn),
+      currentLine: () => this.#tail.currentLine,
+      emit: (event) => this.#emit(event),
+    });
     this.exited = new Promise((resolve) => this.#resolveExited = resolve);
 
     this.#emit({
@@ -249,7 +254,6 @@ export class Session {
       const beat = setInterval(() => this.#emit({ type: "ping" }), options.heartbeatMs);
       this.#timers.add(beat);
     }
-    this.#scheduleQuiet();
     if (options.screen) this.#tracker();
   }
 
@@ -317,7 +321,7 @@ export class Session {
    * terminal buffer (a few KiB) is full by then.
    */
   get pendingInputBytes(): number {
-    return this.#pendingInputBytes;
+    return this.#pump.pending;
   }
 
   /**
@@ -332,7 +336,7 @@ export class Session {
 
   #hasRoom(maxPending: number): boolean {
     return this.#finished || this.#eof ||
-      (this.#pendingInputBytes <= maxPending && this.#log.lagBytes <= this.#options.bufferBytes);
+      (this.#pump.pending <= maxPending && this.#log.lagBytes <= this.#options.bufferBytes);
   }
 
   /** Resolves the {@link inputRoom} callers that have room now. */
@@ -551,9 +555,8 @@ export class Session {
     const payload = text !== undefined ? { data: text } : this.#textOrBase64(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     if (this.#options.record?.input) this.#record("i", text ?? lossy.decode(bytes));
-    this.#pendingInput.push(bytes);
-    this.#pendingInputBytes += bytes.length;
-    this.#flushInput();
+    this.#pump.push(bytes);
+    this.#afterInput();
   }
 
   #textOrBase64(bytes: Uint8Array): { data: string; binary?: true } {
@@ -564,32 +567,20 @@ export class Session {
     }
   }
 
-  #flushInput(): void {
+  /** One non-blocking write of input to the terminal, for the {@link InputPump}. */
+  #writeTerminal(chunk: Uint8Array): WriteOutcome {
     const lib = libc();
-    while (this.#pendingInput.length > 0) {
-      const chunk = this.#pendingInput[0]!;
-      const written = Number(lib.sym.write(this.#master, chunk, BigInt(chunk.length)));
-      if (written > 0) this.#pendingInputBytes -= written;
-      if (written === chunk.length) {
-        this.#pendingInput.shift();
-        continue;
-      }
-      if (written > 0) {
-        this.#pendingInput[0] = chunk.subarray(written);
-        continue;
-      }
-      const errno = lib.errno();
-      if (errno === lib.table.errno.EINTR) continue;
-      if (errno !== lib.table.errno.EAGAIN) {
-        this.#pendingInput = []; // The terminal is gone (EIO): nobody can read this input any more.
-        this.#pendingInputBytes = 0;
-        this.#wakeRoomWaiters();
-        return;
-      }
-      break; // The program is not reading: wait for POLLOUT.
-    }
+    const written = Number(lib.sym.write(this.#master, chunk, BigInt(chunk.length)));
+    if (written >= 0) return written;
+    const errno = lib.errno();
+    if (errno === lib.table.errno.EINTR) return "interrupted";
+    return errno === lib.table.errno.EAGAIN ? "again" : "gone";
+  }
+
+  /** After input moved: wake callers waiting for room, and poll for POLLOUT while input waits. */
+  #afterInput(): void {
     this.#wakeRoomWaiters();
-    if (this.#pendingInput.length > 0) reactor().wake();
+    if (this.#pump.waiting) reactor().wake();
   }
 
   // ── output ──────────────────────────────────────────────────────────────────────────────────────
@@ -598,12 +589,15 @@ export class Session {
     const { POLLIN, POLLOUT } = libc().table.poll;
     if (this.#eof) return 0;
     const reading = !this.#blocked() && this.#channel?.active !== true;
-    return (reading ? POLLIN : 0) | (this.#pendingInput.length > 0 ? POLLOUT : 0);
+    return (reading ? POLLIN : 0) | (this.#pump.waiting ? POLLOUT : 0);
   }
 
   #ready(revents: number): void {
     const { POLLOUT } = libc().table.poll;
-    if (revents & POLLOUT) this.#flushInput();
+    if (revents & POLLOUT) {
+      this.#pump.flush();
+      this.#afterInput();
+    }
     if (!this.#blocked() && (revents & ~POLLOUT) !== 0) this.#readAvailable();
   }
 
@@ -695,10 +689,7 @@ export class Session {
   }
 
   #onOutput(bytes: Uint8Array): void {
-    this.#lastOutputAt = performance.now();
-    this.#idleArmed = this.#options.idleMs > 0;
-    this.#promptArmed = this.#options.promptRegex.length > 0;
-    if (this.#quietTimer === undefined) this.#scheduleQuiet();
+    this.#quiet.output();
     if (this.#discard) return;
     const limit = this.#options.maxOutputBytes;
     let chunk = bytes;
@@ -813,36 +804,6 @@ export class Session {
   #onDrain(): void {
     if (this.#paused && this.#log.lagBytes <= this.#options.bufferBytes / 2) this.#resume();
     this.#wakeRoomWaiters();
-  }
-
-  // ── idle and prompt ─────────────────────────────────────────────────────────────────────────────
-
-  #scheduleQuiet(): void {
-    const deadlines: number[] = [];
-    if (this.#promptArmed) deadlines.push(this.#options.promptSettleMs);
-    if (this.#idleArmed) deadlines.push(this.#options.idleMs);
-    if (deadlines.length === 0 || this.#finished) return;
-    const quiet = performance.now() - this.#lastOutputAt;
-    const wait = Math.max(0, Math.min(...deadlines) - quiet);
-    this.#quietTimer = this.#later(wait, () => {
-      this.#quietTimer = undefined;
-      this.#onQuiet();
-    });
-  }
-
-  #onQuiet(): void {
-    const quiet = performance.now() - this.#lastOutputAt;
-    if (this.#promptArmed && quiet >= this.#options.promptSettleMs) {
-      this.#promptArmed = false;
-      const line = this.#tail.currentLine;
-      const regex = this.#options.promptRegex.find((r) => r.test(line));
-      if (regex) this.#emit({ type: "prompt", regex: regex.source, line });
-    }
-    if (this.#idleArmed && quiet >= this.#options.idleMs) {
-      this.#idleArmed = false;
-      this.#emit({ type: "idle", dur_ms: Math.round(quiet) });
-    }
-    this.#scheduleQuiet();
   }
 
   // ── exit ────────────────────────────────────────────────────────────────────────────────────────
@@ -1024,7 +985,7 @@ export class Session {
       clearInterval(timer);
     }
     this.#timers.clear();
-    this.#quietTimer = undefined;
+    this.#quiet.stop();
     libc().sym.close(this.#master);
     this.#init?.handle.close();
     this.#releaseSubreaper?.();

@@ -1,0 +1,63 @@
+/**
+ * Input on its way to the program: what was typed but not yet written to the terminal, written as the
+ * program reads. A program that does not read leaves the terminal's buffer (a few KiB) full; the rest
+ * waits here, counted, so that a driver can hold its own source back ({@link InputPump.pending}).
+ *
+ * @module
+ */
+
+/** The outcome of one non-blocking write: bytes written, or why none were. */
+export type WriteOutcome = number | "again" | "interrupted" | "gone";
+
+/** Writes to the terminal without blocking (`write(2)` on the master side in a session). */
+export type NonBlockingWrite = (chunk: Uint8Array) => WriteOutcome;
+
+/** Typed input queued for the terminal. */
+export class InputPump {
+  readonly #write: NonBlockingWrite;
+  #queue: Uint8Array[] = [];
+  #pending = 0;
+
+  constructor(write: NonBlockingWrite) {
+    this.#write = write;
+  }
+
+  /** Bytes typed but not yet written to the terminal. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /** True while input waits for the program (the session then asks the reactor for POLLOUT). */
+  get waiting(): boolean {
+    return this.#queue.length > 0;
+  }
+
+  /** Queues `bytes` and writes what the terminal takes now. */
+  push(bytes: Uint8Array): void {
+    this.#queue.push(bytes);
+    this.#pending += bytes.length;
+    this.flush();
+  }
+
+  /**
+   * Writes queued input until the terminal takes no more. Input for a terminal that is gone (EIO) is
+   * dropped: nobody can read it any more.
+   */
+  flush(): void {
+    while (this.#queue.length > 0) {
+      const chunk = this.#queue[0]!;
+      const outcome = this.#write(chunk);
+      if (outcome === "interrupted") continue;
+      if (outcome === "again") return; // The program is not reading: wait for POLLOUT.
+      if (outcome === "gone") {
+        this.#queue = [];
+        this.#pending = 0;
+        return;
+      }
+      if (outcome <= 0) return;
+      this.#pending -= outcome;
+      if (outcome === chunk.length) this.#queue.shift();
+      else this.#queue[0] = chunk.subarray(outcome);
+    }
+  }
+}

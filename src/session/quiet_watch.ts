@@ -1,0 +1,103 @@
+/**
+ * Quiet detection: an `idle` frame once output has been quiet for `idleMs`, and a `prompt` frame once it
+ * has been quiet for `promptSettleMs` and the line the cursor is on matches a prompt pattern. Both are
+ * armed again by the next output.
+ *
+ * @module
+ */
+
+/** What the watch reports. */
+export type QuietEvent =
+  | { readonly type: "prompt"; readonly regex: string; readonly line: string }
+  | { readonly type: "idle"; readonly dur_ms: number };
+
+/** The session's side of the watch: its clock, its current line, and where events go. */
+export interface QuietHost {
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+  /** Runs `fn` once after `ms` (cancelled by the session when it ends). */
+  later(ms: number, fn: () => void): void;
+  /** The line the cursor is on (the prompt candidate). */
+  currentLine(): string;
+  emit(event: QuietEvent): void;
+}
+
+/** When the watch reports. */
+export interface QuietOptions {
+  /** Quiet time before `idle`; 0 turns `idle` off. */
+  readonly idleMs: number;
+  /** Quiet time before the current line is tested for a prompt. */
+  readonly promptSettleMs: number;
+  /** Prompt patterns; none turns `prompt` off. */
+  readonly promptRegex: readonly RegExp[];
+}
+
+/** Watches a session's output for quiet. */
+export class QuietWatch {
+  readonly #options: QuietOptions;
+  readonly #host: QuietHost;
+  #lastOutputAt: number;
+  #idleArmed: boolean;
+  #promptArmed = false;
+  /** When the pending check runs (`Infinity`: none); a newer, earlier check supersedes it. */
+  #dueAt = Infinity;
+  #generation = 0;
+  #stopped = false;
+
+  /** Starts watching: `idle` is armed from the start (a program that prints nothing goes idle too). */
+  constructor(options: QuietOptions, host: QuietHost) {
+    this.#options = options;
+    this.#host = host;
+    this.#lastOutputAt = host.now();
+    this.#idleArmed = options.idleMs > 0;
+    this.#schedule();
+  }
+
+  /** Output arrived: both reports are armed again, counted from now. */
+  output(): void {
+    this.#lastOutputAt = this.#host.now();
+    this.#idleArmed = this.#options.idleMs > 0;
+    this.#promptArmed = this.#options.promptRegex.length > 0;
+    this.#schedule();
+  }
+
+  /** The session ended: nothing more is reported. */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  #schedule(): void {
+    const deadlines: number[] = [];
+    if (this.#promptArmed) deadlines.push(this.#options.promptSettleMs);
+    if (this.#idleArmed) deadlines.push(this.#options.idleMs);
+    if (deadlines.length === 0 || this.#stopped) return;
+    const now = this.#host.now();
+    const dueAt = this.#lastOutputAt + Math.min(...deadlines);
+    // A check already due no later covers this one (output only pushes deadlines back). An idle check
+    // pending from before the output must not delay the prompt check, which is due sooner.
+    if (dueAt >= this.#dueAt && this.#dueAt >= now) return;
+    this.#dueAt = dueAt;
+    const generation = ++this.#generation;
+    this.#host.later(Math.max(0, dueAt - now), () => {
+      if (generation !== this.#generation) return; // Superseded by an earlier check.
+      this.#dueAt = Infinity;
+      this.#onQuiet();
+    });
+  }
+
+  #onQuiet(): void {
+    if (this.#stopped) return;
+    const quiet = this.#host.now() - this.#lastOutputAt;
+    if (this.#promptArmed && quiet >= this.#options.promptSettleMs) {
+      this.#promptArmed = false;
+      const line = this.#host.currentLine();
+      const regex = this.#options.promptRegex.find((r) => r.test(line));
+      if (regex) this.#host.emit({ type: "prompt", regex: regex.source, line });
+    }
+    if (this.#idleArmed && quiet >= this.#options.idleMs) {
+      this.#idleArmed = false;
+      this.#host.emit({ type: "idle", dur_ms: Math.round(quiet) });
+    }
+    this.#schedule();
+  }
+}
