@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { concatBytes } from "../src/frames/mod.ts";
 import { type Session, spawn, type SpawnOptions, Transcript } from "../src/mod.ts";
 
 // Every CLI run writes an audit log; keep the tests' logs out of the real ~/.local/state.
@@ -138,13 +139,7 @@ export class CliProcess {
     }
     for (const w of this.#waiters) w.resolve(); // the output ended; the caller's assertions decide
     this.#waiters = [];
-    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    let at = 0;
-    for (const c of chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
-    return all;
+    return concatBytes(chunks);
   }
 
   /**

@@ -2,6 +2,7 @@
  * The reader thread against real programs: every byte to EOF, a full ring blocks the writer, release,
  * many terminals at once, and a thread that cannot start.
  */
+import { concatBytes } from "../src/frames/mod.ts";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { libc } from "../src/pty/_libc.ts";
@@ -43,19 +44,9 @@ function collect(thread: ReaderThread, fd: number): { channel: ReaderChannel; by
   const bytes = new Promise<Uint8Array>((resolve) => finish = resolve);
   const channel: ReaderChannel = thread.open(fd, () => {
     for (let n = channel.take(buffer); n > 0; n = channel.take(buffer)) parts.push(buffer.slice(0, n));
-    if (channel.done) finish(concat(parts));
+    if (channel.done) finish(concatBytes(parts));
   });
   return { channel, bytes };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 function sha256(bytes: Uint8Array): string {

@@ -14,6 +14,20 @@ export const DENO: string = Deno.execPath();
 /** The CLI entry point. */
 export const MAIN_TS: string = `${ROOT}/main.ts`;
 
+/** `deno run … main.ts run` without a sandbox or idle frames: the relay as benchmarks measure it. */
+export const SPECTER_RUN: readonly string[] = [
+  DENO,
+  "run",
+  "-A",
+  MAIN_TS,
+  "run",
+  "--unsafe-no-sandbox",
+  "--ack-no-network-enforcement",
+  "--idle",
+  "0",
+  "--",
+];
+
 /** Summary statistics of a sample, in the sample's unit. */
 export interface Stats {
   /** Number of values. */

@@ -19,16 +19,15 @@
  * @module
  */
 import {
-  DENO,
   finish,
   hasProgram,
   intFlags,
-  MAIN_TS,
   median,
   ROOT,
   round,
   runBenchmark,
   say,
+  SPECTER_RUN,
   table,
 } from "./_common.ts";
 
@@ -79,19 +78,7 @@ async function measure(
   const rateFile = `${dir}/rate-${relay}`;
   const writer = ["python3", `${dir}/writer.py`, String(mbps), String(seconds), rateFile];
   const argv = relay === "specter"
-    ? [
-      DENO,
-      "run",
-      "-A",
-      MAIN_TS,
-      "run",
-      "--unsafe-no-sandbox",
-      "--ack-no-network-enforcement",
-      "--idle",
-      "0",
-      "--",
-      ...writer,
-    ]
+    ? [...SPECTER_RUN, ...writer]
     : ["script", "-qfc", writer.map((w) => `'${w}'`).join(" "), "/dev/null"];
   const child = new Deno.Command(argv[0]!, {
     args: argv.slice(1),

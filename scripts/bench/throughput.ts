@@ -27,6 +27,7 @@ import {
   roundStats,
   runBenchmark,
   say,
+  SPECTER_RUN,
   type Stats,
   stats,
   table,
@@ -123,19 +124,7 @@ interface PayloadCheck {
 /** Runs specter once with its NDJSON on a pipe and sums the UTF-8 bytes of every `stdout` payload. */
 async function checkSpecterPayload(file: string): Promise<PayloadCheck> {
   const child = new Deno.Command(DENO, {
-    args: [
-      "run",
-      "-A",
-      MAIN_TS,
-      "run",
-      "--unsafe-no-sandbox",
-      "--ack-no-network-enforcement",
-      "--idle",
-      "0",
-      "--",
-      "cat",
-      file,
-    ],
+    args: [...SPECTER_RUN.slice(1), "cat", file],
     cwd: ROOT,
     stdin: "null",
     stdout: "piped",
