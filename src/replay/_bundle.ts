@@ -5,7 +5,6 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { z } from "zod";
 import { SpecterError, UsageError } from "../errors.ts";
 import { checkPolicyDocument, hostHome, type Policy } from "../policy/mod.ts";
 import { GOLDENS_DIR, type LoadedScenario, ScenarioSchema } from "../scenario/mod.ts";
