@@ -299,6 +299,11 @@ export class Session {
     }
   }
 
+  /** Payload bytes of the frames the session holds for its readers (bounded by the frame log's windows). */
+  get heldFrameBytes(): number {
+    return this.#log.heldBytes;
+  }
+
   /**
    * Another reader of the session's frames, from `options.from` (default 0), with its own cursor. It
    * never slows the program down: one that falls behind the log's window gets an `overflow` frame
