@@ -12,7 +12,7 @@ import type { Session } from "./session.ts";
 const encoder = new TextEncoder();
 const lossy = new TextDecoder();
 
-/** Consumes a session's frames (it becomes the session's single consumer) and records them. */
+/** Reads a session's authoritative frame stream (`frames()`) and records it. */
 export class Transcript {
   /** Every frame read so far, in order. */
   readonly frames: Frame[] = [];
