@@ -82,6 +82,14 @@ interface CoreWithCursor {
   readonly _core?: { readonly coreService?: { readonly isCursorHidden?: unknown } };
 }
 
+/** The parse step of xterm's write buffer, which {@link TerminalModel} guards (see `#guardParser`). */
+type ParseAction = (data: string | Uint8Array, promiseResult?: boolean) => void | Promise<boolean>;
+
+/** The private part of xterm that runs each queued write through the parser (`@xterm/headless` 6.0.0). */
+interface CoreWithWriteBuffer {
+  readonly _core?: { readonly _writeBuffer?: { _action?: unknown } };
+}
+
 /**
  * A headless terminal. Writes are never awaited: xterm parses them asynchronously, and
  * {@link settled} resolves once everything written so far is parsed. Take snapshots after it.
@@ -94,7 +102,10 @@ interface CoreWithCursor {
  * {@link sliceLength}, between which xterm yields to timers once its 12 ms budget is spent.
  */
 export class TerminalModel {
-  readonly #term: Terminal;
+  /** The emulator; replaced by a fresh one after a fault (see `#guardParser`). */
+  #term: Terminal;
+  readonly #xterm: Xterm;
+  readonly #scrollback: number;
   readonly #onParsed: ((units: number) => void) | undefined;
   #title = "";
   #pending = 0;
@@ -114,6 +125,8 @@ export class TerminalModel {
   readonly #decoder = new TextDecoder();
   /** The size that output written now will be drawn for (resizes are deferred until parsed). */
   #size: ClampSize;
+  /** Times xterm threw on output or a resize and was reset (see {@link faults}). */
+  #faults = 0;
 
   /** Creates a model, loading xterm first if this process has not yet. */
   static async create(options: TerminalModelOptions = {}): Promise<TerminalModel> {
@@ -121,21 +134,79 @@ export class TerminalModel {
   }
 
   private constructor(xterm: Xterm, options: TerminalModelOptions) {
-    this.#term = new xterm.Terminal({
-      cols: options.cols ?? 80,
-      rows: options.rows ?? 24,
-      scrollback: options.scrollback ?? 0,
+    this.#xterm = xterm;
+    this.#scrollback = options.scrollback ?? 0;
+    this.#term = this.#newTerminal(options.cols ?? 80, options.rows ?? 24);
+    this.#size = { cols: this.#term.cols, rows: this.#term.rows };
+    this.#onParsed = options.onParsed;
+  }
+
+  /** An emulator of `cols`×`rows` with Unicode 11 widths, its title watched and its parser guarded. */
+  #newTerminal(cols: number, rows: number): Terminal {
+    const term = new this.#xterm.Terminal({
+      cols,
+      rows,
+      scrollback: this.#scrollback,
       allowProposedApi: true, // `unicode` and `buffer` are "proposed" API in the headless build.
       convertEol: false, // The terminal driver already turned \n into \r\n (onlcr).
       // xterm logs each malformed sequence to the console: hostile output would flood stderr and each
       // log costs milliseconds.
       logLevel: "off",
     });
-    this.#size = { cols: this.#term.cols, rows: this.#term.rows };
-    this.#term.loadAddon(new xterm.Unicode11Addon());
-    this.#term.unicode.activeVersion = "11";
-    this.#term.onTitleChange((title) => this.#title = title);
-    this.#onParsed = options.onParsed;
+    term.loadAddon(new this.#xterm.Unicode11Addon());
+    term.unicode.activeVersion = "11";
+    term.onTitleChange((title) => this.#title = title);
+    this.#guardParser(term);
+    return term;
+  }
+
+  /**
+   * xterm parses queued writes from its own timer, so an exception in its parser (xterm 6.0.0 has known
+   * ones: a resize can leave screen rows without a buffer line, and a later erase or line feed then
+   * throws, xtermjs/xterm.js#6063) would be uncaught and end this whole process, and the write's callback
+   * would never run, so {@link settled} would never resolve. The program's output is hostile input: the
+   * parse step is wrapped, and a throw replaces the emulator with a fresh one of the same size (the screen
+   * starts again blank, and snapshots say `partial`). A reset of the same emulator is not enough: its
+   * parser, interrupted inside a handler, would skip a character of the next write. An xterm without this
+   * step fails here, loudly, rather than run unguarded.
+   */
+  #guardParser(term: Terminal): void {
+    const buffer = (term as unknown as CoreWithWriteBuffer)._core?._writeBuffer;
+    const parse = buffer?._action;
+    if (buffer === undefined || typeof parse !== "function") {
+      throw new Error("This @xterm/headless has no write buffer parse step to guard (6.0.0 has)");
+    }
+    const action = parse as ParseAction;
+    const guarded: ParseAction = (data, promiseResult) => {
+      try {
+        const result = action.call(buffer, data, promiseResult);
+        // Only handlers a caller registers return promises (Specter registers none); guard them too.
+        return result instanceof Promise ? result.catch(() => (this.#recover(term), false)) : result;
+      } catch {
+        this.#recover(term);
+      }
+    };
+    buffer._action = guarded;
+  }
+
+  /**
+   * Replaces `broken` (the current emulator, which threw) with a fresh one of its size. The broken one
+   * still calls the callback of the slice it was parsing (which hands the next slice to the new one), and
+   * is disposed after that.
+   */
+  #recover(broken: Terminal): void {
+    if (broken !== this.#term || this.#disposed) return;
+    this.#faults++;
+    this.#term = this.#newTerminal(broken.cols, broken.rows);
+    setTimeout(() => broken.dispose(), 0);
+  }
+
+  /**
+   * Times xterm threw while parsing output or resizing and was reset: output was lost, so every later
+   * snapshot says `partial: true`.
+   */
+  get faults(): number {
+    return this.#faults;
   }
 
   /** Columns (after every resize parsed so far). */
@@ -261,7 +332,7 @@ export class TerminalModel {
       } else if ("settle" in step) {
         step.settle();
       } else {
-        this.#term.resize(step.cols, step.rows);
+        this.#resize(step.cols, step.rows);
       }
     }
     if (this.#head === this.#steps.length) {
@@ -270,9 +341,24 @@ export class TerminalModel {
     }
   }
 
+  /** Resizes xterm; a throw is recovered from as a parse fault is, and the resize tried once more. */
+  #resize(cols: number, rows: number): void {
+    try {
+      this.#term.resize(cols, rows);
+    } catch {
+      // A fresh emulator of the old size, resized: its buffers were never touched by the output.
+      this.#recover(this.#term);
+      try {
+        this.#term.resize(cols, rows);
+      } catch {
+        // Not seen: the output goes on at the old size rather than end the session.
+      }
+    }
+  }
+
   /**
    * The screen as parsed so far (call {@link settled} first to include everything written). `partial`
-   * is always false here; whoever fed the model late says otherwise.
+   * is true only after a fault ({@link faults}); whoever fed the model late says so too.
    */
   snapshot(options: SnapshotOptions = {}): ScreenSnapshot {
     const term = this.#term;
@@ -301,7 +387,7 @@ export class TerminalModel {
       },
       alt_screen: buffer.type === "alternate",
       title: this.#title,
-      partial: false,
+      partial: this.#faults > 0,
       lines,
       ...(options.cells ? { cells } : {}),
     };

@@ -206,3 +206,42 @@ Deno.test("model: after dispose writes are ignored and settled resolves", async 
   await model.settled();
   assert.equal(model.pending, 0);
 });
+
+Deno.test("model: output that makes xterm throw (a shrunk screen, #6063) resets the screen instead of ending the process", async () => {
+  // Found by the terminal fuzzer: xterm 6.0.0 leaves a row of the alternate screen without a buffer line
+  // after this resize, and the erase then throws inside xterm's own parse timer (an uncaught error).
+  const uncaught: unknown[] = [];
+  const onError = (event: ErrorEvent) => {
+    event.preventDefault();
+    uncaught.push(event.error);
+  };
+  globalThis.addEventListener("error", onError);
+  try {
+    const model = await TerminalModel.create({ cols: 80, rows: 24 });
+    model.resize(31, 2);
+    model.write("\x1b[7I\x1b[?1049h\n\x1b[1J");
+    // settled() resolving at all is the point: an unguarded throw never runs the write's callback.
+    await model.settled();
+    assert.equal(model.faults, 1);
+    model.write("still here");
+    await model.settled();
+    const snap = model.snapshot();
+    ScreenSnapshotSchema.parse(snap);
+    assert.equal(snap.partial, true); // Output was lost to the reset.
+    assert.deepEqual([snap.cols, snap.rows], [31, 2]);
+    assert.deepEqual(snap.lines, ["still here"]);
+    // Let any timer xterm scheduled run before looking for uncaught errors.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(uncaught, []);
+    model.dispose();
+  } finally {
+    globalThis.removeEventListener("error", onError);
+  }
+});
+
+Deno.test("model: a screen without faults is not partial, and faults start at 0", async () => {
+  const model = await render("\x1b[?1049h\x1b[1Jtext");
+  assert.equal(model.faults, 0);
+  assert.equal(model.snapshot().partial, false);
+  model.dispose();
+});

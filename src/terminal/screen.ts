@@ -164,7 +164,9 @@ export class ScreenTracker {
   async snapshot(options: SnapshotOptions = {}): Promise<ScreenSnapshot> {
     const model = await this.#ensure();
     await model.settled();
-    return { ...model.snapshot(options), partial: this.#partial };
+    const snapshot = model.snapshot(options);
+    // The model says partial itself after it lost output to a fault (`TerminalModel.faults`).
+    return { ...snapshot, partial: this.#partial || snapshot.partial };
   }
 
   #ensure(): Promise<ScreenModel> {
