@@ -36,6 +36,11 @@ export const CONTROL = {
   posted: 1,
   /** 1 asks the thread to exit. */
   stop: 2,
+  /**
+   * 1 while the JS thread waits on `generation` (set by the JS thread, cleared by the thread when it
+   * notifies): a bump while nobody waits costs no futex wake-up.
+   */
+  waiting: 3,
 } as const;
 
 /** Control block size in bytes. */

@@ -16,6 +16,8 @@ import { CONTROL, HEADER_BYTES, type ReaderMessage, type ReaderReply, SLOT } fro
 
 /** Bytes asked per `read()`: large tty reads measured slower end to end (see session.ts). */
 const READ_CHUNK = 4096;
+/** Most bytes one read of a terminal returns on Linux (`N_TTY_BUF_SIZE - 1`). */
+const TTY_READ_MAX = 4095;
 /** Pause after a failed poll() other than EINTR, as the reactor does. */
 const POLL_RETRY_MS = 10;
 
@@ -65,9 +67,15 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
+/**
+ * Bumps the generation; wakes the JS thread only when it waits for one (`CONTROL.waiting`). Its own
+ * order (flag, then a wait on the generation it saw) means a bump it did not see is never slept through.
+ */
 function announce(control: Int32Array): void {
   Atomics.add(control, CONTROL.generation, 1);
-  Atomics.notify(control, CONTROL.generation);
+  if (Atomics.compareExchange(control, CONTROL.waiting, 1, 0) === 1) {
+    Atomics.notify(control, CONTROL.generation);
+  }
 }
 
 /** Drops `terminal`: the thread never touches its fd again, so the JS thread may close it. */
@@ -104,6 +112,10 @@ function readTerminal(control: Int32Array, terminal: Terminal): void {
       terminal.write = (terminal.write + n) | 0;
       Atomics.store(terminal.header, SLOT.write, terminal.write);
       announce(control);
+      // A short read emptied the terminal: poll() says when more comes, without a read that fails with
+      // EAGAIN first. A terminal hands out at most 4095 bytes per read (its line discipline's buffer), so
+      // a read that size may have left more behind. EOF still shows as readable.
+      if (n < Math.min(ask, TTY_READ_MAX)) return;
       continue;
     }
     const errno = n === 0 ? 0 : lib.errno();
