@@ -87,7 +87,7 @@ sessionTest(
       assert.equal(frames.at(-1)?.type, "exit", `${what}: ends with the exit frame`);
       assert.equal(frames[0]?.type, "start", `${what}: the head keeps the start frame`);
     }
-XX and what the authoritative reader has not read yet
+    // The log's head (64 KiB) and tail (1 MiB) windows and what the authoritative reader has not read yet
     // (reading pauses beyond its 8 MiB buffer, plus one read): keeping what the idle reader has not read
     // would hold the whole 1 GB.
     const bound = 64 * 1024 + 1024 * 1024 + 8 * 1024 * 1024 + 1024 * 1024;
