@@ -28,6 +28,7 @@ export const LAYERS = [
   "policy",
   "sandbox",
   "ceilings",
+  "launch",
   "recording",
   "artifacts",
   "session",

@@ -27,18 +27,11 @@ import {
   reactor,
   type ReaderChannel,
   readerThread,
-  type SandboxInit,
-  sandboxProgram,
-  sendSignal,
-  sessionMembers,
   setWindowSize,
-  signalDisposition,
   signalName,
-  signalSandbox,
-  signalSession,
-  type SpawnedChild,
   type WaitStatus,
 } from "../pty/mod.ts";
+import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
 import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 import { InputPump, type WriteOutcome } from "./input_pump.ts";
@@ -58,11 +51,6 @@ const DRAIN_DEADLINE_MS = 2000;
 /** Bytes read for one session before others get a turn. */
 const READ_TURN_BYTES = 1 << 20;
 const READ_BUFFER = new Uint8Array(64 * 1024);
-/**
- * Under bwrap, SIGKILL goes to the sandbox's init and the launcher exits by itself once it reaped it. If
- * it has not after this long, the launcher is killed too (and the init, if any, left to the host's init).
- */
-const LAUNCHER_EXIT_MS = 2000;
 /** How often the process tree is measured against memory, CPU and process ceilings. */
 const LIMIT_SAMPLE_MS = 100;
 
@@ -116,6 +104,8 @@ export class Session {
 
   readonly #options: ResolvedOptions;
   readonly #ceilings: Ceilings;
+  /** The program's processes: signals, kills, the sandbox's init (whatever the backend). */
+  readonly #tree: ProcessTree;
   readonly #master: number;
   /** Every frame of the session, for its subscribers. */
   readonly #log: FrameLog;
@@ -147,22 +137,11 @@ export class Session {
   #discard = false;
   #timedOut = false;
   #breached: CapsuleKillReason | null = null;
-  readonly #signalGroup: boolean;
   #sweeps = 0;
-  #lastKillAt = -Infinity;
-  #reapedAt = -Infinity;
   #truncated = false;
   #terminating = false;
   /** SIGKILL was sent while terminating, before the program ended: `exit.stop` is `killed`. */
   #killedWhileTerminating = false;
-  /** Under bwrap: the sandbox's pid namespace init, held by a pidfd (null elsewhere or when unavailable). */
-  readonly #init: SandboxInit | null;
-  /** Signal numbers Specter sent into the sandbox (bwrap reports a program's death by N as exit 128+N). */
-  readonly #sent = new Set<number>();
-  #launcherTimer: Timer | undefined;
-  /** The sandbox's init was reaped (by the launcher, or by us as its adoptive parent), or there is none. */
-  #initReaped: boolean;
-  readonly #releaseSubreaper: (() => void) | null;
   /** `idle` and `prompt` frames. */
   readonly #quiet: QuietWatch;
   #timers = new Set<Timer>();
@@ -177,29 +156,12 @@ export class Session {
   };
 
   /** @internal Use {@link spawn}. */
-  constructor(
-    child: SpawnedChild,
-    options: ResolvedOptions,
-    recorder: CastWriter | null,
-    sandbox: {
-      readonly backend: string;
-      readonly policy: string | null;
-      /** Under bwrap: the sandbox's init, held at the gate. */
-      readonly init?: SandboxInit | null;
-      /** Releases the subreaper hold taken for this session's sandbox (see `holdSubreaper`). */
-      readonly releaseSubreaper?: () => void;
-    },
-    launch: LaunchInfo,
-    ceilings: Ceilings,
-  ) {
+  constructor(launched: Launched, options: ResolvedOptions, recorder: CastWriter | null, launch: LaunchInfo) {
+    const child = launched.child;
     this.launch = launch;
-    this.#ceilings = ceilings;
+    this.#ceilings = launched.ceilings;
+    this.#tree = launched.processTree((ms, fn) => void this.#later(ms, fn));
     this.#options = options;
-    // Under a sandbox the direct child is its launcher (bwrap); the program shares its process group.
-    this.#signalGroup = sandbox.backend === "bwrap";
-    this.#init = sandbox.init ?? null;
-    this.#initReaped = this.#init === null;
-    this.#releaseSubreaper = sandbox.releaseSubreaper ?? null;
     this.#master = child.master;
     this.#pump = new InputPump((chunk) => this.#writeTerminal(chunk));
     this.#client.fd = child.master;
@@ -233,8 +195,8 @@ export class Session {
       cols: options.cols,
       rows: options.rows,
       pid: child.pid,
-      sandbox: sandbox.backend,
-      ...(sandbox.policy === null ? {} : { policy: sandbox.policy }),
+      sandbox: launched.backend,
+      ...(launch.policy === null ? {} : { policy: launch.policy.source }),
       ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
@@ -400,43 +362,16 @@ export class Session {
     if (this.#finished || this.#reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
-    if (this.#init !== null) {
-      this.#signalSandboxed(signal);
-      return;
+    const delivered = this.#tree.signal(signal);
+    if (delivered === null) {
+      throw new SessionError("E_SESSION_CLOSED", `The program of session "${this.info.id}" has exited`);
     }
-    const deliver = signal === "TSTP" && signalDisposition(this.pid, signal) === "default" ? "STOP" : signal;
-    sendSignal(this.#signalGroup ? -this.pid : this.pid, deliver);
     this.#emit({
       type: "signal",
       signal,
-      pid: this.pid,
-      ...(deliver === signal ? {} : { delivered_as: deliver }),
+      pid: delivered.pid,
+      ...(delivered.deliveredAs === signal ? {} : { delivered_as: delivered.deliveredAs }),
     });
-  }
-
-  /**
-   * Under bwrap the program is not our child but the sandbox's pid 2: the signal goes to it alone, never
-   * to the launcher's process group (the launcher would die of it and take the sandbox with it).
-   */
-  #signalSandboxed(signal: SignalName): void {
-    const program = this.#init === null ? null : sandboxProgram(this.#init);
-    if (program === null) {
-      throw new SessionError("E_SESSION_CLOSED", `The program of session "${this.info.id}" has exited`);
-    }
-    try {
-      const deliver = signal === "TSTP" && signalDisposition(program.pid, signal) === "default"
-        ? "STOP"
-        : signal;
-      if (program.signal(deliver)) this.#sent.add(libc().table.signals[deliver]);
-      this.#emit({
-        type: "signal",
-        signal,
-        pid: program.pid,
-        ...(deliver === signal ? {} : { delivered_as: deliver }),
-      });
-    } finally {
-      program.close();
-    }
   }
 
   /**
@@ -449,14 +384,7 @@ export class Session {
     if (this.#finished || this.#reaped !== null) return this.exited;
     if (!this.#terminating) {
       this.#terminating = true;
-      const signals = ["HUP", "TERM", "CONT"] as const; // CONT: stopped processes must see the others.
-      if (this.#init !== null) {
-        // The program and everything it started, inside the sandbox; never the launcher (see #kill).
-        signalSandbox(this.#init, signals);
-        for (const signal of signals) this.#sent.add(libc().table.signals[signal]);
-      } else {
-        signalSession(this.pid, signals);
-      }
+      this.#tree.terminate();
     }
     // A later call may only bring SIGKILL closer (e.g. a second ctrl-c): each schedules its own.
     if (graceMs <= 0) this.#kill();
@@ -841,8 +769,8 @@ export class Session {
         // for the none and external backends.)
         if (this.#breached === null && this.#hasTreeLimits()) this.#checkLimits();
         this.#reaped = status;
-        this.#reapedAt = at;
-        this.#reapInit();
+        // A sandbox's init may still be on its way out: `exit` waits for it (#maybeFinish comes back).
+        this.#tree.leaderReaped(at, () => this.#maybeFinish());
         // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
         // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
         this.#screen?.finish(this.#breached !== null ? 0 : SCREEN_FINISH_MS);
@@ -901,57 +829,10 @@ export class Session {
     this.#maybeFinish();
   }
 
-  /**
-   * Once the launcher is reaped, its sandbox's init is either reaped by it or ours (we are subreaper):
-   * its `--die-with-parent` SIGKILL ends it, and `exit` waits until we reaped it (ECHILD: not ours, the
-   * launcher did). A deadline keeps an init stuck in the kernel from holding `exit` forever.
-   */
-  #reapInit(): void {
-    if (this.#initReaped || this.#init === null) return;
-    const done = () => {
-      if (this.#initReaped) return;
-      this.#initReaped = true;
-      this.#maybeFinish();
-    };
-    // Reaped already (by the launcher): its pid may be anyone's now, so it must not be waited for.
-    if (!this.#init.handle.exists()) {
-      this.#initReaped = true;
-      return;
-    }
-    childWatcher().watch(this.#init.handle.pid, done);
-    this.#later(DRAIN_DEADLINE_MS, () => {
-      if (this.#initReaped || this.#init === null) return;
-      childWatcher().unwatch(this.#init.handle.pid);
-      done();
-    });
-  }
-
-  /** SIGKILLs every process of the session and remembers when (see `sessionMembers`'s `notBefore`). */
+  /** SIGKILLs every process of the program (its session, its sandbox, its cgroup). */
   #kill(): void {
     if (this.#terminating && this.#reaped === null) this.#killedWhileTerminating = true;
-    if (this.#init !== null && this.#reaped === null && this.#killSandbox()) return;
-    const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
-    // The session's cgroup also holds what left the terminal's session (setsid, double forks).
-    const detached = this.#ceilings.kill();
-    if (signalled || detached > 0) this.#lastKillAt = signalled ? at : performance.now();
-  }
-
-  /**
-   * SIGKILLs the sandbox's init: the kernel kills every process of its pid namespace, and the launcher
-   * reaps the init and exits, to be reaped by us. Killing the launcher as well would orphan the init (a
-   * zombie for the host's init to collect), so the launcher is killed only if it has not exited after
-   * {@link LAUNCHER_EXIT_MS}. False when the init is gone already (the caller kills the session).
-   */
-  #killSandbox(): boolean {
-    if (!this.#init!.handle.signal("KILL")) return false;
-    this.#sent.add(libc().table.signals.KILL);
-    this.#lastKillAt = performance.now();
-    this.#launcherTimer ??= this.#later(LAUNCHER_EXIT_MS, () => {
-      if (this.#reaped !== null) return;
-      const { at, signalled } = signalSession(this.pid, ["KILL"], this.#reapedAt);
-      if (signalled) this.#lastKillAt = at;
-    });
-    return true;
+    this.#tree.kill();
   }
 
   #onEof(): void {
@@ -963,20 +844,19 @@ export class Session {
 
   #maybeFinish(): void {
     if (this.#finished || !this.#eof || this.#reaped === null || this.#snapshotsPending > 0) return;
-    if (!this.#initReaped) return; // #reapInit comes back here.
+    if (!this.#tree.initReaped) return; // leaderReaped's callback comes back here.
     if (this.#channel !== null && !this.#channel.ended) {
       this.#channel.release(); // The terminal is closed below: the thread must have let go of it first.
       if (!this.#channel.ended) return; // It will have: #pull comes back here.
     }
     // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
     // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
-    if (performance.now() - this.#lastKillAt < SWEEP_INTERVAL_MS) {
+    if (performance.now() - this.#tree.lastKillAt < SWEEP_INTERVAL_MS) {
       // Give the kill a moment; sessions killed together then share the next /proc scan.
       this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
       return;
     }
-    const notBefore = Math.max(this.#reapedAt, this.#lastKillAt);
-    const left = sessionMembers(this.pid, notBefore).length + this.#ceilings.remaining();
+    const left = this.#tree.remaining();
     if (this.#sweeps < MAX_SWEEPS && left > 0) {
       this.#sweeps++;
       this.#kill();
@@ -992,20 +872,8 @@ export class Session {
     this.#timers.clear();
     this.#quiet.stop();
     libc().sym.close(this.#master);
-    this.#init?.handle.close();
-    this.#releaseSubreaper?.();
-    const status = this.#reaped;
-    const table = libc().table;
-    let signal = status.kind === "signaled"
-      ? signalName(status.signal, table) ?? `SIG${status.signal}`
-      : null;
-    let code = status.kind === "exited" ? status.code : null;
-    // bwrap passes a program's death by signal N on as exit code 128 + N. When Specter sent N into the
-    // sandbox, report it as the signal it was (as without a sandbox).
-    if (this.#init !== null && code !== null && code > 128 && this.#sent.has(code - 128)) {
-      signal = signalName(code - 128, table);
-      if (signal !== null) code = null;
-    }
+    this.#tree.close();
+    const { code, signal } = this.#tree.exitStatus(this.#reaped);
     const frame = {
       seq: this.#seq++,
       ts: nowSeconds(),

@@ -5,19 +5,7 @@
  */
 import { PolicyError, SandboxError } from "../errors.ts";
 import { DEFAULT_PRESET, hostHome, isValidatedPolicy, loadPolicy, type Policy } from "../policy/mod.ts";
-import {
-  closeChildEnds,
-  closeGate,
-  closeQuietly,
-  contentFd,
-  holdSubreaper,
-  openGate,
-  raiseOpenFileLimit,
-  releaseGate,
-  resolveProgram,
-  type SandboxInit,
-  spawnOnPty,
-} from "../pty/mod.ts";
+import { raiseOpenFileLimit, resolveProgram } from "../pty/mod.ts";
 import { CastWriter } from "../recording/mod.ts";
 import {
   compileLaunchPlan,
@@ -40,16 +28,8 @@ import {
 } from "./options.ts";
 import { nowSeconds } from "../clock.ts";
 import { Session } from "./session.ts";
-import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
-import { Ceilings, type CgroupMode, kernelEnforces } from "../ceilings/mod.ts";
-
-/**
- * `SPECTER_CGROUPS=off` keeps sessions out of cgroups (to exercise the sampling fallback); the audit
- * log's `enforced_by` records it, so the weaker mechanism is never silent.
- */
-function cgroupMode(): CgroupMode {
-  return Deno.env.get("SPECTER_CGROUPS") === "off" ? "off" : "auto";
-}
+import { kernelEnforces } from "../ceilings/mod.ts";
+import { cgroupMode, launch, type Launched } from "../launch/mod.ts";
 
 let limitRaised = false;
 
@@ -269,110 +249,48 @@ export function spawn(options: SpawnOptions): Session {
     env: { TERM: effective.env.TERM ?? "", ...(effective.env.SHELL ? { SHELL: effective.env.SHELL } : {}) },
     ...(effective.title === null ? {} : { title: effective.title }),
   });
-  const passed: number[] = [];
-  const gate = plan.gate === null ? null : openGate();
-  let ceilings: Ceilings | null = null;
-  let launched = false;
-  // Before the launcher can exit: its sandbox's init must be orphaned to us, not to the host's init.
-  const releaseSubreaper = plan.backend === "bwrap" ? holdSubreaper() : undefined;
+  let launched: Launched;
   try {
-    const argv = plan.argv;
-    for (const file of plan.files) passed.push(contentFd(file.content));
-    // A path bound twice (a workspace both read and written) is one opened fd dup2'ed to two targets.
-    const descriptorFds = plan.descriptors.map(({ path, target }) => {
-      const fd = opened?.opened.get(path)?.fd;
-      if (fd === undefined) throw new SandboxError("E_SANDBOX_START", `"${path}" was not opened`);
-      return { fd, target };
-    });
-    const child = spawnOnPty({
-      argv,
-      argv0: plan.argv0,
-      env: plan.env,
-      cwd: plan.cwd,
+    launched = launch({
+      plan,
+      opened,
       cols: effective.cols,
       rows: effective.rows,
-      inheritFds: [
-        ...effective.inheritFds,
-        ...plan.files.map((file, i) => ({ fd: passed[i]!, target: file.target })),
-        ...(gate === null || plan.gate === null ? [] : [
-          { fd: gate.childBlock, target: plan.gate.block },
-          { fd: gate.childInfo, target: plan.gate.info },
-        ]),
-        ...descriptorFds,
-      ],
+      inheritFds: effective.inheritFds,
+      id: effective.id,
+      limits: effective.limits,
     });
-    let init: SandboxInit | null = null;
-    if (gate !== null && plan.gate !== null) {
-      closeChildEnds(gate);
-      let started: boolean;
-      try {
-        // The session's own cgroup (when the host allows): made while bwrap starts up (its mkdir and
-        // limits are off the launch's critical path) and joined at the gate, before the program runs.
-        const held = ceilings = Ceilings.create(effective.id, effective.limits, true, cgroupMode());
-        const result = passGate(child.pid, plan, gate, (sandboxPid) => {
-          try {
-            held.join([child.pid, sandboxPid]);
-          } catch (cause) {
-            throw new SandboxError(
-              "E_SANDBOX_START",
-              "Could not move the sandbox into its session's cgroup, so the program was not run",
-              { cause, details: { helper_pid: child.pid, sandbox_pid: sandboxPid } },
-            );
-          }
-          // A write to cgroup.procs that succeeded moved the process: nothing to read back.
-        });
-        started = result.started;
-        if (started && result.childPid !== null) ceilings.attach(result.childPid);
-        init = result.init;
-      } catch (error: unknown) {
-        killHelper(child);
-        throw error;
-      }
-      if (!started) {
-        const failure = setupFailure(child);
-        killHelper(child);
-        throw failure;
-      }
-    }
-    ceilings ??= Ceilings.create(effective.id, effective.limits, plan.backend === "bwrap", cgroupMode());
-    let session: Session;
-    try {
-      session = new Session(
-        child,
-        { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
-        recorder,
-        { backend: plan.backend, policy: plan.policy?.source ?? null, init, releaseSubreaper },
-        {
-          backend: plan.backend,
-          policy: plan.policy,
-          // Hashing is left to whoever audits (the CLI): a library host spawning thousands pays nothing.
-          plan,
-          limits: effective.limits,
-          timeoutMs: effective.timeoutMs,
-          maxOutputBytes: effective.maxOutputBytes,
-          enforcedBy: ceilings.enforcedBy,
-          protectedWatch: opened?.watch ?? null,
-        },
-        ceilings,
-      );
-      // The session reads its terminal now: let the program run.
-      if (gate !== null && plan.gate !== null) releaseGate(gate);
-    } catch (error: unknown) {
-      // Held at the gate (or just released): it must not run without its session.
-      if (plan.gate !== null) killHelper(child);
-      throw error;
-    }
-    launched = true;
-    return session;
   } catch (error: unknown) {
     recorder?.close();
     opened?.watch?.close();
-    releaseSubreaper?.();
     throw error;
   } finally {
-    if (!launched) ceilings?.close(); // Every error path empties and removes the session's cgroup.
-    for (const fd of passed) closeQuietly(fd);
-    if (gate !== null) closeGate(gate);
-    opened?.close();
+    opened?.close(); // Passed on to the launched process (or not needed any more).
+  }
+  try {
+    const session = new Session(
+      launched,
+      { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
+      recorder,
+      {
+        backend: plan.backend,
+        policy: plan.policy,
+        // Hashing is left to whoever audits (the CLI): a library host spawning thousands pays nothing.
+        plan,
+        limits: effective.limits,
+        timeoutMs: effective.timeoutMs,
+        maxOutputBytes: effective.maxOutputBytes,
+        enforcedBy: launched.ceilings.enforcedBy,
+        protectedWatch: opened?.watch ?? null,
+      },
+    );
+    // The session reads its terminal now: let the program run.
+    launched.release();
+    return session;
+  } catch (error: unknown) {
+    launched.abort();
+    recorder?.close();
+    opened?.watch?.close();
+    throw error;
   }
 }
