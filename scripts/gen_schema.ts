@@ -5,11 +5,16 @@
  * @module
  */
 import { z } from "zod";
-import { DriverMessageSchema, ExecResultSchema, FrameSchema, RunResultSchema } from "../src/protocol/mod.ts";
+import {
+  AuditRecordSchema,
+  DriverMessageSchema,
+  ExecResultSchema,
+  FrameSchema,
+  RunResultSchema,
+} from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
 import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay.ts";
-import { AuditRecordSchema } from "../src/artifacts/audit_chain.ts";
 
 /** Every generated schema: file name → zod schema and title. */
 export const SCHEMAS = {

@@ -16,3 +16,4 @@ export * from "./screen.ts";
 export * from "./frames.ts";
 export * from "./driver.ts";
 export * from "./results.ts";
+export * from "./audit.ts";
