@@ -7,6 +7,8 @@
 import { z } from "zod";
 import {
   AuditRecordSchema,
+  CastEventSchema,
+  CastHeaderSchema,
   DriverMessageSchema,
   ExecResultSchema,
   FrameSchema,
@@ -26,6 +28,14 @@ export const SCHEMAS = {
   "run-result.schema.json": { schema: RunResultSchema, title: "Specter scenario run result (run.json)" },
   "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
   "audit.schema.json": { schema: AuditRecordSchema, title: "Specter audit record (audit.ndjson line)" },
+  "cast-header.schema.json": {
+    schema: CastHeaderSchema,
+    title: "Specter recording header (asciicast v2, the first line of a .cast)",
+  },
+  "cast-event.schema.json": {
+    schema: CastEventSchema,
+    title: "Specter recording event (asciicast v2, a .cast line after the header)",
+  },
   "replay-diff.schema.json": {
     schema: z.array(ReplayDifferenceSchema),
     title: "Specter replay differences (replay/diff.json)",

@@ -17,3 +17,4 @@ export * from "./frames.ts";
 export * from "./driver.ts";
 export * from "./results.ts";
 export * from "./audit.ts";
+export * from "./asciicast.ts";
