@@ -7,11 +7,13 @@
 import { z } from "zod";
 import {
   AuditRecordSchema,
+  BundleChecksumsSchema,
   CastEventSchema,
   CastHeaderSchema,
   DriverMessageSchema,
   ExecResultSchema,
   FrameSchema,
+  ResolvedScenarioSchema,
   RunResultSchema,
 } from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
@@ -28,13 +30,21 @@ export const SCHEMAS = {
   "run-result.schema.json": { schema: RunResultSchema, title: "Specter scenario run result (run.json)" },
   "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
   "audit.schema.json": { schema: AuditRecordSchema, title: "Specter audit record (audit.ndjson line)" },
+  "checksums.schema.json": {
+    schema: BundleChecksumsSchema,
+    title: "Specter bundle checksums (checksums.json)",
+  },
+  "scenario-resolved.schema.json": {
+    schema: ResolvedScenarioSchema,
+    title: "Specter resolved scenario (scenario.resolved.json)",
+  },
   "cast-header.schema.json": {
     schema: CastHeaderSchema,
-    title: "Specter recording header (asciicast v2, the first line of a .cast)",
+    title: "Specter recording header (.cast line 1)",
   },
   "cast-event.schema.json": {
     schema: CastEventSchema,
-    title: "Specter recording event (asciicast v2, a .cast line after the header)",
+    title: "Specter recording event (.cast line)",
   },
   "replay-diff.schema.json": {
     schema: z.array(ReplayDifferenceSchema),

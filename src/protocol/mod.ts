@@ -18,3 +18,4 @@ export * from "./driver.ts";
 export * from "./results.ts";
 export * from "./audit.ts";
 export * from "./asciicast.ts";
+export * from "./bundle.ts";
