@@ -5,11 +5,20 @@
  * @module
  */
 import { z } from "zod";
-import { DriverMessageSchema, ExecResultSchema, FrameSchema, RunResultSchema } from "../src/protocol/mod.ts";
+import {
+  AuditRecordSchema,
+  BundleChecksumsSchema,
+  CastEventSchema,
+  CastHeaderSchema,
+  DriverMessageSchema,
+  ExecResultSchema,
+  FrameSchema,
+  ResolvedScenarioSchema,
+  RunResultSchema,
+} from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
 import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay.ts";
-import { AuditRecordSchema } from "../src/artifacts/audit_chain.ts";
 
 /** Every generated schema: file name → zod schema and title. */
 export const SCHEMAS = {
@@ -21,6 +30,22 @@ export const SCHEMAS = {
   "run-result.schema.json": { schema: RunResultSchema, title: "Specter scenario run result (run.json)" },
   "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
   "audit.schema.json": { schema: AuditRecordSchema, title: "Specter audit record (audit.ndjson line)" },
+  "checksums.schema.json": {
+    schema: BundleChecksumsSchema,
+    title: "Specter bundle checksums (checksums.json)",
+  },
+  "scenario-resolved.schema.json": {
+    schema: ResolvedScenarioSchema,
+    title: "Specter resolved scenario (scenario.resolved.json)",
+  },
+  "cast-header.schema.json": {
+    schema: CastHeaderSchema,
+    title: "Specter recording header (.cast line 1)",
+  },
+  "cast-event.schema.json": {
+    schema: CastEventSchema,
+    title: "Specter recording event (.cast line)",
+  },
   "replay-diff.schema.json": {
     schema: z.array(ReplayDifferenceSchema),
     title: "Specter replay differences (replay/diff.json)",

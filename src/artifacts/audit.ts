@@ -17,14 +17,12 @@
 import { join } from "node:path";
 import { SessionError } from "../errors.ts";
 import { LineFile, readRegularFile } from "../fsafe/mod.ts";
-import { type AUDIT_EVENTS, AUDIT_GENESIS, AUDIT_MAX_BYTES, nextPrev, recordHash } from "./audit_chain.ts";
+import { type AuditEvent, encodeAuditRecord } from "../protocol/mod.ts";
+import { AUDIT_GENESIS, AUDIT_MAX_BYTES, nextPrev, recordHash } from "./audit_chain.ts";
 import { nowSeconds } from "../clock.ts";
 
 /** The audit log's file name inside an artifacts directory. */
 export const AUDIT_FILE = "audit.ndjson";
-
-/** The events an audit log records, in the order a run produces them. */
-export type AuditEvent = typeof AUDIT_EVENTS[number];
 
 /**
  * The default artifacts directory of a run: `$XDG_STATE_HOME/specter/runs/<run-id>/`, where
@@ -82,14 +80,22 @@ export class AuditLog {
 
   /** Appends one event (written straight through to the file). */
   record(event: AuditEvent, fields: Record<string, unknown>): void {
-    // `prev` last, after the fields: nothing a caller passes can replace it.
-    const record = JSON.stringify({
-      ts: nowSeconds(),
-      run_id: this.#runId,
-      event,
-      ...fields,
-      prev: this.#prev,
-    });
+    if (this.#failure !== null) return;
+    let record: string;
+    try {
+      // `prev` is the writer's, not the caller's: the encoder puts it last, after the fields.
+      record = encodeAuditRecord({
+        ts: nowSeconds(),
+        run_id: this.#runId,
+        event,
+        ...fields,
+        prev: this.#prev,
+      });
+    } catch (error: unknown) {
+      // Not a valid record (a bug, never the program's doing): the log stops as on a failed write.
+      this.#stop(new Error(`its "${event}" record is not a valid audit record`, { cause: error }), "invalid");
+      return;
+    }
     if (this.#write(record + "\n")) this.#prev = recordHash(record);
   }
 
@@ -105,21 +111,26 @@ export class AuditLog {
       this.#file.append(line);
       return true;
     } catch (error: unknown) {
-      const details = (error as { details?: Record<string, unknown> }).details ?? {};
-      this.#failure = new SessionError(
-        "E_AUDIT",
-        `The audit log "${join(this.dir, AUDIT_FILE)}" stopped: ${(error as Error).message}`,
-        {
-          cause: error,
-          details: {
-            path: join(this.dir, AUDIT_FILE),
-            reason: String(details.reason ?? "io"),
-            torn: details.torn === true,
-          },
-        },
-      );
+      this.#stop(error, "io");
       return false;
     }
+  }
+
+  /** Remembers the first failure: from now on nothing more is written. */
+  #stop(error: unknown, fallbackReason: string): void {
+    const details = (error as { details?: Record<string, unknown> }).details ?? {};
+    this.#failure = new SessionError(
+      "E_AUDIT",
+      `The audit log "${join(this.dir, AUDIT_FILE)}" stopped: ${(error as Error).message}`,
+      {
+        cause: error,
+        details: {
+          path: join(this.dir, AUDIT_FILE),
+          reason: String(details.reason ?? fallbackReason),
+          torn: details.torn === true,
+        },
+      },
+    );
   }
 
   /** Closes the file. */

@@ -8,27 +8,14 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import { AuditError } from "../errors.ts";
+import { decodeAuditRecord } from "../protocol/mod.ts";
 
 /** `prev` of the first record of a log. */
 export const AUDIT_GENESIS = "0".repeat(64);
 
 /** The largest audit log `audit verify` reads (and a run continues): 64 MiB. */
 export const AUDIT_MAX_BYTES = 64 * 1024 * 1024;
-
-/** The events an audit log records, in the order a run produces them. */
-export const AUDIT_EVENTS = ["start", "launch", "breach", "protected_created", "end", "error"] as const;
-
-/** One audit record (`audit.ndjson` line). Events add their own fields. */
-export const AuditRecordSchema = z.looseObject({
-  ts: z.number().describe("Seconds since the epoch"),
-  run_id: z.string(),
-  event: z.enum(AUDIT_EVENTS),
-  prev: z.string().regex(/^[0-9a-f]{64}$/).describe(
-    "sha256 (hex) of the previous record's line without its newline; 64 zeros for the first record",
-  ),
-});
 
 /** The hash the next record's `prev` carries after `line` (without its newline). */
 export function recordHash(line: string): string {
@@ -64,15 +51,9 @@ export function verifyChain(bytes: Uint8Array): ChainSummary {
   const torn = lines.pop() !== ""; // A whole log ends in a newline: the last element is empty.
   let expected = AUDIT_GENESIS;
   for (const [i, line] of lines.entries()) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw broken(i + 1, "is not valid JSON");
-    }
-    const parsed = AuditRecordSchema.safeParse(value);
-    if (!parsed.success) throw broken(i + 1, `is not an audit record (${parsed.error.issues[0]?.message})`);
-    if (parsed.data.prev !== expected) {
+    const decoded = decodeAuditRecord(line);
+    if ("problem" in decoded) throw broken(i + 1, decoded.problem);
+    if (decoded.value.prev !== expected) {
       throw broken(
         i + 1,
         i === 0

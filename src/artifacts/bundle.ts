@@ -35,6 +35,7 @@ import {
   writeFileWhole,
 } from "../fsafe/mod.ts";
 import { sha256 } from "../sandbox/mod.ts";
+import { decodeBundleChecksums, encodeBundleChecksums } from "../protocol/mod.ts";
 
 /** The checksum file's name. */
 export const CHECKSUMS_FILE = "checksums.json";
@@ -116,7 +117,7 @@ export class ArtifactBundle {
     // An incomplete bundle is not sealed: checksums over a partial bundle would vouch for it.
     if (this.#failure !== null) return {};
     const sums = checksums(this.dir);
-    this.writeJson(CHECKSUMS_FILE, sums);
+    this.writeText(CHECKSUMS_FILE, encodeBundleChecksums(sums));
     return sums;
   }
 }
@@ -240,15 +241,14 @@ function readListed(rootFd: number): Record<string, string> | "missing" | "inval
   } catch (error: unknown) {
     return error instanceof FileError && error.code === "E_PATH_NOT_FOUND" ? "missing" : "invalid";
   }
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    return "invalid"; // Not UTF-8 or not JSON: the position adds nothing.
+    return "invalid"; // Not UTF-8: the position adds nothing.
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return "invalid";
-  if (!Object.values(value).every((v) => typeof v === "string")) return "invalid";
-  return value as Record<string, string>;
+  const decoded = decodeBundleChecksums(text);
+  return "value" in decoded ? decoded.value : "invalid";
 }
 
 /**

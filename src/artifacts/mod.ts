@@ -1,17 +1,9 @@
 /**
- * Run artifacts: the audit log (more artifacts arrive with scenarios).
+ * Run artifacts: the audit log and the scenario bundle (their formats are in `protocol/`).
  *
  * @module
  */
-export { AUDIT_FILE, type AuditEvent, AuditLog, defaultArtifactsDir } from "./audit.ts";
+export { AUDIT_FILE, AuditLog, defaultArtifactsDir } from "./audit.ts";
 export { ArtifactBundle, type ChecksumReport, checksums, CHECKSUMS_FILE, verifyChecksums } from "./bundle.ts";
-export {
-  AUDIT_EVENTS,
-  AUDIT_GENESIS,
-  AUDIT_MAX_BYTES,
-  AuditRecordSchema,
-  type ChainSummary,
-  recordHash,
-  verifyChain,
-} from "./audit_chain.ts";
+export { AUDIT_GENESIS, AUDIT_MAX_BYTES, type ChainSummary, recordHash, verifyChain } from "./audit_chain.ts";
 export { bundleDigest, MAX_BUNDLE_FILE_BYTES, REPLAY_DIR } from "./bundle.ts";

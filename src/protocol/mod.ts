@@ -16,3 +16,6 @@ export * from "./screen.ts";
 export * from "./frames.ts";
 export * from "./driver.ts";
 export * from "./results.ts";
+export * from "./audit.ts";
+export * from "./asciicast.ts";
+export * from "./bundle.ts";

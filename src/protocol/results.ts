@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { FrameSchema } from "./frames.ts";
+import { decodeWith } from "./_decode.ts";
 
 /** A Specter error as results carry it. */
 export const ResultErrorSchema = z.strictObject({
@@ -80,16 +81,10 @@ export interface DecodeProblem {
 }
 
 function decode<T>(schema: z.ZodType<T>, text: string, what: string): { value: T } | DecodeProblem {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { problem: `${what} is not valid JSON` };
-  }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return { value: parsed.data };
-  const issue = parsed.error.issues[0]!;
-  return { problem: `${what}: field "${issue.path.join(".") || "(document)"}": ${issue.message}` };
+  const decoded = decodeWith(schema, text);
+  if ("value" in decoded) return decoded;
+  if ("json" in decoded) return { problem: `${what} is not valid JSON` };
+  return { problem: `${what}: field "${decoded.field}": ${decoded.message}` };
 }
 
 /** The one writer of {@link ExecResult}: validated, then one line of JSON (no newline). */

@@ -6,30 +6,15 @@
  * file is truncated back to the last whole line and recording stops (`E_RECORD`, `details.reason`
  * `disk_full`): a `.cast` never ends in a torn line, and the run itself goes on.
  *
- * Format: a header line `{"version":2,"width":…,"height":…,"timestamp":…,"env":{…},"title":…}`, then one
- * `[seconds, code, data]` line per event: `o` output, `i` input, `r` resize (`"COLSxROWS"`), `m` marker.
+ * Format (its schemas, writers and reader are in `protocol/`): a header line
+ * `{"version":2,"width":…,"height":…,"timestamp":…,"env":{…},"title":…}`, then one `[seconds, code, data]`
+ * line per event: `o` output, `i` input, `r` resize (`"COLSxROWS"`), `m` marker.
  *
  * @module
  */
 import { SessionError } from "../errors.ts";
 import { LineFile } from "../fsafe/mod.ts";
-
-/** The asciicast v2 header fields Specter writes. */
-export interface CastHeader {
-  /** Terminal columns at start. */
-  readonly width: number;
-  /** Terminal rows at start. */
-  readonly height: number;
-  /** Unix time (seconds) of the start. */
-  readonly timestamp: number;
-  /** Environment facts players use (`TERM`, `SHELL`); never other variables. */
-  readonly env: Readonly<Record<string, string>>;
-  /** Title shown by players; omitted when absent. */
-  readonly title?: string;
-}
-
-/** The event codes of asciicast v2 that Specter writes. */
-export type CastEventCode = "o" | "i" | "r" | "m";
+import { type CastEventCode, type CastStart, encodeCastEvent, encodeCastHeader } from "../protocol/mod.ts";
 
 const encoder = new TextEncoder();
 
@@ -45,7 +30,8 @@ export class CastWriter {
   }
 
   /** Creates (truncates) `path` and writes the header (throws `E_RECORD`). */
-  static create(path: string, header: CastHeader): CastWriter {
+  static create(path: string, header: CastStart): CastWriter {
+    const first = encodeCastHeader(header); // Before the file exists: a header it refuses leaves none.
     let file: Deno.FsFile;
     try {
       file = Deno.openSync(path, { write: true, create: true, truncate: true });
@@ -56,8 +42,7 @@ export class CastWriter {
       });
     }
     const writer = new CastWriter(new LineFile(file, path, 0, "recording"), path);
-    const { title, ...rest } = header;
-    writer.#line({ version: 2, ...rest, ...(title === undefined ? {} : { title }) });
+    writer.#line(first);
     return writer;
   }
 
@@ -68,7 +53,8 @@ export class CastWriter {
 
   /** Appends an event at `seconds` since the start. */
   event(seconds: number, code: CastEventCode, data: string): void {
-    this.#line([Math.round(seconds * 1e6) / 1e6, code, data]);
+    if (this.#closed) return;
+    this.#line(encodeCastEvent([Math.round(seconds * 1e6) / 1e6, code, data]));
   }
 
   /** Closes the file; later events are ignored. */
@@ -78,10 +64,11 @@ export class CastWriter {
     this.#file.close();
   }
 
-  #line(value: unknown): void {
+  /** Appends one encoded line (`protocol/asciicast.ts` is its only encoder). */
+  #line(line: string): void {
     if (this.#closed) return;
     try {
-      this.#file.append(encoder.encode(JSON.stringify(value) + "\n"));
+      this.#file.append(encoder.encode(line + "\n"));
     } catch (error: unknown) {
       // The file ends at the last whole line; nothing more is recorded (later events are ignored).
       this.close();

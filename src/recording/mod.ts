@@ -3,4 +3,4 @@
  *
  * @module
  */
-export { type CastEventCode, type CastHeader, CastWriter } from "./asciicast.ts";
+export { CastWriter } from "./asciicast.ts";

@@ -9,7 +9,12 @@ import { SpecterError, UsageError } from "../errors.ts";
 import { checkPolicyDocument, hostHome, type Policy } from "../policy/mod.ts";
 import { GOLDENS_DIR, type LoadedScenario, ScenarioSchema } from "../scenario/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
-import { decodeRunResult, type RunResult, ScreenSnapshotSchema } from "../protocol/mod.ts";
+import {
+  decodeResolvedScenario,
+  decodeRunResult,
+  type RunResult,
+  ScreenSnapshotSchema,
+} from "../protocol/mod.ts";
 import { castTranscript } from "./cast.ts";
 import { type BundleDir, bundleError, clip, MAX_SNAPSHOT_BYTES } from "./_bundle_dir.ts";
 
@@ -53,29 +58,24 @@ export function recordedScenario(bundle: BundleDir): RecordedScenario {
   const name = "scenario.resolved.json";
   const text = bundle.read(name);
   if (text === null) throw bundleError(dir, `"${name}" is missing (not a scenario bundle)`, name);
-  const raw = parseJson(dir, name, text);
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw bundleError(dir, `"${name}" is not a scenario`, name);
-  }
-  const { source, workspace_dir: workspaceDir, ...rest } = raw as Record<string, unknown>;
+  const decoded = decodeResolvedScenario(text);
+  if ("problem" in decoded) throw bundleError(dir, `"${name}" ${decoded.problem}`, name);
+  const { source, workspace_dir: workspaceDir, ...rest } = decoded.value;
   const parsed = ScenarioSchema.safeParse(rest);
-  const absolute = (v: unknown): v is string => typeof v === "string" && v.startsWith("/");
-  let field: string | null = null;
-  if (!parsed.success) field = parsed.error.issues[0]!.path.join(".");
-  else if (!absolute(source)) field = "source";
-  else if (
-    (workspaceDir !== undefined && !absolute(workspaceDir)) ||
-    (workspaceDir === undefined) !== (parsed.data.run.workspace === undefined)
-  ) field = "workspace_dir";
-  if (!parsed.success || field !== null || !absolute(source)) {
+  if (!parsed.success) {
+    const field = parsed.error.issues[0]!.path.join(".");
     throw bundleError(dir, `"${name}" is not a valid scenario (field "${field}")`, name);
+  }
+  // A scratch workspace is recorded exactly when the scenario has one.
+  if ((workspaceDir === undefined) !== (parsed.data.run.workspace === undefined)) {
+    throw bundleError(dir, `"${name}" is not a valid scenario (field "workspace_dir")`, name);
   }
   return {
     scenario: parsed.data,
     path: source,
     dir: dirname(source),
     stepLines: parsed.data.steps.map(() => 0),
-    workspaceDir: absolute(workspaceDir) ? workspaceDir : null,
+    workspaceDir: workspaceDir ?? null,
   };
 }
 

@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ArtifactBundle, AuditLog } from "../artifacts/mod.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
 import {
+  encodeResolvedScenario,
   encodeRunResult,
   type ExitFrame,
   type Frame,
@@ -126,12 +127,15 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
   }
   // A workspace is created afresh by every run (a replay gets its own), so it is not pinned as the cwd;
   // `workspace_dir` says where this run's was, for the paths in policy.effective.json.
-  bundle.writeJson("scenario.resolved.json", {
-    ...scenario,
-    run: run.workspace === undefined ? { ...run, cwd } : run,
-    source: loaded.path,
-    ...(workspace === null ? {} : { workspace_dir: workspace }),
-  });
+  bundle.writeText(
+    "scenario.resolved.json",
+    encodeResolvedScenario({
+      ...scenario,
+      run: run.workspace === undefined ? { ...run, cwd } : run,
+      source: loaded.path,
+      ...(workspace === null ? {} : { workspace_dir: workspace }),
+    }),
+  );
   audit.record("start", { command: "test", scenario: loaded.path, argv: run.argv, cwd });
 
   const steps: StepResult[] = [];
