@@ -116,18 +116,37 @@ export function waitBlocked(pid: number, blockFd: number, deadline: number): boo
     try {
       text = Deno.readTextFileSync(`/proc/${pid}/syscall`);
     } catch (error: unknown) {
-      // Gone: its setup failed, and it says why on the terminal. Anything else (no permission to look)
-      // must not let it run unchecked.
-      if (error instanceof Deno.errors.NotFound) return false;
+      // Gone (also between the open and the read: ESRCH): its setup failed, and it says why on the
+      // terminal. Anything else (no permission to look) must not let it run unchecked.
+      if (error instanceof Deno.errors.NotFound || errorCode(error) === "ESRCH") return false;
       throw new SpawnError("E_SPAWN", `Could not watch the sandbox's setup (${String(error)})`, {
         cause: error,
       });
     }
     if (text.startsWith(expected)) return true;
+    // Dead but not yet reaped by bwrap (a zombie reads as "-1 …", not in any call): its setup failed.
+    if (text.startsWith("-1 ") && isZombie(pid)) return false;
     if (performance.now() > deadline) {
       throw new SpawnError("E_SPAWN", "The sandbox helper did not finish setting up in time");
     }
     sleepMs(delay);
+  }
+}
+
+/** The `code` Deno gives an OS error (`"ESRCH"`), if any. */
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** True when `pid` is a zombie or gone (state `Z` or `X` in `/proc/<pid>/stat`). */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "Z" || state === "X";
+  } catch {
+    return true; // Gone between the two reads.
   }
 }
 
