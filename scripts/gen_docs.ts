@@ -1,8 +1,9 @@
 /**
  * Generates `spec/data-model.md` from the code: the public API of `src/mod.ts` (from `deno doc`), every
  * format of `src/protocol/` with its fields (from the zod schemas), and every error code with the release
- * it first shipped in and the exit status it gives. `deno task docs` writes it; `--check` fails when the
- * committed file is stale (CI runs it with the schemas).
+ * it first shipped in and the exit status it gives; and `docs/cli.md` from the CLI's flag tables
+ * (`scripts/gen_cli_docs.ts`). `deno task docs` writes them; `--check` fails when a committed file is
+ * stale (CI runs it with the schemas).
  *
  * @module
  */
@@ -11,6 +12,7 @@ import { ERROR_CODE_SINCE, ERROR_CODES, type ErrorCode } from "../src/errors.ts"
 import { exitCodeForError } from "../src/cli/exit_codes.ts";
 import { DriverMessageSchema, FrameSchema, PROTOCOL_VERSION } from "../src/protocol/mod.ts";
 import { SCHEMAS } from "./gen_schema.ts";
+import { renderCliDocs } from "./gen_cli_docs.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -148,20 +150,30 @@ ${errorTable()}
 ${await publicApi()}`;
 }
 
+/** The generated pages: path under the repository root, and how each is rendered. */
+const PAGES: readonly { readonly path: string; readonly render: () => string | Promise<string> }[] = [
+  { path: "spec/data-model.md", render },
+  { path: "docs/cli.md", render: renderCliDocs },
+];
+
 if (import.meta.main) {
-  const path = new URL("spec/data-model.md", ROOT);
-  const text = await render();
-  const formatted = await format(text);
-  if (Deno.args.includes("--check")) {
-    const current = await Deno.readTextFile(path).catch(() => "");
-    if (current !== formatted) {
-      console.error("spec/data-model.md is stale: run `deno task docs`");
-      Deno.exit(1);
+  const check = Deno.args.includes("--check");
+  let stale = 0;
+  for (const page of PAGES) {
+    const path = new URL(page.path, ROOT);
+    const formatted = await format(await page.render());
+    if (check) {
+      const current = await Deno.readTextFile(path).catch(() => "");
+      if (current !== formatted) {
+        console.error(`${page.path} is stale: run \`deno task docs\``);
+        stale++;
+      }
+    } else {
+      await Deno.writeTextFile(path, formatted);
+      console.log(`wrote ${page.path}`);
     }
-  } else {
-    await Deno.writeTextFile(path, formatted);
-    console.log("wrote spec/data-model.md");
   }
+  if (stale > 0) Deno.exit(1);
 }
 
 /** The page as `deno fmt` leaves it (so that `deno fmt --check` and `--check` agree). */

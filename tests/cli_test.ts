@@ -393,6 +393,15 @@ sessionTest("--version and help", async () => {
   const help = await runCli(["help", "run"]);
   assert.match(help.stdout, /--framing ndjson\|length/);
   assert.equal((await runCli(["run", "--help"])).code, 0);
+  for (const command of ["test", "verify"]) {
+    const text = await runCli(["help", command]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, new RegExp(`^Usage: specter ${command} `));
+    const flag = await runCli([command, "--help"]);
+    assert.equal(flag.stdout, text.stdout);
+  }
+  const unknown = await runCli(["help", "nope"]);
+  assert.match(unknown.stderr, /commands: run, exec, policy, sandbox, test, replay, verify, audit\)/);
 });
 
 sessionTest("--env passes only the minimal environment plus what was asked", async () => {

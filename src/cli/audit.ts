@@ -12,6 +12,35 @@ import { AuditError, FileError, UsageError } from "../errors.ts";
 import { AUDIT_FILE, AUDIT_MAX_BYTES, type ChainSummary, verifyChain } from "../artifacts/mod.ts";
 import { closeFd, openDirectory, readFileBeneath, readRegularFile } from "../fsafe/mod.ts";
 import { parseFlags } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+
+const AUDIT_FLAGS = {
+  expect: {
+    type: "string",
+    value: "HASH",
+    description: "The sha256 (lowercase hex) the chain must end with, pinned from an earlier verify: " +
+      "detects a rewritten tail",
+  },
+  json: {
+    type: "boolean",
+    description: "Print {ok: true, file, records, last}, or {ok: false, file, code, message, record}",
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter audit`'s help. */
+export const AUDIT_DOC: CommandDoc = {
+  name: "audit",
+  usage: ["specter audit verify FILE|RUN_DIR [--expect HASH] [--json]"],
+  about:
+    `Checks the hash chain of an audit log (audit.ndjson, or the one in a run's artifacts directory): every
+record carries the sha256 of the record before it. Prints the number of records and the last record's
+hash; pin that hash elsewhere and pass it as --expect to detect a rewritten tail.
+Exits 0 when intact, 1 (E_AUDIT_TAMPERED) naming the first bad record (edited, removed, reordered,
+inserted, torn last line) or a last hash other than --expect, 2 for bad usage or a path that is not a
+regular file of at most 64 MiB.`,
+  groups: [{ title: "Audit flags", flags: AUDIT_FLAGS }],
+};
 
 const LIMITS = { maxBytes: AUDIT_MAX_BYTES, what: "audit log" } as const;
 
@@ -41,11 +70,7 @@ function readLog(path: string): { file: string; bytes: Uint8Array } {
 
 /** Runs `specter audit …`; returns the exit code (a broken chain throws `E_AUDIT_TAMPERED`). */
 export function auditCommand(args: readonly string[], out: (text: string) => void): number {
-  const { values, positionals } = parseFlags(args, {
-    json: { type: "boolean" },
-    expect: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, commandOptions(AUDIT_DOC));
   if (positionals[0] !== "verify") {
     throw new UsageError(`Unknown audit command "${positionals.join(" ")}" (try: specter audit verify FILE)`);
   }

@@ -8,7 +8,7 @@ import { VERSION } from "../version.ts";
 import { auditCommand } from "./audit.ts";
 import { execCommand } from "./exec.ts";
 import { exitCodeForError } from "./exit_codes.ts";
-import { HELP } from "./help.ts";
+import { COMMAND_DOCS, HELP } from "./help.ts";
 import { policyCommand } from "./policy.ts";
 import { runCommand } from "./run.ts";
 import { replayCommand } from "./replay.ts";
@@ -79,7 +79,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
 function help(command: string | undefined): number {
   const text = HELP[command ?? "specter"];
   if (text === undefined) {
-    throw new UsageError(`No help for "${command}" (commands: run, exec, policy, sandbox, audit)`);
+    const commands = COMMAND_DOCS.map((doc) => doc.name).join(", ");
+    throw new UsageError(`No help for "${command}" (commands: ${commands})`);
   }
   out(text);
   return 0;

@@ -19,8 +19,31 @@ import {
   warnProtected,
 } from "./audit_run.ts";
 import { terminateOnSignals } from "./signals.ts";
+import type { CommandDoc, FlagTable } from "./flag_table.ts";
+import { SESSION_GROUPS } from "./session_flags.ts";
 
-const EXEC_FLAGS = { input: { type: "string" }, raw: { type: "boolean" } } as const;
+const EXEC_FLAGS = {
+  input: {
+    type: "string",
+    value: "TEXT",
+    description: "Type TEXT into the terminal at start; escapes \\r \\n \\t \\e \\xHH \\\\ are " +
+      "interpreted (\\r is Enter)",
+  },
+  raw: {
+    type: "boolean",
+    description: "Keep output raw (default: ANSI stripped, CRLF → LF, CR redraws collapsed)",
+  },
+} as const satisfies FlagTable;
+
+/** `specter exec`'s help: its own flags, then the sandbox and session flags. */
+export const EXEC_DOC: CommandDoc = {
+  name: "exec",
+  usage: ["specter exec [flags] -- CMD ARGS…"],
+  about: `Runs the command to completion and prints one JSON object:
+  {success, session_id, output, exit_code, signal, timed_out, truncated, duration_ms}
+Exits non-zero when the program failed.`,
+  groups: [{ title: "Exec flags", flags: EXEC_FLAGS }, ...SESSION_GROUPS],
+};
 
 /**
  * `exec`'s output budget when `--max-output` is not given: 16 MiB. `exec` holds the whole output to print
@@ -35,7 +58,7 @@ export async function execCommand(
   print: (json: string) => void,
   warn: (text: string) => void,
 ): Promise<number> {
-  const { values, command } = parseCommandLine(args, EXEC_FLAGS);
+  const { values, command } = parseCommandLine(args, EXEC_DOC);
   // From here on the run is audited, also when it fails to start (bad policy, no sandbox).
   const audit = startRunAudit(values, command, "exec");
   const started = performance.now();

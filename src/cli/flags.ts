@@ -1,5 +1,6 @@
 /**
- * Flags shared by `specter run` and `specter exec`, and their conversion into {@link SpawnOptions}.
+ * Parsing the command line, and the conversion of the session flags (`session_flags.ts`) shared by
+ * `specter run`, `exec` and `verify` into {@link SpawnOptions}.
  *
  * @module
  */
@@ -9,45 +10,7 @@ import { UsageError } from "../errors.ts";
 import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
 import { DEFAULT_PRESET, hostHome, loadPolicy } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
-
-/** Flags every session command accepts. */
-export const SESSION_FLAGS = {
-  "unsafe-no-sandbox": { type: "boolean" },
-  sandbox: { type: "string" },
-  policy: { type: "string" },
-  "sandbox-profile": { type: "string" },
-  "ack-unsafe-write": { type: "boolean" },
-  "ack-network": { type: "boolean" },
-  "ack-host-sockets": { type: "boolean" },
-  "ack-external-sandbox": { type: "boolean" },
-  "ack-no-network-enforcement": { type: "boolean" },
-  "strict-write": { type: "boolean" },
-  shell: { type: "boolean" },
-  env: { type: "string", multiple: true },
-  cwd: { type: "string" },
-  cols: { type: "string" },
-  rows: { type: "string" },
-  id: { type: "string" },
-  title: { type: "string" },
-  description: { type: "string" },
-  "parent-agent": { type: "string" },
-  idle: { type: "string" },
-  "prompt-regex": { type: "string", multiple: true },
-  timeout: { type: "string" },
-  "max-output": { type: "string" },
-  "max-memory": { type: "string" },
-  "max-cpu": { type: "string" },
-  "max-procs": { type: "string" },
-  "max-file-size": { type: "string" },
-  buffer: { type: "string" },
-  "overflow-timeout": { type: "string" },
-  grace: { type: "string" },
-  "last-lines": { type: "string" },
-  record: { type: "string" },
-  artifacts: { type: "string" },
-  "record-input": { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const satisfies ParseArgsOptionsConfig;
+import { type CommandDoc, commandOptions } from "./flag_table.ts";
 
 /** Parsed flag values (strings, booleans and string lists, as `parseArgs` returns them). */
 export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -73,12 +36,15 @@ export function parseFlags(
   }
 }
 
-/** Parses `args` with the session flags plus `extra`; everything after `--` is the command. */
+/**
+ * Parses `args` with the flags of `doc` (a session command's doc holds the session flag groups);
+ * everything after `--` is the command.
+ */
 export function parseCommandLine(
   args: readonly string[],
-  extra: ParseArgsOptionsConfig,
+  doc: CommandDoc,
 ): { values: FlagValues; command: string[] } {
-  const { values, positionals } = parseFlags(args, { ...SESSION_FLAGS, ...extra });
+  const { values, positionals } = parseFlags(args, commandOptions(doc));
   return { values, command: positionals };
 }
 

@@ -5,31 +5,87 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
 import { hostHome, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
 import { platformBackend } from "../session/mod.ts";
 import { explainPolicy, formatExplanation } from "./policy_explain.ts";
-import { type FlagValues, sessionOptions } from "./flags.ts";
+import { type FlagValues, parseFlags, sessionOptions } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { DEFAULT_RENDER_COMMAND, formatRendering, RENDER_BACKENDS, renderLaunch } from "./policy_render.ts";
 
+/** The flags every policy subcommand takes. */
 const POLICY_FLAGS = {
-  "ack-unsafe-write": { type: "boolean" },
-  "ack-network": { type: "boolean" },
-  "ack-host-sockets": { type: "boolean" },
-  cwd: { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-  // render only: the backend, and the run flags that change its launch plan (as `specter run` takes them).
-  backend: { type: "string" },
-  "strict-write": { type: "boolean" },
-  env: { type: "string", multiple: true },
-  shell: { type: "boolean" },
-  "max-memory": { type: "string" },
-  "max-cpu": { type: "string" },
-  "max-procs": { type: "string" },
-  "max-file-size": { type: "string" },
-} as const;
+  "ack-unsafe-write": { type: "boolean", description: "Accept a policy that allows host writes (fs.write)" },
+  "ack-network": { type: "boolean", description: 'Accept a policy with network "on"' },
+  "ack-host-sockets": {
+    type: "boolean",
+    description: "Accept a policy that grants host unix sockets (fs.sockets)",
+  },
+  cwd: {
+    type: "string",
+    value: "DIR",
+    description: "The run's working directory, ${workspace} (default: current directory)",
+  },
+  json: {
+    type: "boolean",
+    description: "check: {ok, source, problems, policy}; explain: {source, cwd, allows, always, policy}; " +
+      "render: {backend, source, program, program_cwd, argv, env_names, fingerprint, seccomp | profile}",
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** The ceilings' description: each adds the same launcher. */
+const CEILING = "As for run: a ceiling (ceilings add the prlimit launcher to the plan)";
+
+/** render only: the backend, and the run flags that change its launch plan (as `specter run` takes them). */
+const RENDER_FLAGS = {
+  backend: {
+    type: "string",
+    value: "NAME",
+    description: RENDER_BACKENDS.join(" or ") +
+      " (default: this platform's). Seatbelt renders anywhere (text)",
+  },
+  "strict-write": {
+    type: "boolean",
+    description: "As for run: protected names stay read-only (needs --ack-unsafe-write)",
+  },
+  env: {
+    type: "string",
+    value: "NAME=VALUE",
+    multiple: true,
+    description: "As for run (repeatable); the value is never printed",
+  },
+  shell: { type: "boolean", description: "As for run: the command goes through /bin/sh -c" },
+  "max-memory": { type: "string", value: "SIZE", description: CEILING },
+  "max-cpu": { type: "string", value: "DUR", description: CEILING },
+  "max-procs": { type: "string", value: "N", description: CEILING },
+  "max-file-size": { type: "string", value: "SIZE", description: CEILING },
+} as const satisfies FlagTable;
+
+/** `specter policy`'s help: the flags of every subcommand, then those only `render` takes. */
+export const POLICY_DOC: CommandDoc = {
+  name: "policy",
+  usage: [
+    "specter policy check FILE|PRESET [flags]",
+    "specter policy explain FILE|PRESET [flags]",
+    "specter policy render FILE|PRESET [--backend bwrap|seatbelt] [flags] [-- CMD ARGS…]",
+  ],
+  about: `Every subcommand first validates a policy file (.json or .toml, spec/policy.md) or a preset (strict,
+basic, workspace) for a run in --cwd. A bad policy prints every problem as "CODE field: message" (with
+--json: {ok, source, problems, policy}) and exits 2. For a valid policy (exit 0):
+  check      One "ok: …" line that summarizes what the policy allows
+  explain    What the program may do and what the sandbox always enforces, in plain words
+  render     The exact launch plan a run with the same options executes: the command line (environment
+             values <redacted>), the seccomp rule table and its sha256 (bwrap) or the Seatbelt profile
+             (seatbelt), and the fingerprint a run's audit log records. Default command: /bin/sh`,
+  groups: [
+    { title: "Policy flags", flags: POLICY_FLAGS },
+    {
+      title: "Render flags (the run's flags that change its plan; give the same ones as the run)",
+      flags: RENDER_FLAGS,
+    },
+  ],
+};
 
 /** The run flags that change a launch plan, which only `policy render` needs. */
 const PLAN_FLAGS = [
@@ -67,22 +123,14 @@ export interface PolicyCheckResult {
   policy: Policy | null;
 }
 
-function parse(args: readonly string[]) {
+function parse(
+  args: readonly string[],
+): { values: FlagValues; positionals: string[]; command: string[] | null } {
   // Everything after the first "--" is the command `policy render` renders.
   const dash = args.indexOf("--");
   const flags = dash < 0 ? args : args.slice(0, dash);
   const command = dash < 0 ? null : args.slice(dash + 1);
-  try {
-    const parsed = parseArgs({
-      args: [...flags],
-      options: POLICY_FLAGS,
-      allowPositionals: true,
-      strict: true,
-    });
-    return { ...parsed, command };
-  } catch (error: unknown) {
-    throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
-  }
+  return { ...parseFlags(flags, commandOptions(POLICY_DOC)), command };
 }
 
 /** One line describing a valid policy: its source and what it allows. */
@@ -137,7 +185,7 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
   }
   // Checked before the policy is read: a wrong backend or an empty command is a usage error either way.
   const render = subcommand === "render" ? renderChoices(values, command) : null;
-  const cwd = values.cwd ?? Deno.cwd();
+  const cwd = typeof values.cwd === "string" ? values.cwd : Deno.cwd();
   const home = hostHome();
   const reading = readPolicy(spec, {
     workspace: cwd,
@@ -195,10 +243,10 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
  * run flags given here; the caller adds `--policy`) and the command (default: `/bin/sh`).
  */
 function renderChoices(
-  values: ReturnType<typeof parse>["values"],
+  values: FlagValues,
   command: string[] | null,
 ): { values: FlagValues; command: string[] } {
-  const backend = values.backend ?? platformBackend();
+  const backend = typeof values.backend === "string" ? values.backend : platformBackend();
   if (!(RENDER_BACKENDS as readonly string[]).includes(backend)) {
     throw new UsageError(`Flag "--backend" must be one of ${RENDER_BACKENDS.join(", ")}, got "${backend}"`);
   }

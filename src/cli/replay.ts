@@ -8,8 +8,9 @@
  */
 import { join } from "node:path";
 import { SpecterError, UsageError } from "../errors.ts";
-import { parseFilters } from "../policy/mod.ts";
+import { FILTER_NAMES, parseFilters } from "../policy/mod.ts";
 import { parseFlags } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import {
   explainReplay,
   latestReplay,
@@ -21,6 +22,56 @@ import {
   type ReplayPolicy,
   type ReplayReport,
 } from "../replay/mod.ts";
+
+const REPLAY_FLAGS = {
+  strict: { type: "boolean", description: "No normalization at all (filters and scenario redactions off)" },
+  normalize: {
+    type: "string",
+    value: "LIST",
+    description: `all (default), none, or filters: ${FILTER_NAMES.join(",")}`,
+  },
+  explain: {
+    type: "boolean",
+    description: "Print the normalization settings, their sources and the recorded policy; do not replay",
+  },
+  "ack-unsafe-write": { type: "boolean", description: "Accept the recorded policy's fs.write grants" },
+  "ack-network": { type: "boolean", description: 'Accept the recorded policy\'s network "on"' },
+  "ack-host-sockets": { type: "boolean", description: "Accept the recorded policy's fs.sockets grants" },
+  "allow-unverified": {
+    type: "boolean",
+    description: "Replay even when checksums or events do not verify (a missing or altered " +
+      "policy.effective.json is still refused); the verdict is never a plain MATCH",
+  },
+  // Checked by default now; still accepted (no effect) so existing CI command lines keep working.
+  "require-checksums": {
+    type: "boolean",
+    description: "Accepted for compatibility; checksums are required by default",
+  },
+  "require-events": {
+    type: "boolean",
+    description: "Accepted for compatibility; events are required by default",
+  },
+  json: { type: "boolean", description: "Print the report (with the diff) as JSON" },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter replay`'s help. */
+export const REPLAY_DOC: CommandDoc = {
+  name: "replay",
+  usage: ["specter replay DIR [flags]", "specter replay report DIR [--json]"],
+  about: `Re-runs the scenario recorded in a bundle (scenario.resolved.json) under the policy it recorded
+(policy.effective.json) and compares snapshots, transcript and results with the recording after
+normalization. A bundle is untrusted: before anything runs its checksums.json and events.ndjson are
+verified, every recorded file is read beneath DIR without following links (regular files, size-capped),
+and the recorded policy is validated again and printed on stderr; its write, network and socket grants
+must be acknowledged again here (the bundle's own acknowledgements count for nothing). Writes
+DIR/replay/normalization.json, replay.json, diff.json (on drift) and the new run's bundle in DIR/replay/run/.
+Exit 0 verified match; 1 drift, or MATCH-UNVERIFIED (no difference, but --allow-unverified let an
+unverified bundle through); 2 unusable bundle (E_REPLAY_INCOMPLETE, _TAMPERED, _EVENTS, _BUNDLE,
+E_PATH_*, E_FILE_*), a grant not acknowledged (E_UNSAFE_ACK_REQUIRED) or a replayed run that could not
+start (E_REPLAY_RUN).`,
+  groups: [{ title: "Replay flags (report takes only --json)", flags: REPLAY_FLAGS }],
+};
 
 /** The recorded policy in one line per part, every bundle-chosen string quoted (escapes visible). */
 function policyLines(policy: ReplayPolicy): string {
@@ -100,20 +151,7 @@ export async function replayCommand(
   out: (text: string) => void,
   warn: (text: string) => void = () => {},
 ): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    strict: { type: "boolean" },
-    normalize: { type: "string" },
-    explain: { type: "boolean" },
-    "allow-unverified": { type: "boolean" },
-    // Checked by default now; still accepted (no effect) so existing CI command lines keep working.
-    "require-checksums": { type: "boolean" },
-    "require-events": { type: "boolean" },
-    "ack-unsafe-write": { type: "boolean" },
-    "ack-network": { type: "boolean" },
-    "ack-host-sockets": { type: "boolean" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, commandOptions(REPLAY_DOC));
   const json = values.json === true;
   if (positionals[0] === "report") {
     const dir = positionals[1];

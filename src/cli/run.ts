@@ -18,6 +18,8 @@ import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseDuration } from "./units.ts";
 import { terminateOnSignals } from "./signals.ts";
+import type { CommandDoc, FlagTable } from "./flag_table.ts";
+import { SESSION_GROUPS } from "./session_flags.ts";
 import {
   auditError,
   auditFrame,
@@ -61,10 +63,28 @@ export function stdio(): RunIo {
 export const INPUT_HIGH_WATER = 1 << 20;
 
 const RUN_FLAGS = {
-  framing: { type: "string" },
-  "close-on-eof": { type: "boolean" },
-  heartbeat: { type: "string" },
-} as const;
+  framing: {
+    type: "string",
+    value: FRAMINGS.join("|"),
+    description: "Frame encoding (default ndjson; length = 4-byte big-endian size + JSON)",
+  },
+  "close-on-eof": {
+    type: "boolean",
+    description: "Terminate the session when stdin ends (default: keep running)",
+  },
+  heartbeat: { type: "string", value: "DUR", description: "Emit a ping frame every DUR" },
+} as const satisfies FlagTable;
+
+/** `specter run`'s help: its own flags, then the sandbox and session flags. */
+export const RUN_DOC: CommandDoc = {
+  name: "run",
+  usage: ["specter run [flags] -- CMD ARGS…"],
+  about: `Streams frames (spec/protocol.md) on stdout and reads NDJSON driver messages on stdin, e.g.
+  {"v":1,"type":"input","data":"ls\\r"}   {"v":1,"type":"key","key":"ctrl-c"}
+  {"v":1,"type":"resize","cols":120,"rows":40}   {"v":1,"type":"signal","signal":"INT"}
+  {"v":1,"type":"terminate","grace_ms":500}   {"v":1,"type":"ping","id":1}`,
+  groups: [{ title: "Run flags", flags: RUN_FLAGS }, ...SESSION_GROUPS],
+};
 
 function framingOf(values: FlagValues): Framing {
   const value = values.framing ?? "ndjson";
@@ -82,7 +102,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
   let values: FlagValues;
   let audit: RunAudit | undefined;
   try {
-    const parsed = parseCommandLine(args, RUN_FLAGS);
+    const parsed = parseCommandLine(args, RUN_DOC);
     values = parsed.values;
     framing = framingOf(values);
     // From here on the run is audited, also when it fails to start (bad policy, no sandbox).

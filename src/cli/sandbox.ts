@@ -5,8 +5,27 @@
  */
 import { UsageError } from "../errors.ts";
 import { parseFlags } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { probeBwrap } from "../sandbox/mod.ts";
 import { platformBackend } from "../session/mod.ts";
+
+const SANDBOX_PROBE_FLAGS = {
+  json: {
+    type: "boolean",
+    description: "Print {auto, usable, backends: [{backend, available, detail, fix}]}",
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter sandbox`'s help. */
+export const SANDBOX_DOC: CommandDoc = {
+  name: "sandbox",
+  usage: ["specter sandbox probe [--json]"],
+  about:
+    `Reports which sandbox backends can run on this machine and, for each that cannot, why and how to fix it.
+Exits 0 when the backend --sandbox auto would use is available, 1 otherwise.`,
+  groups: [{ title: "Probe flags", flags: SANDBOX_PROBE_FLAGS }],
+};
 
 /** One backend's availability. */
 export interface BackendReport {
@@ -40,10 +59,7 @@ export function probeBackends(): BackendReport[] {
 
 /** Runs `specter sandbox probe [--json]`; exit 0 when the platform's default backend is available. */
 export function sandboxCommand(args: readonly string[], out: (text: string) => void): number {
-  const { values, positionals } = parseFlags(args, {
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, commandOptions(SANDBOX_DOC));
   if (positionals[0] !== "probe" || positionals.length !== 1) {
     throw new UsageError(`Unknown sandbox command "${positionals.join(" ")}" (try: specter sandbox probe)`);
   }

@@ -12,6 +12,43 @@ import type { RunResult, StepResult } from "../protocol/mod.ts";
 import { loadScenario, runScenario } from "../scenario/mod.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { parseFlags } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+
+const TEST_FLAGS = {
+  artifacts: {
+    type: "string",
+    value: "DIR",
+    description: "Where the artifacts go: DIR itself for one scenario, DIR/N-NAME for the Nth of several " +
+      "(default: a new $XDG_STATE_HOME/specter/runs/NAME-ID/ per scenario)",
+  },
+  "update-goldens": {
+    type: "boolean",
+    description: "Write each snapshot_equals golden from the screen instead of comparing with it",
+  },
+  json: {
+    type: "boolean",
+    description: "Print one JSON document at the end, nothing before it: the run result " +
+      "(spec/schema/run-result.schema.json) of a single scenario, or an array of them for several; a " +
+      'scenario that could not be loaded or run is {scenario, status: "Error", error}',
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter test`'s help. */
+export const TEST_DOC: CommandDoc = {
+  name: "test",
+  usage: ["specter test SCENARIO… [--artifacts DIR] [--update-goldens] [--json]"],
+  about:
+    `Runs each scenario file (YAML or JSON, spec/scenario.md) in turn: its program starts in the sandbox under
+the scenario's policy, the steps drive it and the expectations check its screen. Each step is printed as it
+ends (✓ passed; ✗ failed, with what was expected and the actual screen; - skipped), then the verdict
+(PASSED, FAILED or ERROR) and the artifacts directory: a bundle with run.json, the resolved scenario, the
+effective policy, the frames, a recording, snapshots, the audit log and checksums.json, which
+specter replay DIR re-runs.
+Exits 0 when every scenario passed, 1 when one failed, and otherwise the highest exit status of a scenario
+that could not be loaded or run (2 for an invalid scenario file, 125 when Specter itself failed).`,
+  groups: [{ title: "Test flags", flags: TEST_FLAGS }],
+};
 
 /** What `--json` reports for a scenario that could not be loaded or run at all. */
 interface ScenarioError {
@@ -39,12 +76,7 @@ function stepLine(step: StepResult): string {
  * them for several.
  */
 export async function testCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    artifacts: { type: "string" },
-    "update-goldens": { type: "boolean" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, commandOptions(TEST_DOC));
   if (positionals.length === 0) throw new UsageError("No scenario given (specter test SCENARIO…)");
   const json = values.json === true;
   const results: (RunResult | ScenarioError)[] = [];

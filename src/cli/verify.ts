@@ -13,13 +13,41 @@ import { castTranscript, unifiedDiff } from "../replay/mod.ts";
 import { plainText, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
+import type { CommandDoc, FlagTable } from "./flag_table.ts";
+import { SESSION_GROUPS } from "./session_flags.ts";
 
 const VERIFY_FLAGS = {
-  update: { type: "boolean" },
-  what: { type: "string" },
-  normalize: { type: "string" },
-  strict: { type: "boolean" },
-} as const;
+  what: {
+    type: "string",
+    value: "WHAT",
+    description: "screen or transcript (default: transcript for a .cast golden, screen otherwise)",
+  },
+  normalize: {
+    type: "string",
+    value: "LIST",
+    description: `all (default), none, or filters: ${FILTER_NAMES.join(",")}`,
+  },
+  strict: { type: "boolean", description: "No normalization at all (wins over --normalize)" },
+  update: {
+    type: "boolean",
+    description: "Write the normalized result as the golden instead of comparing (not a .cast golden: " +
+      "that is recorded with specter run --record)",
+  },
+} as const satisfies FlagTable;
+
+/** `specter verify`'s help: its own flags, then the sandbox and session flags. */
+export const VERIFY_DOC: CommandDoc = {
+  name: "verify",
+  usage: ["specter verify GOLDEN [flags] -- CMD ARGS…"],
+  about:
+    `Runs the command in the sandbox, like run, and compares its final screen (a .txt golden) or its transcript
+(its output as plain text: a .cast golden, or --what transcript) with the golden, both normalized first.
+Without --update the golden is read and checked before anything runs. The command gets 60s unless
+--timeout says otherwise; its exit status is not compared. No audit log is written (--artifacts has no effect). A CI gate.
+Exits 0 on a match (verify: OK), 1 with a unified diff on drift (verify: DRIFT), 2 for bad usage or a
+golden that is missing (create it with --update), not a regular file, over 64 MiB or not UTF-8.`,
+  groups: [{ title: "Verify flags", flags: VERIFY_FLAGS }, ...SESSION_GROUPS],
+};
 
 /**
  * Largest golden read, in bytes: a screen golden is a few KiB, a `.cast` golden of a long session some
@@ -96,7 +124,7 @@ export async function verifyCommand(
   out: (text: string) => void,
   warn: (text: string) => void,
 ): Promise<number> {
-  const { values, command } = parseCommandLine(args, VERIFY_FLAGS);
+  const { values, command } = parseCommandLine(args, VERIFY_DOC);
   const [golden, ...rest] = command;
   const dash = args.indexOf("--");
   // Everything after "--" is the command; exactly one positional (the golden) may come before it.
