@@ -97,8 +97,11 @@ function room(terminal: Terminal): number {
   return size - ((terminal.write - Atomics.load(terminal.header, SLOT.read)) | 0);
 }
 
-/** Reads until EAGAIN or a full ring; drops the terminal at EOF/EIO or on an error. */
-function readTerminal(control: Int32Array, terminal: Terminal): void {
+/**
+ * Reads until EAGAIN (or, unless `untilEmpty`, a short read) or a full ring; drops the terminal at EOF/EIO
+ * or on an error.
+ */
+function readTerminal(control: Int32Array, terminal: Terminal, untilEmpty = false): void {
   const lib = libc();
   const { EAGAIN, EINTR, EIO } = lib.table.errno;
   const size = terminal.ring.length;
@@ -115,7 +118,7 @@ function readTerminal(control: Int32Array, terminal: Terminal): void {
       // A short read emptied the terminal: poll() says when more comes, without a read that fails with
       // EAGAIN first. A terminal hands out at most 4095 bytes per read (its line discipline's buffer), so
       // a read that size may have left more behind. EOF still shows as readable.
-      if (n < Math.min(ask, TTY_READ_MAX)) return;
+      if (!untilEmpty && n < Math.min(ask, TTY_READ_MAX)) return;
       continue;
     }
     const errno = n === 0 ? 0 : lib.errno();
@@ -139,7 +142,7 @@ async function run(control: Int32Array): Promise<void> {
     for (const terminal of [...terminals]) {
       if (Atomics.load(terminal.header, SLOT.release) !== 1) continue;
       // What the kernel holds now is still owed to the session (as its own last read would take it).
-      readTerminal(control, terminal);
+      readTerminal(control, terminal, true);
       drop(control, terminal, 0);
     }
     const count = terminals.length + 1;

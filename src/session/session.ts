@@ -21,20 +21,12 @@ import {
 } from "../protocol/mod.ts";
 import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
 import { fromBase64, toBase64, Utf8Chunker } from "../frames/mod.ts";
-import {
-  childWatcher,
-  libc,
-  reactor,
-  type ReaderChannel,
-  readerThread,
-  setWindowSize,
-  signalName,
-  type WaitStatus,
-} from "../pty/mod.ts";
+import { childWatcher, libc, setWindowSize, signalName, type WaitStatus } from "../pty/mod.ts";
 import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
 import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 import { InputPump, type WriteOutcome } from "./input_pump.ts";
+import { TerminalReader } from "./terminal_reader.ts";
 import { QuietWatch } from "./quiet_watch.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
@@ -48,17 +40,12 @@ import type { Ceilings, EnforcedBy, Mechanism } from "../ceilings/mod.ts";
 
 /** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
 const DRAIN_DEADLINE_MS = 2000;
-/** Bytes read for one session before others get a turn. */
-const READ_TURN_BYTES = 1 << 20;
-const READ_BUFFER = new Uint8Array(64 * 1024);
 /** How often the process tree is measured against memory, CPU and process ceilings. */
 const LIMIT_SAMPLE_MS = 100;
 
 type CapsuleKillReason = "memory" | "cpu" | "wall" | "processes" | "output";
-const READ_CHUNK = 4096;
 /** How long the terminal model may still parse a program's output after it exited (ScreenTracker.finish). */
 const SCREEN_FINISH_MS = 2000;
-const READ_CHUNK_BIG = BigInt(READ_CHUNK);
 /** Re-checks for session members still dying before `exit` (5 ms apart, 2 s at most). */
 const SWEEP_INTERVAL_MS = 5;
 const MAX_SWEEPS = 400;
@@ -123,7 +110,8 @@ export class Session {
   /** Callers of {@link inputRoom} waiting for the input queue (and frame queue) to drain. */
   #roomWaiters: { readonly maxPending: number; readonly resolve: () => void }[] = [];
   #outputBytes = 0;
-  #eof = false;
+  /** Reads the terminal (on the reader thread or the JS thread); knows when the output ended. */
+  readonly #reader: TerminalReader;
   #reaped: WaitStatus | null = null;
   #finished = false;
   /** Reading paused because the frame consumer is behind (`bufferBytes` queued). */
@@ -146,14 +134,6 @@ export class Session {
   readonly #quiet: QuietWatch;
   #timers = new Set<Timer>();
   #overflowTimer: Timer | undefined;
-  /** The reader thread's channel when `readerThread` is on (until the thread fails); else null. */
-  #channel: ReaderChannel | null = null;
-  #client = {
-    fd: -1,
-    interest: (): number => this.#interest(),
-    ready: (revents: number): void => this.#ready(revents),
-    fail: (error: unknown): void => this.#fail(error),
-  };
 
   /** @internal Use {@link spawn}. */
   constructor(launched: Launched, options: ResolvedOptions, recorder: CastWriter | null, launch: LaunchInfo) {
@@ -164,7 +144,6 @@ export class Session {
     this.#options = options;
     this.#master = child.master;
     this.#pump = new InputPump((chunk) => this.#writeTerminal(chunk));
-    this.#client.fd = child.master;
     this.pid = child.pid;
     this.argv = options.argv;
     this.#recorder = recorder;
@@ -200,8 +179,19 @@ export class Session {
       ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
-    if (options.readerThread) this.#channel = readerThread().open(child.master, () => this.#onChannel());
-    reactor().add(this.#client); // With a reader thread, only for input that has to wait for POLLOUT.
+    this.#reader = new TerminalReader(child.master, options.readerThread, {
+      output: (bytes) => this.#onOutput(bytes),
+      eof: () => this.#onEof(),
+      blocked: () => this.#blocked(),
+      wantsWrite: () => this.#pump.waiting,
+      writable: () => {
+        this.#pump.flush();
+        this.#afterInput();
+      },
+      fail: (error) => this.#fail(error),
+      released: () => this.#maybeFinish(),
+      later: (ms, fn) => void this.#later(ms, fn),
+    });
     if (options.timeoutMs !== null) {
       const wall = options.timeoutMs;
       this.#later(wall, () => {
@@ -302,7 +292,7 @@ export class Session {
   }
 
   #hasRoom(maxPending: number): boolean {
-    return this.#finished || this.#eof ||
+    return this.#finished || this.#reader.eof ||
       (this.#pump.pending <= maxPending && this.#log.lagBytes <= this.#options.bufferBytes);
   }
 
@@ -478,7 +468,7 @@ export class Session {
   // ── input ───────────────────────────────────────────────────────────────────────────────────────
 
   #assertOpen(): void {
-    if (this.#finished || this.#eof) {
+    if (this.#finished || this.#reader.eof) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
     }
   }
@@ -513,113 +503,10 @@ export class Session {
   /** After input moved: wake callers waiting for room, and poll for POLLOUT while input waits. */
   #afterInput(): void {
     this.#wakeRoomWaiters();
-    if (this.#pump.waiting) reactor().wake();
+    if (this.#pump.waiting) this.#reader.pollAgain();
   }
 
   // ── output ──────────────────────────────────────────────────────────────────────────────────────
-
-  #interest(): number {
-    const { POLLIN, POLLOUT } = libc().table.poll;
-    if (this.#eof) return 0;
-    const reading = !this.#blocked() && this.#channel?.active !== true;
-    return (reading ? POLLIN : 0) | (this.#pump.waiting ? POLLOUT : 0);
-  }
-
-  #ready(revents: number): void {
-    const { POLLOUT } = libc().table.poll;
-    if (revents & POLLOUT) {
-      this.#pump.flush();
-      this.#afterInput();
-    }
-    if (!this.#blocked() && (revents & ~POLLOUT) !== 0) this.#readAvailable();
-  }
-
-  /** Reads until EAGAIN, EOF/EIO, a pause, or the end of this session's turn. */
-  #readAvailable(): void {
-    if (this.#channel?.active) {
-      this.#pull();
-      return;
-    }
-    const lib = libc();
-    const { EAGAIN, EINTR } = lib.table.errno;
-    let turn = 0;
-    while (!this.#eof && !this.#blocked()) {
-      let filled = 0;
-      let drained = false;
-      while (filled < READ_BUFFER.length) {
-        // Ask for at most READ_CHUNK per call: large tty reads measured 30–40 % slower end to end (they
-        // hold the tty longer and the writer stalls), while frames still coalesce up to READ_BUFFER.
-        const room = READ_BUFFER.length - filled;
-        const ask = room >= READ_CHUNK ? READ_CHUNK_BIG : BigInt(room); // Never past the buffer's end.
-        const n = Number(lib.sym.read(this.#master, READ_BUFFER.subarray(filled), ask));
-        if (n > 0) {
-          filled += n;
-          continue;
-        }
-        const errno = n === 0 ? 0 : lib.errno();
-        if (errno === EINTR) continue;
-        if (errno === EAGAIN) drained = true;
-        else this.#eof = true; // 0 (EOF) or EIO: every holder of the slave side has closed it.
-        break;
-      }
-      if (filled > 0) this.#onOutput(READ_BUFFER.subarray(0, filled));
-      turn += filled;
-      if (drained || turn >= READ_TURN_BYTES) break;
-    }
-    if (this.#eof) this.#onEof();
-  }
-
-  #onChannel(): void {
-    try {
-      this.#pull();
-    } catch (error: unknown) {
-      this.#fail(error); // As when the reactor's call into this session throws.
-    }
-  }
-
-  /**
-   * Takes what the reader thread read, until none is left, a pause, or the end of this session's turn; at
-   * its EOF, ends the output. When the thread failed, takes the rest and goes on reading on the JS thread.
-   */
-  #pull(): void {
-    const channel = this.#channel;
-    if (channel === null) return;
-    if (!channel.active) {
-      if (channel.failed) this.#channel = null; // It never started: reading stays on the JS thread.
-      return;
-    }
-    if (this.#eof) {
-      if (channel.ended) this.#maybeFinish(); // It was waiting for the thread to let go of the terminal.
-      return;
-    }
-    let turn = 0;
-    while (!this.#blocked()) {
-      const n = channel.take(READ_BUFFER);
-      if (n > 0) {
-        this.#onOutput(READ_BUFFER.subarray(0, n));
-        turn += n;
-        if (turn < READ_TURN_BYTES) continue;
-        this.#later(0, () => this.#onChannel()); // Other sessions' turn; the rest stays in the ring.
-        return;
-      }
-      if (!channel.done) return; // More comes with the next notification.
-      if (channel.failed) {
-        this.#channel = null;
-        reactor().wake(); // POLLIN is of interest again.
-        this.#readAvailable();
-        return;
-      }
-      this.#eof = true;
-      this.#onEof();
-      return;
-    }
-  }
-
-  /** Reading may go on (no longer paused): poll again, or take from the reader thread's ring. */
-  #wakeReading(): void {
-    reactor().wake();
-    if (this.#channel !== null) queueMicrotask(() => this.#onChannel());
-  }
 
   #onOutput(bytes: Uint8Array): void {
     this.#quiet.output();
@@ -654,7 +541,7 @@ export class Session {
       history: this.#options.screenHistory,
       onPressure: (behind) => {
         this.#backlogged = behind;
-        if (!behind) this.#wakeReading();
+        if (!behind) this.#reader.wake();
       },
     });
     return this.#screen;
@@ -731,7 +618,7 @@ export class Session {
     this.#paused = false;
     this.#clear(this.#overflowTimer);
     this.#overflowTimer = undefined;
-    this.#wakeReading();
+    this.#reader.wake();
   }
 
   #onDrain(): void {
@@ -776,8 +663,8 @@ export class Session {
         this.#screen?.finish(this.#breached !== null ? 0 : SCREEN_FINISH_MS);
         // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
         this.#kill();
-        if (!this.#eof) {
-          this.#readAvailable();
+        if (!this.#reader.eof) {
+          this.#reader.readAvailable();
           this.#armDrainDeadline();
         }
         this.#maybeFinish();
@@ -797,22 +684,13 @@ export class Session {
    */
   #armDrainDeadline(): void {
     this.#later(DRAIN_DEADLINE_MS, () => {
-      if (this.#eof) return;
+      if (this.#reader.eof) return;
       if (this.#blocked()) {
         this.#armDrainDeadline();
         return;
       }
-      if (this.#channel?.active) {
-        // Stop the thread reading; its EOF follows, or this deadline comes back without the thread.
-        this.#channel.release();
-        this.#armDrainDeadline();
-        return;
-      }
-      this.#readAvailable();
-      if (!this.#eof) {
-        this.#eof = true;
-        this.#onEof();
-      }
+      // The reader thread is asked to stop first: its EOF follows, or this deadline comes back without it.
+      if (this.#reader.giveUp()) this.#armDrainDeadline();
     });
   }
 
@@ -823,8 +701,7 @@ export class Session {
       `Reading the terminal failed: ${error instanceof Error ? error.message : String(error)}`,
     );
     this.#discard = true;
-    this.#eof = true;
-    reactor().remove(this.#client); // Done already when the reactor called; not when the reader thread did.
+    this.#reader.stop();
     this.#kill();
     this.#maybeFinish();
   }
@@ -836,19 +713,15 @@ export class Session {
   }
 
   #onEof(): void {
-    reactor().remove(this.#client);
     this.#wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
     this.#deliver(this.#discard ? null : this.#chunker.end());
     this.#maybeFinish();
   }
 
   #maybeFinish(): void {
-    if (this.#finished || !this.#eof || this.#reaped === null || this.#snapshotsPending > 0) return;
+    if (this.#finished || !this.#reader.eof || this.#reaped === null || this.#snapshotsPending > 0) return;
     if (!this.#tree.initReaped) return; // leaderReaped's callback comes back here.
-    if (this.#channel !== null && !this.#channel.ended) {
-      this.#channel.release(); // The terminal is closed below: the thread must have let go of it first.
-      if (!this.#channel.ended) return; // It will have: #pull comes back here.
-    }
+    if (!this.#reader.closable()) return; // The reader thread lets go of the terminal first: `released` comes back here.
     // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
     // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
     if (performance.now() - this.#tree.lastKillAt < SWEEP_INTERVAL_MS) {
