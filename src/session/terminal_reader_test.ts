@@ -83,7 +83,7 @@ for (const useThread of [false, true]) {
   });
 }
 
-Deno.test("terminal reader: giving up on a terminal someone else holds open ends the output", async () => {
+Deno.test("terminal reader: giving up on a terminal someone else holds open ends the output", () => {
   const t = setup(false);
   try {
     t.write("last words");
