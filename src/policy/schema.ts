@@ -57,10 +57,10 @@ export const FsSchema = z
 /** The `budgets` table. */
 export const BudgetsSchema = z
   .strictObject({
-    wall_ms: budget("Wall-clock limit in milliseconds."),
-    cpu_seconds: budget("CPU time limit in seconds."),
-    memory_bytes: budget("Memory limit in bytes."),
-    processes: budget("Maximum number of processes."),
+    wall_ms: budget("Wall-clock ceiling in milliseconds."),
+    cpu_seconds: budget("CPU time of the whole process tree in seconds, exited children included."),
+    memory_bytes: budget("Memory of the whole process tree in bytes, tmpfs files included."),
+    processes: budget("Processes in the whole tree."),
     output_bytes: budget("Output budget in bytes."),
     file_size_bytes: budget("Largest file the program may write, in bytes."),
   })

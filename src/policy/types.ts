@@ -8,15 +8,18 @@
  */
 import type { FilterName } from "./normalize.ts";
 
-/** Resource ceilings; `null` means no ceiling of that kind. */
+/**
+ * Resource ceilings; `null` means no ceiling of that kind. Their names across flags, scenarios and the
+ * library are one table in spec/policy.md ("budgets").
+ */
 export interface Budgets {
-  /** Wall-clock limit in milliseconds. */
+  /** Wall-clock ceiling in milliseconds. */
   readonly wall_ms: number | null;
-  /** CPU time limit in seconds (RLIMIT_CPU). */
+  /** CPU time of the whole process tree in seconds, exited children included. */
   readonly cpu_seconds: number | null;
-  /** Memory limit in bytes (address space / tree RSS). */
+  /** Memory of the whole process tree in bytes, tmpfs files included. */
   readonly memory_bytes: number | null;
-  /** Maximum number of processes (RLIMIT_NPROC). */
+  /** Processes in the whole tree. */
   readonly processes: number | null;
   /** Output budget in bytes (the session's `maxOutputBytes`). */
   readonly output_bytes: number | null;

@@ -63,10 +63,12 @@ export const RunConfigSchema = z.strictObject({
     "Preset name or policy file (relative to the scenario); default strict",
   ),
   ack_unsafe_write: z.boolean().optional().describe("Acknowledge a policy with fs.write"),
-  timeout_ms: positive.optional().describe("Wall-clock limit of the whole run"),
-  max_output_bytes: positive.optional(),
-  max_memory_bytes: positive.optional(),
-  max_procs: positive.optional(),
+  timeout_ms: positive.optional().describe("Wall-clock ceiling of the whole run (the policy's wall_ms)"),
+  max_output_bytes: positive.optional().describe("Output ceiling in bytes (the policy's output_bytes)"),
+  max_memory_bytes: positive.optional().describe(
+    "Memory of the whole process tree in bytes, tmpfs files included (the policy's memory_bytes)",
+  ),
+  max_procs: positive.optional().describe("Processes in the whole tree (the policy's processes)"),
   allow_binary: z.boolean().optional().describe(
     "Accept output that is not valid UTF-8 (default false: E_TERMINAL_PARSE)",
   ),

@@ -68,7 +68,10 @@ export interface SpawnOptions {
    * A policy's budgets can only tighten them. A breach emits `capsule_kill`, kills the tree, then `exit`.
    */
   readonly limits?: {
-    /** Resident memory of the whole tree, in bytes (watched; RLIMIT_AS at 4× as a backstop). */
+    /**
+     * Memory of the whole tree in bytes, tmpfs files included (the session's cgroup where the host allows,
+     * else its resident memory sampled; RLIMIT_AS at 4× as a backstop).
+     */
     readonly memoryBytes?: number;
     /** CPU seconds (RLIMIT_CPU per process, and the tree's total watched). */
     readonly cpuSeconds?: number;
