@@ -26,12 +26,12 @@ import { FileError, SessionError } from "../errors.ts";
 import {
   closeFd,
   fdInfo,
-  fdProcPath,
   LineFile,
   openBeneath,
   openDirectory,
   readFd,
   readFileBeneath,
+  walkBeneath,
   writeFileWhole,
 } from "../fsafe/mod.ts";
 import { sha256 } from "../sandbox/mod.ts";
@@ -144,31 +144,14 @@ const MARKER = "!";
  * with no symlink in any component (`openBeneath`) and hashed through the descriptor that was opened:
  * a symlink, special file or over-size file gets a marker instead (never followed, never read).
  */
-function digests(rootFd: number, prefix: string, out: Map<string, string>): void {
-  const here = prefix === "" ? rootFd : openBeneath(rootFd, prefix, { mode: "handle" });
-  try {
-    for (const entry of Deno.readDirSync(fdProcPath(here))) {
-      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-      let handle: number;
-      try {
-        handle = openBeneath(rootFd, path, { mode: "handle" });
-      } catch (error: unknown) {
-        // A symlink (or an entry that vanished or changed under us) is listed, never followed.
-        out.set(path, `${MARKER}${error instanceof FileError ? error.code : "unreadable"}`);
-        continue;
-      }
-      try {
-        const info = fdInfo(handle);
-        if (info.kind === "dir") digests(rootFd, path, out);
-        else if (info.kind !== "file") out.set(path, `${MARKER}${info.kind}`);
-        else out.set(path, digestFile(rootFd, path, info.identity));
-      } finally {
-        closeFd(handle);
-      }
-    }
-  } finally {
-    if (here !== rootFd) closeFd(here);
-  }
+function digests(rootFd: number, out: Map<string, string>): void {
+  walkBeneath(rootFd, (entry) => {
+    // A symlink (or an entry that vanished or changed under us) is listed, never followed.
+    if ("error" in entry) {
+      out.set(entry.path, `${MARKER}${entry.error instanceof FileError ? entry.error.code : "unreadable"}`);
+    } else if (entry.kind !== "file") out.set(entry.path, `${MARKER}${entry.kind}`);
+    else out.set(entry.path, digestFile(rootFd, entry.path, entry.identity));
+  });
 }
 
 /** sha256 of the regular file `path` beneath `rootFd`, read through one descriptor; a marker otherwise. */
@@ -200,7 +183,7 @@ export function checksums(dir: string | number): Record<string, string> {
   const rootFd = typeof dir === "number" ? dir : openDirectory(dir);
   try {
     const out = new Map<string, string>();
-    digests(rootFd, "", out);
+    digests(rootFd, out);
     return Object.fromEntries(
       [...out].filter(([f]) => f !== CHECKSUMS_FILE && f !== REPLAY_DIR && !f.startsWith(`${REPLAY_DIR}/`))
         .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0),

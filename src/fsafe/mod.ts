@@ -29,3 +29,4 @@ export {
   reopenFd,
 } from "./ancestors.ts";
 export { isWithin } from "./within.ts";
+export { walkBeneath, type WalkEntry } from "./walk.ts";

@@ -7,7 +7,7 @@
  */
 import { dirname, join } from "node:path";
 import { FileError, SessionError } from "../errors.ts";
-import { closeFd, fdInfo, fdProcPath, openBeneath, openDirectory, readFileBeneath } from "../fsafe/mod.ts";
+import { closeFd, openDirectory, readFileBeneath, walkBeneath } from "../fsafe/mod.ts";
 import { SANDBOX_ID } from "../sandbox/mod.ts";
 
 /** Where the workspace is archived inside the artifacts. */
@@ -59,36 +59,21 @@ export function archiveWorkspace(root: string, artifacts: string): void {
   let rootFd = -1;
   try {
     rootFd = openDirectory(root);
-    archiveBeneath(rootFd, "", join(artifacts, WORKSPACE_DIR));
+    archiveBeneath(rootFd, join(artifacts, WORKSPACE_DIR));
   } finally {
     closeFd(rootFd);
     Deno.removeSync(root, { recursive: true });
   }
 }
 
-function archiveBeneath(rootFd: number, prefix: string, target: string): void {
-  const here = prefix === "" ? rootFd : openBeneath(rootFd, prefix, { mode: "handle" });
-  try {
-    for (const entry of Deno.readDirSync(fdProcPath(here))) {
-      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-      let handle: number;
-      try {
-        handle = openBeneath(rootFd, path, { mode: "handle" });
-      } catch (error: unknown) {
-        if (error instanceof FileError) continue; // A symlink (or gone): not archived, never followed.
-        throw error;
-      }
-      try {
-        const kind = fdInfo(handle).kind;
-        if (kind === "dir") archiveBeneath(rootFd, path, target);
-        else if (kind === "file") archiveFile(rootFd, path, join(target, path));
-      } finally {
-        closeFd(handle);
-      }
+function archiveBeneath(rootFd: number, target: string): void {
+  walkBeneath(rootFd, (entry) => {
+    if ("error" in entry) {
+      if (entry.error instanceof FileError) return; // A symlink (or gone): not archived, never followed.
+      throw entry.error;
     }
-  } finally {
-    if (here !== rootFd) closeFd(here);
-  }
+    if (entry.kind === "file") archiveFile(rootFd, entry.path, join(target, entry.path));
+  });
 }
 
 function archiveFile(rootFd: number, path: string, to: string): void {
