@@ -149,20 +149,23 @@ export function launch(request: LaunchRequest): Launched {
       cgroupMode(),
     );
     let settled = false;
-    const settle = (run: boolean) => {
+    const release = () => {
+      if (settled) return;
+      // Settled only once released: when releasing throws, the caller's abort() still cleans up.
+      if (gate !== null && plan.gate !== null) releaseGate(gate);
+      settled = true;
+      if (gate !== null) closeGate(gate);
+    };
+    const abort = () => {
       if (settled) return;
       settled = true;
-      if (gate !== null) {
-        if (run && plan.gate !== null) releaseGate(gate);
-        closeGate(gate);
-      }
-      if (!run) {
-        // Held at the gate (or just released): it must not run without its session.
-        if (plan.gate !== null) killHelper(child);
-        held.close(); // Empties and removes the session's cgroup.
-        init?.handle.close();
-        releaseSubreaper?.();
-      }
+      // Killed before its gate closes (bwrap reads the gate's EOF as "go"); a program launched without a
+      // gate is already running, and must not go on without its session either.
+      killHelper(child);
+      if (gate !== null) closeGate(gate);
+      held.close(); // Empties and removes the session's cgroup.
+      init?.handle.close();
+      releaseSubreaper?.();
     };
     launched = true;
     return {
@@ -179,8 +182,8 @@ export function launch(request: LaunchRequest): Launched {
           releaseSubreaper: releaseSubreaper ?? null,
           later,
         }),
-      release: () => settle(true),
-      abort: () => settle(false),
+      release,
+      abort,
     };
   } catch (error: unknown) {
     releaseSubreaper?.();

@@ -37,8 +37,8 @@ export const CONTROL = {
   /** 1 asks the thread to exit. */
   stop: 2,
   /**
-   * 1 while the JS thread waits on `generation` (set by the JS thread, cleared by the thread when it
-   * notifies): a bump while nobody waits costs no futex wake-up.
+   * 1 while the JS thread waits on `generation` (set and cleared by the JS thread only): a bump while
+   * nobody waits costs no futex wake-up.
    */
   waiting: 3,
 } as const;

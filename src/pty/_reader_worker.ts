@@ -68,14 +68,14 @@ function yieldToEventLoop(): Promise<void> {
 }
 
 /**
- * Bumps the generation; wakes the JS thread only when it waits for one (`CONTROL.waiting`). Its own
+ * Bumps the generation; wakes the JS thread only while it waits for one (`CONTROL.waiting`). Its own
  * order (flag, then a wait on the generation it saw) means a bump it did not see is never slept through.
+ * Only the JS thread clears the flag, once awake: were this thread to clear it, a notify meant for an
+ * older bump (delayed here) could use up the flag of a newer wait and leave that wait without a wake-up.
  */
 function announce(control: Int32Array): void {
   Atomics.add(control, CONTROL.generation, 1);
-  if (Atomics.compareExchange(control, CONTROL.waiting, 1, 0) === 1) {
-    Atomics.notify(control, CONTROL.generation);
-  }
+  if (Atomics.load(control, CONTROL.waiting) === 1) Atomics.notify(control, CONTROL.generation);
 }
 
 /** Drops `terminal`: the thread never touches its fd again, so the JS thread may close it. */
@@ -101,31 +101,33 @@ function room(terminal: Terminal): number {
  * Reads until EAGAIN (or, unless `untilEmpty`, a short read) or a full ring; drops the terminal at EOF/EIO
  * or on an error.
  */
-function readTerminal(control: Int32Array, terminal: Terminal, untilEmpty = false): void {
+function readTerminal(control: Int32Array, terminal: Terminal, untilEmpty = false): number {
   const lib = libc();
   const { EAGAIN, EINTR, EIO } = lib.table.errno;
   const size = terminal.ring.length;
+  let total = 0;
   for (;;) {
     const free = room(terminal);
-    if (free === 0) return;
+    if (free === 0) return total;
     const at = terminal.write & (size - 1);
     const ask = Math.min(READ_CHUNK, free, size - at);
     const n = Number(lib.sym.read(terminal.fd, terminal.ring.subarray(at, at + ask), BigInt(ask)));
     if (n > 0) {
       terminal.write = (terminal.write + n) | 0;
+      total += n;
       Atomics.store(terminal.header, SLOT.write, terminal.write);
       announce(control);
       // A short read emptied the terminal: poll() says when more comes, without a read that fails with
       // EAGAIN first. A terminal hands out at most 4095 bytes per read (its line discipline's buffer), so
       // a read that size may have left more behind. EOF still shows as readable.
-      if (!untilEmpty && n < Math.min(ask, TTY_READ_MAX)) return;
+      if (!untilEmpty && n < Math.min(ask, TTY_READ_MAX)) return total;
       continue;
     }
     const errno = n === 0 ? 0 : lib.errno();
     if (errno === EINTR) continue;
-    if (errno === EAGAIN) return;
+    if (errno === EAGAIN) return total;
     drop(control, terminal, errno === EIO ? 0 : errno); // EIO: every holder of the slave side closed it.
-    return;
+    return total;
   }
 }
 

@@ -116,9 +116,10 @@ export function waitBlocked(pid: number, blockFd: number, deadline: number): boo
     try {
       text = Deno.readTextFileSync(`/proc/${pid}/syscall`);
     } catch (error: unknown) {
-      // Gone (also between the open and the read: ESRCH): its setup failed, and it says why on the
-      // terminal. Anything else (no permission to look) must not let it run unchecked.
-      if (error instanceof Deno.errors.NotFound || errorCode(error) === "ESRCH") return false;
+      // Gone, or dying (between the open and the read the kernel answers ESRCH, which Deno reports as a
+      // plain Error): its setup failed, and it says why on the terminal. Anything else (no permission to
+      // look at a process that is still there) must not let it run unchecked.
+      if (error instanceof Deno.errors.NotFound || isZombie(pid)) return false;
       throw new SpawnError("E_SPAWN", `Could not watch the sandbox's setup (${String(error)})`, {
         cause: error,
       });
@@ -131,12 +132,6 @@ export function waitBlocked(pid: number, blockFd: number, deadline: number): boo
     }
     sleepMs(delay);
   }
-}
-
-/** The `code` Deno gives an OS error (`"ESRCH"`), if any. */
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
 }
 
 /** True when `pid` is a zombie or gone (state `Z` or `X` in `/proc/<pid>/stat`). */

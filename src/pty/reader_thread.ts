@@ -40,6 +40,8 @@ const RING_BYTES = 1 << 20;
 const STREAM_BYTES = 16 * 1024;
 const STREAM_WINDOW_MS = 4;
 const STREAM_PAUSE_MS = 4;
+/** The longest the JS thread waits for the reader thread before it looks at the rings anyway. */
+const LISTEN_BACKSTOP_MS = 100;
 
 /** One terminal read by the thread, as the JS thread sees it. */
 export interface ReaderChannel {
@@ -335,7 +337,8 @@ export class ReaderThread {
         // Every read and every dropped fd bumps the generation; a bump since the last look returns at
         // once. The flag asks the thread to notify (it skips the futex wake-up while nobody waits).
         Atomics.store(control, CONTROL.waiting, 1);
-        const waiting = Atomics.waitAsync(control, CONTROL.generation, generation);
+        // The timeout is a backstop only: no bump is ever slept through (see `announce` in the worker).
+        const waiting = Atomics.waitAsync(control, CONTROL.generation, generation, LISTEN_BACKSTOP_MS);
         if (waiting.async) await waiting.value;
         Atomics.store(control, CONTROL.waiting, 0);
       }

@@ -122,6 +122,11 @@ export class TerminalReader {
   giveUp(): boolean {
     if (this.#eof) return false;
     if (this.#channel?.active) {
+      if (this.#channel.ended) {
+        // The thread let go already, but its end was not taken (a missed notification): take it now.
+        this.#pull();
+        return !this.#eof;
+      }
       this.#channel.release();
       return true;
     }

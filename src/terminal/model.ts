@@ -197,8 +197,20 @@ export class TerminalModel {
   #recover(broken: Terminal): void {
     if (broken !== this.#term || this.#disposed) return;
     this.#faults++;
-    this.#term = this.#newTerminal(broken.cols, broken.rows);
-    setTimeout(() => broken.dispose(), 0);
+    try {
+      this.#term = this.#newTerminal(broken.cols, broken.rows);
+    } catch {
+      // Could not even make a new one (out of memory): go on with the broken one rather than throw into
+      // xterm's timer; its next throw comes back here.
+      return;
+    }
+    setTimeout(() => {
+      try {
+        broken.dispose();
+      } catch {
+        // A broken emulator may fail to tear down too; it is dropped either way.
+      }
+    }, 0);
   }
 
   /**

@@ -30,6 +30,8 @@ export interface ScreenModel {
   readonly applicationCursor: boolean;
   /** Drops unparsed and later output; returns the units dropped (see {@link TerminalModel.abandon}). */
   abandon?(): number;
+  /** Times the emulator failed and was replaced (its modes were lost with it; see `TerminalModel.faults`). */
+  readonly faults?: number;
 }
 
 /** Creates a model of `size` that reports parsed units to `onParsed`. */
@@ -93,11 +95,13 @@ export class ScreenTracker {
   }
 
   /**
-   * DECCKM as the model sees it, or `null` when there is no model or it has not caught up with the
-   * output yet (then a cheaper scanner that runs as output is read is more current).
+   * DECCKM as the model sees it, or `null` when there is no model, it has not caught up with the output
+   * yet, or it failed and was replaced with its modes (then a cheaper scanner that runs as output is read
+   * knows better).
    */
   get applicationCursor(): boolean | null {
-    if (this.#model === null || this.#watermarks.pending > 0) return null;
+    // After a fault the model's modes started again from defaults: the scanner knows better.
+    if (this.#model === null || this.#watermarks.pending > 0 || (this.#model.faults ?? 0) > 0) return null;
     return this.#model.applicationCursor;
   }
 

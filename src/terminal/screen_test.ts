@@ -8,6 +8,7 @@ class FakeModel implements ScreenModel {
   readonly log: (string | Size)[] = [];
   readonly unparsed: string[] = [];
   applicationCursor = false;
+  faults = 0;
   size: Size;
   readonly #onParsed: (units: number) => void;
 
@@ -102,6 +103,9 @@ Deno.test("ScreenTracker: DECCKM comes from the model only once it caught up", a
   model.parse();
   model.applicationCursor = false;
   assert.equal(tracker.applicationCursor, false);
+  // The emulator failed and was replaced: its modes are the defaults again, the scanner knows better.
+  model.faults = 1;
+  assert.equal(tracker.applicationCursor, null);
 });
 
 Deno.test("ScreenTracker: lazy: nothing is created until asked, then the history replays in order", async () => {
