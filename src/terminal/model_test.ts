@@ -245,3 +245,17 @@ Deno.test("model: a screen without faults is not partial, and faults start at 0"
   assert.equal(model.snapshot().partial, false);
   model.dispose();
 });
+
+Deno.test("model: hyperlinks do not outlive a reset (RIS after OSC 8 leaked a whole screen each time)", async () => {
+  const model = await TerminalModel.create({ cols: 80, rows: 24 });
+  const link = "\x1b]8;;http://example.com\x1b\\";
+  for (let i = 0; i < 200; i++) model.write(`\x1bc${link}link ${i}\x1b]8;;\x1b\\\r\n`);
+  await model.settled();
+  // The links on the screen now, not one per reset: xterm kept them (and their old screens) before.
+  assert.equal(model.heldLinks, 1);
+  assert.deepEqual(model.snapshot().lines, ["link 199"]);
+  model.write("\x1bc");
+  await model.settled();
+  assert.equal(model.heldLinks, 0);
+  model.dispose();
+});
