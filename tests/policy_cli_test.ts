@@ -534,3 +534,27 @@ for (const name of PRESET_NAMES) {
     },
   });
 }
+
+Deno.test("a Seatbelt launch gets its private temp directory: writable in the profile and TMPDIR", async () => {
+  await withTempDir(async (dir) => {
+    const tmp = await Deno.realPath(await Deno.makeTempDir({ dir }));
+    const options = runOptions("basic", dir, "seatbelt", ["/bin/echo", "hi"]);
+    let made = 0;
+    const { plan } = prepareLaunch(options, { privateTmp: () => (made++, tmp) });
+    assert.equal(made, 1);
+    assert.equal(plan.env.TMPDIR, tmp);
+    const profile = plan.argv[plan.argv.indexOf("-p") + 1]!;
+    assert.match(profile, new RegExp(`\\(allow file-read\\* file-write\\*[^)]*\\(subpath "${tmp}"\\)`));
+    assert.ok(!profile.includes("No private temp dir"));
+
+    // Rendering (no temp directory asked for) shows the profile without one, and says so.
+    const rendered = prepareLaunch(options).plan;
+    assert.equal(rendered.env.TMPDIR, undefined);
+    assert.ok(rendered.argv[rendered.argv.indexOf("-p") + 1]!.includes("No private temp dir"));
+    // Other backends never ask for one.
+    if (HAS_BWRAP) {
+      prepareLaunch(runOptions("basic", dir, "bwrap", ["/bin/echo"]), { privateTmp: () => (made++, tmp) });
+      assert.equal(made, 1);
+    }
+  });
+});

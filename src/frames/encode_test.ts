@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decodeStream, encodeFrames } from "./encode.ts";
+import { decodeStream, encodeFrames, encodeUtf8 } from "./encode.ts";
 import type { Frame } from "../protocol/mod.ts";
 
 const frames: Frame[] = [
@@ -25,4 +25,20 @@ Deno.test("a truncated length stream is reported", () => {
   const bytes = encodeFrames(frames, "length");
   assert.throws(() => decodeStream(bytes.subarray(0, bytes.length - 1), "length"), /Truncated frame/);
   assert.throws(() => decodeStream(bytes.subarray(0, 2), "length"), /Truncated length prefix/);
+});
+
+Deno.test("encodeUtf8: ASCII, non-ASCII anywhere, lone surrogates and the empty string", () => {
+  const reference = new TextEncoder();
+  for (
+    const text of [
+      "",
+      "plain ascii\r\n",
+      "é at the start",
+      "at the end: 中",
+      "emoji 😀 mid",
+      "lone \ud800 half",
+    ]
+  ) {
+    assert.deepEqual(encodeUtf8(text), reference.encode(text), JSON.stringify(text));
+  }
 });

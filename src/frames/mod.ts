@@ -5,5 +5,13 @@
  * @module
  */
 export { type DriverLineResult, DriverLineSplitter } from "./driver_lines.ts";
-export { decodeStream, encodeFrames, type Framing, FRAMINGS } from "./encode.ts";
-export { concatBytes, fromBase64, incompleteTail, type Payload, toBase64, Utf8Chunker } from "./utf8.ts";
+export { decodeStream, encodeFrames, encodeUtf8, type Framing, FRAMINGS } from "./encode.ts";
+export {
+  concatBytes,
+  fromBase64,
+  incompleteTail,
+  type Payload,
+  toBase64,
+  toPayload,
+  Utf8Chunker,
+} from "./utf8.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fromBase64, incompleteTail, toBase64, Utf8Chunker } from "./utf8.ts";
+import { fromBase64, incompleteTail, toBase64, toPayload, Utf8Chunker } from "./utf8.ts";
 
 const bytes = (...values: number[]) => new Uint8Array(values);
 
@@ -50,4 +50,11 @@ Deno.test("an incomplete character at end of stream is flushed as base64", () =>
 
 Deno.test("a byte order mark is delivered, not swallowed", () => {
   assert.deepEqual(new Utf8Chunker().push(bytes(0xef, 0xbb, 0xbf, 0x61)), { data: "\ufeffa", binary: false });
+});
+
+Deno.test("toPayload: valid UTF-8 is text (a BOM kept), anything else base64 of the exact bytes", () => {
+  assert.deepEqual(toPayload(new TextEncoder().encode("héllo")), { data: "héllo", binary: false });
+  assert.deepEqual(toPayload(new Uint8Array([0xef, 0xbb, 0xbf, 0x41])), { data: "\ufeffA", binary: false });
+  assert.deepEqual(toPayload(new Uint8Array([0xff, 0x41])), { data: "/0E=", binary: true });
+  assert.deepEqual(toPayload(new Uint8Array([0xe2, 0x82])), { data: "4oI=", binary: true });
 });

@@ -105,6 +105,11 @@ async function matches(
   return verdict === TIMED_OUT ? null : verdict;
 }
 
+/** What is left of `budgetMs` that began at `started` (at least 1 ms: a regex gets one try). */
+function left(budgetMs: number, started: number): number {
+  return Math.max(1, budgetMs - (performance.now() - started));
+}
+
 /** Runs one loaded scenario to completion and returns its result; never throws for a failing program. */
 export async function runScenario(loaded: LoadedScenario, options: RunScenarioOptions): Promise<RunResult> {
   const started = performance.now();
@@ -261,8 +266,14 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     }
   })();
 
-  const screen = () => live.screen();
-  const screenText = async (budgetMs?: number) => await normalize(snapshotText(await screen()), budgetMs);
+  /** The screen; with a budget, as far as the terminal model got within it (then `partial`). */
+  const screen = (budgetMs?: number) => live.screen(budgetMs === undefined ? {} : { waitMs: budgetMs });
+  /** The screen's normalized text; the budget covers the wait for the model and the redactions. */
+  const screenText = async (budgetMs?: number) => {
+    const started = performance.now();
+    const text = snapshotText(await screen(budgetMs));
+    return await normalize(text, budgetMs === undefined ? undefined : left(budgetMs, started));
+  };
   /** Polls `test` (given the time left, its regex budget) until it holds or the deadline passes. */
   const waitUntil = async (test: (budgetMs: number) => Promise<boolean>, timeoutMs: number, what: string) => {
     const deadline = performance.now() + timeoutMs;
@@ -388,7 +399,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
         async (budget) => {
           const started = performance.now();
           const text = await screenText(budget);
-          return await matches(clock, source, "m", text, budget - (performance.now() - started)) === true;
+          return await matches(clock, source, "m", text, left(budget, started)) === true;
         },
         timeout,
         `regex /${condition.regex}/`,
@@ -398,8 +409,9 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
       const source = condition.prompt;
       return await waitUntil(
         async (budget) => {
-          const s = await screen();
-          return await matches(clock, source, "", s.lines[s.cursor.y] ?? "", budget) === true;
+          const started = performance.now();
+          const s = await screen(budget);
+          return await matches(clock, source, "", s.lines[s.cursor.y] ?? "", left(budget, started)) === true;
         },
         timeout,
         `a prompt matching /${condition.prompt}/ on the cursor line`,

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { libc } from "../pty/mod.ts";
+
 /** The outcome of one non-blocking write: bytes written, or why none were. */
 export type WriteOutcome = number | "again" | "interrupted" | "gone";
 
@@ -60,4 +62,16 @@ export class InputPump {
       else this.#queue[0] = chunk.subarray(outcome);
     }
   }
+}
+
+/** One non-blocking `write(2)` to `fd` (the terminal's master side), as an {@link InputPump} needs it. */
+export function terminalWrite(fd: number): NonBlockingWrite {
+  return (chunk) => {
+    const lib = libc();
+    const written = Number(lib.sym.write(fd, chunk, BigInt(chunk.length)));
+    if (written >= 0) return written;
+    const errno = lib.errno();
+    if (errno === lib.table.errno.EINTR) return "interrupted";
+    return errno === lib.table.errno.EAGAIN ? "again" : "gone";
+  };
 }

@@ -8,9 +8,11 @@ export {
   platformBackend,
   type PreparedLaunch,
   prepareLaunch,
+  type PrepareOptions,
   spawn,
 } from "./spawn_session.ts";
 export { Session } from "./session.ts";
+export type { LaunchInfo } from "./launch_info.ts";
 export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";
 export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
 export { CursorKeyMode, OutputTail } from "./output_tail.ts";

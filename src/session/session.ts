@@ -20,63 +20,42 @@ import {
   type SignalName,
 } from "../protocol/mod.ts";
 import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
-import { fromBase64, toBase64, Utf8Chunker } from "../frames/mod.ts";
+import { fromBase64, toPayload, Utf8Chunker } from "../frames/mod.ts";
 import { childWatcher, libc, setWindowSize, signalName, type WaitStatus } from "../pty/mod.ts";
 import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
+import { Budgets } from "./budgets.ts";
+import { FlowControl } from "./flow_control.ts";
 import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
-import { InputPump, type WriteOutcome } from "./input_pump.ts";
+import { InputPump, terminalWrite } from "./input_pump.ts";
 import { TerminalReader } from "./terminal_reader.ts";
+import { Timers } from "./timers.ts";
+import { WindDown } from "./wind_down.ts";
 import { QuietWatch } from "./quiet_watch.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { CursorKeyMode, OutputTail } from "./output_tail.ts";
 import { VERSION } from "../version.ts";
-import type { Policy } from "../policy/mod.ts";
-import type { LaunchPlan, ProtectedWatch } from "../sandbox/mod.ts";
 import { protectedReport } from "./protected_report.ts";
 import { ScreenTracker, type SnapshotOptions } from "../terminal/mod.ts";
-import type { Ceilings, EnforcedBy, Mechanism } from "../ceilings/mod.ts";
+import type { Ceilings } from "../ceilings/mod.ts";
+import type { LaunchInfo } from "./launch_info.ts";
 
-/** How long to wait for EOF on the terminal after the child was reaped and its session killed. */
-const DRAIN_DEADLINE_MS = 2000;
-/** How often the process tree is measured against memory, CPU and process ceilings. */
-const LIMIT_SAMPLE_MS = 100;
-
-type CapsuleKillReason = "memory" | "cpu" | "wall" | "processes" | "output";
 /** How long the terminal model may still parse a program's output after it exited (ScreenTracker.finish). */
 const SCREEN_FINISH_MS = 2000;
-/** Re-checks for session members still dying before `exit` (5 ms apart, 2 s at most). */
-const SWEEP_INTERVAL_MS = 5;
-const MAX_SWEEPS = 400;
 
 const encoder = new TextEncoder();
 const lossy = new TextDecoder();
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-type Timer = ReturnType<typeof setTimeout>;
-
-/** How a session was launched: what an audit log records. Never holds environment values. */
-export interface LaunchInfo {
-  /** The sandbox backend. */
-  readonly backend: string;
-  /** The policy as enforced (paths resolved), or `null` for `none`/`external`. */
-  readonly policy: Policy | null;
-  /** The launch plan (fingerprint it with `fingerprintPlan`, as the audit log does). */
-  readonly plan: LaunchPlan;
-  /** The effective resource ceilings (`null`: none of that kind). */
-  readonly limits: ResolvedOptions["limits"];
-  /** Effective wall-clock limit in ms, or `null`. */
-  readonly timeoutMs: number | null;
-  /** Effective output budget in bytes, or `null`. */
-  readonly maxOutputBytes: number | null;
-  /** Which mechanism enforces each resource ceiling (cgroup, sampler, rlimit; `null`: not set). */
-  readonly enforcedBy: EnforcedBy;
-  /** Strict-write: walks the write roots again at exit for protected names the run created. */
-  readonly protectedWatch?: ProtectedWatch | null;
-}
-
-/** A running (or finished) session. Create with {@link spawn}. */
+/**
+ * A running (or finished) session. Create with {@link spawn}.
+ *
+ * It ties its parts together: a {@link TerminalReader} reads the terminal, an {@link InputPump} writes
+ * input, {@link FlowControl} decides when reading pauses, {@link Budgets} holds the wall clock, the
+ * output budget and the ceilings, a {@link QuietWatch} reports `idle` and `prompt`, a `ScreenTracker`
+ * models the screen, a {@link FrameLog} keeps the frames for every subscriber, and {@link WindDown}
+ * decides when `exit` may be emitted.
+ */
 export class Session {
   /** Session metadata as carried in `start` and `exit`. */
   readonly info: SessionInfo;
@@ -91,6 +70,10 @@ export class Session {
 
   readonly #options: ResolvedOptions;
   readonly #ceilings: Ceilings;
+  readonly #budgets: Budgets;
+  readonly #flow: FlowControl;
+  readonly #windDown: WindDown;
+  readonly #timers = new Timers();
   /** The program's processes: signals, kills, the sandbox's init (whatever the backend). */
   readonly #tree: ProcessTree;
   readonly #master: number;
@@ -107,33 +90,18 @@ export class Session {
   #seq = 0;
   /** Typed input not yet written to the terminal. */
   readonly #pump: InputPump;
-  /** Callers of {@link inputRoom} waiting for the input queue (and frame queue) to drain. */
-  #roomWaiters: { readonly maxPending: number; readonly resolve: () => void }[] = [];
-  #outputBytes = 0;
   /** Reads the terminal (on the reader thread or the JS thread); knows when the output ended. */
   readonly #reader: TerminalReader;
   #reaped: WaitStatus | null = null;
-  #finished = false;
-  /** Reading paused because the frame consumer is behind (`bufferBytes` queued). */
-  #paused = false;
-  /** Reading paused because the terminal model is behind (its high watermark). */
-  #backlogged = false;
   /** The terminal model; created at the first output, resize or screen request (or at spawn with `screen`). */
   #screen: ScreenTracker | null = null;
   /** Snapshot requests still waiting for the model: `exit` waits for their frames. */
   #snapshotsPending = 0;
-  #discard = false;
-  #timedOut = false;
-  #breached: CapsuleKillReason | null = null;
-  #sweeps = 0;
-  #truncated = false;
   #terminating = false;
   /** SIGKILL was sent while terminating, before the program ended: `exit.stop` is `killed`. */
   #killedWhileTerminating = false;
   /** `idle` and `prompt` frames. */
   readonly #quiet: QuietWatch;
-  #timers = new Set<Timer>();
-  #overflowTimer: Timer | undefined;
 
   /** @internal Use {@link spawn}. */
   constructor(launched: Launched, options: ResolvedOptions, recorder: CastWriter | null, launch: LaunchInfo) {
@@ -143,7 +111,7 @@ export class Session {
     this.#tree = launched.processTree((ms, fn) => void this.#later(ms, fn));
     this.#options = options;
     this.#master = child.master;
-    this.#pump = new InputPump((chunk) => this.#writeTerminal(chunk));
+    this.#pump = new InputPump(terminalWrite(child.master));
     this.pid = child.pid;
     this.argv = options.argv;
     this.#recorder = recorder;
@@ -154,7 +122,17 @@ export class Session {
       parent_agent: options.parentAgent,
     };
     this.#tail = new OutputTail(options.lastLines);
-    this.#log = new FrameLog({ onDrain: () => this.#onDrain() });
+    this.#log = new FrameLog({ onDrain: () => this.#flow.drained() });
+    this.#flow = new FlowControl(options, {
+      emit: (body) => this.#emit(body),
+      later: (ms, fn) => this.#later(ms, fn),
+      clear: (timer) => this.#timers.clear(timer),
+      kill: () => this.#kill(),
+      wake: () => this.#reader.wake(),
+      lagBytes: () => this.#log.lagBytes,
+      inputPending: () => this.#pump.pending,
+      ended: () => this.#windDown.finished || this.#reader.eof,
+    });
     this.#main = this.#log.subscribe({ authoritative: true });
     this.#quiet = new QuietWatch(options, {
       now: () => performance.now(),
@@ -178,40 +156,46 @@ export class Session {
       ...(launch.policy === null ? {} : { policy: launch.policy.source }),
       ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
-    childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
     this.#reader = new TerminalReader(child.master, options.readerThread, {
       output: (bytes) => this.#onOutput(bytes),
       eof: () => this.#onEof(),
-      blocked: () => this.#blocked(),
+      blocked: () => this.#flow.blocked,
       wantsWrite: () => this.#pump.waiting,
       writable: () => {
         this.#pump.flush();
         this.#afterInput();
       },
       fail: (error) => this.#fail(error),
-      released: () => this.#maybeFinish(),
+      released: () => this.#windDown.check(),
       later: (ms, fn) => void this.#later(ms, fn),
     });
-    if (options.timeoutMs !== null) {
-      const wall = options.timeoutMs;
-      this.#later(wall, () => {
-        if (this.#reaped !== null) return; // It exited in time; only the wind-down is still going on.
-        this.#timedOut = true;
-        this.#capsuleKill("wall", wall, Math.round(performance.now() - this.#startedAt));
-        void this.terminate();
-      });
-    }
-    this.#watchLimits();
-    if (options.heartbeatMs > 0) {
-      const beat = setInterval(() => this.#emit({ type: "ping" }), options.heartbeatMs);
-      this.#timers.add(beat);
-    }
+    this.#windDown = new WindDown({
+      tree: this.#tree,
+      reader: this.#reader,
+      blocked: () => this.#flow.blocked,
+      snapshotsPending: () => this.#snapshotsPending,
+      kill: () => this.#kill(),
+      later: (ms, fn) => void this.#later(ms, fn),
+      finish: () => this.#finish(),
+    });
+    const { timeoutMs, maxOutputBytes, limits: { cpuSeconds } } = options;
+    this.#budgets = new Budgets({ timeoutMs, maxOutputBytes, cpuSeconds }, launched.ceilings, {
+      emit: (body) => this.#emit(body),
+      later: (ms, fn) => void this.#later(ms, fn),
+      kill: () => this.#kill(),
+      terminate: () => void this.terminate(),
+      reaped: () => this.#reaped !== null,
+      pid: child.pid,
+    }, this.#startedAt);
+    if (options.heartbeatMs > 0) this.#timers.every(options.heartbeatMs, () => this.#emit({ type: "ping" }));
     if (options.screen) this.#tracker();
+    // Last: a status already there is reported at once, to a session whose parts all exist.
+    childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
   }
 
   /** True once the `exit` frame was emitted. */
   get finished(): boolean {
-    return this.#finished;
+    return this.#windDown.finished;
   }
 
   /**
@@ -225,12 +209,12 @@ export class Session {
 
   /** Bytes of output read so far. */
   get outputBytes(): number {
-    return this.#outputBytes;
+    return this.#budgets.outputBytes;
   }
 
   /** True when output was cut because `maxOutputBytes` was reached. */
   get truncated(): boolean {
-    return this.#truncated;
+    return this.#budgets.truncated;
   }
 
   /**
@@ -287,23 +271,7 @@ export class Session {
    * applies back-pressure to its source instead of buffering what the program does not read.
    */
   inputRoom(maxPending: number): Promise<void> {
-    if (this.#hasRoom(maxPending)) return Promise.resolve();
-    return new Promise((resolve) => this.#roomWaiters.push({ maxPending, resolve }));
-  }
-
-  #hasRoom(maxPending: number): boolean {
-    return this.#finished || this.#reader.eof ||
-      (this.#pump.pending <= maxPending && this.#log.lagBytes <= this.#options.bufferBytes);
-  }
-
-  /** Resolves the {@link inputRoom} callers that have room now. */
-  #wakeRoomWaiters(): void {
-    if (this.#roomWaiters.length === 0) return;
-    this.#roomWaiters = this.#roomWaiters.filter((waiter) => {
-      if (!this.#hasRoom(waiter.maxPending)) return true;
-      waiter.resolve();
-      return false;
-    });
+    return this.#flow.inputRoom(maxPending);
   }
 
   /** Presses a named key (see `keys.ts`), honouring application cursor mode. */
@@ -320,7 +288,7 @@ export class Session {
       }
     }
     // The terminal stays open until `exit`, even when the program closed its side of it.
-    if (this.#finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
+    if (this.finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
     this.#emit({ type: "resize", cols, rows });
     if (!setWindowSize(this.#master, cols, rows)) {
       this.#emitError("E_IO", `Resizing the terminal to ${cols}x${rows} failed`);
@@ -349,7 +317,7 @@ export class Session {
    */
   signal(signal: SignalName): void {
     // A program that closed its terminal (EOF) may still run; once reaped, its pid may be someone else's.
-    if (this.#finished || this.#reaped !== null) {
+    if (this.finished || this.#reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
     const delivered = this.#tree.signal(signal);
@@ -371,7 +339,7 @@ export class Session {
    */
   terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
     // Once reaped, every member was already SIGKILLed, and the ids may have been reused.
-    if (this.#finished || this.#reaped !== null) return this.exited;
+    if (this.finished || this.#reaped !== null) return this.exited;
     if (!this.#terminating) {
       this.#terminating = true;
       this.#tree.terminate();
@@ -418,7 +386,7 @@ export class Session {
 
   /** Answers a `snapshot` message with a `snapshot` frame (or an `error` frame); `exit` waits for it. */
   #snapshotFrame(name: string | undefined, cells: boolean): void {
-    if (this.#finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
+    if (this.finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
     this.#snapshotsPending++;
     void this.screen({ cells }).then(
       (screen) => this.#emit({ type: "snapshot", ...(name === undefined ? {} : { name }), screen }),
@@ -428,7 +396,7 @@ export class Session {
       },
     ).finally(() => {
       this.#snapshotsPending--;
-      this.#maybeFinish();
+      this.#windDown.check();
     });
   }
 
@@ -443,8 +411,7 @@ export class Session {
     if (this.#log.closed) return;
     const frame = { seq: this.#seq++, ts: nowSeconds(), ...body } as Frame;
     this.#log.append(frame);
-    // While discarding (after an overflow) nothing more is read into the log: never pause again.
-    if (!this.#paused && !this.#discard && this.#log.lagBytes > this.#options.bufferBytes) this.#pause();
+    this.#flow.appended();
   }
 
   #emitError(code: string, message: string, details?: Record<string, unknown>): void {
@@ -468,41 +435,23 @@ export class Session {
   // ── input ───────────────────────────────────────────────────────────────────────────────────────
 
   #assertOpen(): void {
-    if (this.#finished || this.#reader.eof) {
+    if (this.finished || this.#reader.eof) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
     }
   }
 
   #input(bytes: Uint8Array, text: string | undefined, key?: string): void {
     this.#assertOpen();
-    const payload = text !== undefined ? { data: text } : this.#textOrBase64(bytes);
+    const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     if (this.#options.record?.input) this.#record("i", text ?? lossy.decode(bytes));
     this.#pump.push(bytes);
     this.#afterInput();
   }
 
-  #textOrBase64(bytes: Uint8Array): { data: string; binary?: true } {
-    try {
-      return { data: strictUtf8.decode(bytes) };
-    } catch {
-      return { data: toBase64(bytes), binary: true }; // Not UTF-8: echo the exact bytes.
-    }
-  }
-
-  /** One non-blocking write of input to the terminal, for the {@link InputPump}. */
-  #writeTerminal(chunk: Uint8Array): WriteOutcome {
-    const lib = libc();
-    const written = Number(lib.sym.write(this.#master, chunk, BigInt(chunk.length)));
-    if (written >= 0) return written;
-    const errno = lib.errno();
-    if (errno === lib.table.errno.EINTR) return "interrupted";
-    return errno === lib.table.errno.EAGAIN ? "again" : "gone";
-  }
-
   /** After input moved: wake callers waiting for room, and poll for POLLOUT while input waits. */
   #afterInput(): void {
-    this.#wakeRoomWaiters();
+    this.#flow.wakeRoomWaiters();
     if (this.#pump.waiting) this.#reader.pollAgain();
   }
 
@@ -510,15 +459,13 @@ export class Session {
 
   #onOutput(bytes: Uint8Array): void {
     this.#quiet.output();
-    if (this.#discard) return;
-    const limit = this.#options.maxOutputBytes;
-    let chunk = bytes;
-    if (limit !== null && this.#outputBytes + bytes.length > limit) {
-      chunk = bytes.subarray(0, Math.max(0, limit - this.#outputBytes));
-    }
-    this.#outputBytes += chunk.length;
+    if (this.#flow.discarding) return;
+    const chunk = this.#budgets.admit(bytes);
     if (chunk.length > 0) this.#deliver(this.#chunker.push(chunk));
-    if (chunk.length < bytes.length) this.#breachOutput(limit!);
+    if (chunk.length < bytes.length) {
+      this.#flow.discard(); // Before the frames: reading never pauses again.
+      this.#budgets.outputExceeded();
+    }
   }
 
   #deliver(payload: { data: string; binary: boolean } | null): void {
@@ -539,91 +486,9 @@ export class Session {
       size: { cols: this.#options.cols, rows: this.#options.rows },
       eager: this.#options.screen,
       history: this.#options.screenHistory,
-      onPressure: (behind) => {
-        this.#backlogged = behind;
-        if (!behind) this.#reader.wake();
-      },
+      onPressure: (behind) => this.#flow.backlog(behind),
     });
     return this.#screen;
-  }
-
-  /** True while reading the terminal is paused, for the consumer or for the terminal model. */
-  #blocked(): boolean {
-    return this.#paused || this.#backlogged;
-  }
-
-  #breachOutput(limit: number): void {
-    this.#truncated = true;
-    this.#discard = true;
-    this.#emit({ type: "overflow", reason: "max_output", limit });
-    this.#capsuleKill("output", limit, this.#outputBytes);
-    this.#kill();
-  }
-
-  // ── resource ceilings ───────────────────────────────────────────────────────────────────────────
-
-  /**
-   * Checks the ceilings every {@link LIMIT_SAMPLE_MS} while a memory, CPU or process ceiling is set: the
-   * session's cgroup counters where it has one (the kernel holds the limit; this reports the breach and
-   * ends the session), else a sample of the sandbox's pid namespace. Rlimits act per process.
-   */
-  #watchLimits(): void {
-    if (!this.#hasTreeLimits()) return;
-    const sample = () => {
-      if (this.#breached !== null || this.#reaped !== null) return;
-      if (!this.#checkLimits()) this.#later(LIMIT_SAMPLE_MS, sample);
-    };
-    this.#later(LIMIT_SAMPLE_MS, sample);
-  }
-
-  #hasTreeLimits(): boolean {
-    return this.#ceilings.watched;
-  }
-
-  /** Measures once; on a breach emits `capsule_kill`, kills the tree and returns true. */
-  #checkLimits(): boolean {
-    const breach = this.#ceilings.check(this.pid);
-    if (breach === null) return false;
-    this.#capsuleKill(breach.reason, breach.limit, breach.value, breach.enforcedBy);
-    this.#kill();
-    return true;
-  }
-
-  /** Emits `capsule_kill` once per session (the first breach is the reason). */
-  #capsuleKill(reason: CapsuleKillReason, limit: number, value: number, enforcedBy?: Mechanism): void {
-    if (this.#breached !== null) return;
-    this.#breached = reason;
-    this.#emit({
-      type: "capsule_kill",
-      reason,
-      limit,
-      value,
-      ...(enforcedBy === undefined ? {} : { enforced_by: enforcedBy }),
-    });
-  }
-
-  #pause(): void {
-    this.#paused = true;
-    this.#overflowTimer = this.#later(this.#options.overflowTimeoutMs, () => {
-      if (!this.#paused) return;
-      this.#emit({ type: "overflow", reason: "buffer", limit: this.#options.bufferBytes });
-      // Output read from now on is dropped (the overflow frame says so) so the terminal can drain.
-      this.#discard = true;
-      this.#resume();
-      this.#kill();
-    });
-  }
-
-  #resume(): void {
-    this.#paused = false;
-    this.#clear(this.#overflowTimer);
-    this.#overflowTimer = undefined;
-    this.#reader.wake();
-  }
-
-  #onDrain(): void {
-    if (this.#paused && this.#log.lagBytes <= this.#options.bufferBytes / 2) this.#resume();
-    this.#wakeRoomWaiters();
   }
 
   // ── exit ────────────────────────────────────────────────────────────────────────────────────────
@@ -639,35 +504,17 @@ export class Session {
         return;
       case "exited":
       case "signaled":
-        // RLIMIT_CPU ends a process with SIGXCPU before the sampler may have seen the tree's total.
-        if (
-          status.kind === "signaled" && this.#options.limits.cpuSeconds !== null &&
-          signalName(status.signal, libc().table) === "XCPU"
-        ) {
-          this.#capsuleKill(
-            "cpu",
-            this.#options.limits.cpuSeconds,
-            this.#options.limits.cpuSeconds,
-            "rlimit",
-          );
-        }
-        // The tree as the leader left it counts too: a burst that ended between two samples is still a
-        // breach. (Under bwrap the PID namespace has already taken the tree with it; this matters
-        // for the none and external backends.)
-        if (this.#breached === null && this.#hasTreeLimits()) this.#checkLimits();
+        this.#budgets.leaderExited(status.kind === "signaled" ? signalName(status.signal, table) : null);
         this.#reaped = status;
-        // A sandbox's init may still be on its way out: `exit` waits for it (#maybeFinish comes back).
-        this.#tree.leaderReaped(at, () => this.#maybeFinish());
+        // A sandbox's init may still be on its way out: `exit` waits for it (the wind-down comes back).
+        this.#tree.leaderReaped(at, () => this.#windDown.check());
         // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
         // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
-        this.#screen?.finish(this.#breached !== null ? 0 : SCREEN_FINISH_MS);
+        this.#screen?.finish(this.#budgets.breached !== null ? 0 : SCREEN_FINISH_MS);
         // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
         this.#kill();
-        if (!this.#reader.eof) {
-          this.#reader.readAvailable();
-          this.#armDrainDeadline();
-        }
-        this.#maybeFinish();
+        if (!this.#reader.eof) this.#reader.readAvailable();
+        this.#windDown.leaderReaped();
         return;
       default: {
         const never: never = status;
@@ -676,34 +523,16 @@ export class Session {
     }
   }
 
-  /**
-   * After the leader was reaped and its session killed, EOF normally follows at once. If it does not,
-   * someone outside the session holds the terminal open: stop waiting after a deadline. Not while the
-   * consumer is behind (reading paused): that output is still owed to it, and a consumer that never
-   * catches up is handled by the overflow timer.
-   */
-  #armDrainDeadline(): void {
-    this.#later(DRAIN_DEADLINE_MS, () => {
-      if (this.#reader.eof) return;
-      if (this.#blocked()) {
-        this.#armDrainDeadline();
-        return;
-      }
-      // The reader thread is asked to stop first: its EOF follows, or this deadline comes back without it.
-      if (this.#reader.giveUp()) this.#armDrainDeadline();
-    });
-  }
-
   /** The reactor dropped this session after an unexpected exception: report it and end the program. */
   #fail(error: unknown): void {
     this.#emitError(
       "E_IO",
       `Reading the terminal failed: ${error instanceof Error ? error.message : String(error)}`,
     );
-    this.#discard = true;
+    this.#flow.discard();
     this.#reader.stop();
     this.#kill();
-    this.#maybeFinish();
+    this.#windDown.check();
   }
 
   /** SIGKILLs every process of the program (its session, its sandbox, its cgroup). */
@@ -713,77 +542,49 @@ export class Session {
   }
 
   #onEof(): void {
-    this.#wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
-    this.#deliver(this.#discard ? null : this.#chunker.end());
-    this.#maybeFinish();
+    this.#flow.wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
+    this.#deliver(this.#flow.discarding ? null : this.#chunker.end());
+    this.#windDown.check();
   }
 
-  #maybeFinish(): void {
-    if (this.#finished || !this.#reader.eof || this.#reaped === null || this.#snapshotsPending > 0) return;
-    if (!this.#tree.initReaped) return; // leaderReaped's callback comes back here.
-    if (!this.#reader.closable()) return; // The reader thread lets go of the terminal first: `released` comes back here.
-    // `exit` promises that nothing of the session is left: a process killed a moment ago may still be
-    // tearing down (its fds closed, so EOF came, but not yet dead). Kill again and look again shortly.
-    if (performance.now() - this.#tree.lastKillAt < SWEEP_INTERVAL_MS) {
-      // Give the kill a moment; sessions killed together then share the next /proc scan.
-      this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
-      return;
-    }
-    const left = this.#tree.remaining();
-    if (this.#sweeps < MAX_SWEEPS && left > 0) {
-      this.#sweeps++;
-      this.#kill();
-      this.#later(SWEEP_INTERVAL_MS, () => this.#maybeFinish());
-      return;
-    }
-    this.#finished = true;
+  /** Everything is over ({@link WindDown}): release what is left and emit `exit`. */
+  #finish(): void {
     this.#ceilings.close(); // Empty now: its directories go.
-    for (const timer of this.#timers) {
-      clearTimeout(timer);
-      clearInterval(timer);
-    }
-    this.#timers.clear();
+    this.#timers.clearAll();
     this.#quiet.stop();
     libc().sym.close(this.#master);
     this.#tree.close();
-    const { code, signal } = this.#tree.exitStatus(this.#reaped);
+    const { code, signal } = this.#tree.exitStatus(this.#reaped!);
     const frame = {
       seq: this.#seq++,
       ts: nowSeconds(),
       type: "exit",
       code,
       signal,
-      timed_out: this.#timedOut,
+      timed_out: this.#budgets.timedOut,
       ...(this.#terminating
         ? { stop: this.#killedWhileTerminating ? "killed" as const : "graceful" as const }
         : {}),
       duration_ms: Math.round((performance.now() - this.#startedAt) * 1000) / 1000,
       last_lines: this.#tail.lastLines(),
       session: this.info,
-      output_bytes: this.#outputBytes,
+      output_bytes: this.#budgets.outputBytes,
       ...protectedReport(this.launch.protectedWatch),
     } satisfies ExitFrame;
     this.#log.append(frame);
     this.#log.close();
-    this.#wakeRoomWaiters();
+    this.#flow.wakeRoomWaiters();
     this.#recorder?.close();
     this.#resolveExited(frame);
   }
 
-  // ── timers ──────────────────────────────────────────────────────────────────────────────────────
-
-  #later(ms: number, fn: () => void): Timer {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      fn();
-    }, ms);
-    this.#timers.add(timer);
-    return timer;
+  #later(ms: number, fn: () => void): ReturnType<typeof setTimeout> {
+    return this.#timers.later(ms, fn);
   }
+}
 
-  #clear(timer: Timer | undefined): void {
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.#timers.delete(timer);
-  }
+/** The payload of a `stdin` frame for typed bytes: text when they are UTF-8, base64 otherwise. */
+function binaryOrText(bytes: Uint8Array): { data: string; binary?: true } {
+  const payload = toPayload(bytes);
+  return payload.binary ? { data: payload.data, binary: true } : { data: payload.data };
 }

@@ -83,8 +83,8 @@ export interface PreparedLaunch {
  * path, the realized policy and the launch plan. `specter policy render` prints this plan, so what an
  * auditor reads is exactly what a run with the same options executes.
  */
-export function prepareLaunch(options: SpawnOptions): PreparedLaunch {
-  const { opened, ...prepared } = prepare(resolveOptions(options));
+export function prepareLaunch(options: SpawnOptions, launchOptions: PrepareOptions = {}): PreparedLaunch {
+  const { opened, tmpDir: _, ...prepared } = prepare(resolveOptions(options), launchOptions);
   // The plan is plain data: the descriptors it names were opened to check and identify the paths, and
   // a launch opens its own.
   opened?.close();
@@ -92,7 +92,21 @@ export function prepareLaunch(options: SpawnOptions): PreparedLaunch {
   return prepared;
 }
 
-function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: RealizedPolicy | null } {
+/** How {@link prepareLaunch} realises a plan beyond the spawn options. */
+export interface PrepareOptions {
+  /**
+   * Seatbelt: creates the run's private temp directory (absolute, resolved through symlinks) and returns
+   * its path; the profile makes it writable and the program gets it as `TMPDIR` (macOS has no tmpfs to
+   * mount). `spawn` creates one per run under the system temp directory and removes it after `exit`.
+   * Absent: none (a plan to render shows no temp directory; only `fs.write` is writable).
+   */
+  readonly privateTmp?: () => string;
+}
+
+function prepare(
+  resolved: ResolvedOptions,
+  launchOptions: PrepareOptions = {},
+): PreparedLaunch & { opened: RealizedPolicy | null; tmpDir: string | null } {
   const sandbox = resolved.sandbox ?? defaultSandbox(resolved.cwd);
   const policy: Policy | null = "policy" in sandbox ? sandbox.policy : null;
   if (policy !== null && !isValidatedPolicy(policy)) {
@@ -166,7 +180,13 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
     ...(rlimits === undefined ? {} : { rlimits }),
   };
   if (!sandboxed || policy === null) {
-    return { plan: compileLaunchPlan(policy, request, backend, NO_HOST), program, options, opened: null };
+    return {
+      plan: compileLaunchPlan(policy, request, backend, NO_HOST),
+      program,
+      options,
+      opened: null,
+      tmpDir: null,
+    };
   }
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
   const realized = realizePolicy(policy, {
@@ -175,6 +195,7 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
     strictWrite,
     programs: [...new Set([program, programCommand(request)[0]!])],
   });
+  let tmpDir: string | null = null;
   try {
     // The run's own record is out of the program's reach (E_POLICY_ARTIFACTS_EXPOSED otherwise).
     const { hide } = guardArtifacts(realized, [
@@ -182,15 +203,18 @@ function prepare(resolved: ResolvedOptions): PreparedLaunch & { opened: Realized
       ...(resolved.record === null ? [] : [{ dir: dirname(resolved.record.path), readable: true }]),
     ], { canHide: backend === "bwrap" });
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
+    if (backend === "seatbelt" && launchOptions.privateTmp !== undefined) tmpDir = launchOptions.privateTmp();
     const plan = compileLaunchPlan(realized.policy, { ...request, cwd: realized.cwd }, backend, host, {
       protect: realized.protect,
       opened: realized.opened,
       hide,
+      ...(tmpDir === null ? {} : { tmpDir }),
     });
-    return { plan, program, options, opened: realized };
+    return { plan, program, options, opened: realized, tmpDir };
   } catch (error: unknown) {
     realized.close();
     realized.watch?.close();
+    if (tmpDir !== null) removeTmpDir(tmpDir);
     throw error;
   }
 }
@@ -229,10 +253,18 @@ export function spawn(options: SpawnOptions): Session {
     raiseOpenFileLimit();
     limitRaised = true;
   }
-  const { plan, program, options: effective, opened } = prepare(resolved);
+  // Only macOS runs a Seatbelt plan: elsewhere no directory is made for a run that is refused below.
+  const { plan, program, options: effective, opened, tmpDir } = prepare(
+    resolved,
+    Deno.build.os === "darwin" ? { privateTmp: makePrivateTmp } : {},
+  );
+  const cleanUp = () => {
+    opened?.watch?.close();
+    if (tmpDir !== null) removeTmpDir(tmpDir);
+  };
   if (plan.backend === "seatbelt" && Deno.build.os !== "darwin") {
     opened?.close();
-    opened?.watch?.close();
+    cleanUp();
     // Seatbelt plans can be prepared and rendered anywhere (they are text); only macOS can run them.
     throw new SandboxError("E_SANDBOX_UNAVAILABLE", "The Seatbelt backend runs only on macOS", {
       details: {
@@ -262,7 +294,7 @@ export function spawn(options: SpawnOptions): Session {
     });
   } catch (error: unknown) {
     recorder?.close();
-    opened?.watch?.close();
+    cleanUp();
     throw error;
   } finally {
     opened?.close(); // Passed on to the launched process (or not needed any more).
@@ -286,11 +318,30 @@ export function spawn(options: SpawnOptions): Session {
     );
     // The session reads its terminal now: let the program run.
     launched.release();
+    if (tmpDir !== null) void session.exited.then(() => removeTmpDir(tmpDir));
     return session;
   } catch (error: unknown) {
     launched.abort();
     recorder?.close();
-    opened?.watch?.close();
+    cleanUp();
     throw error;
+  }
+}
+
+/** A private (0700) temp directory for one Seatbelt run, by its resolved path (`/var` is a symlink there). */
+function makePrivateTmp(): string {
+  return Deno.realPathSync(Deno.makeTempDirSync({ prefix: "specter-tmp-" }));
+}
+
+/**
+ * Removes a run's temp directory after it ended. Whatever the program left there is removed without
+ * following its symlinks (the directory was writable by it), best effort: a failure leaves a directory
+ * in the system temp directory, which the OS cleans.
+ */
+function removeTmpDir(path: string): void {
+  try {
+    Deno.removeSync(path, { recursive: true });
+  } catch {
+    // Best effort, see above.
   }
 }

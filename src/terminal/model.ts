@@ -24,8 +24,27 @@ interface Xterm {
 
 let loading: Promise<Xterm> | null = null;
 
+/** xterm's idle task queue (memory clean-up after a resize) reports a slow task on `console.warn`. */
+const XTERM_DEADLINE_WARNING = /^task queue exceeded allotted deadline by \d+ms$/;
+
+/**
+ * Drops xterm's deadline warnings: they would reach the CLI's stderr (which carries Specter's own
+ * messages) whenever the machine is busy, and say nothing a user can act on. Every other warning passes.
+ */
+let muted = false;
+function muteDeadlineWarnings(): void {
+  if (muted) return;
+  muted = true;
+  const warn = console.warn;
+  console.warn = function (...args: unknown[]): void {
+    if (args.length === 1 && typeof args[0] === "string" && XTERM_DEADLINE_WARNING.test(args[0])) return;
+    warn.apply(console, args);
+  };
+}
+
 /** Loads xterm and the unicode11 addon once per process (later calls share the first load). */
 export function loadXterm(): Promise<Xterm> {
+  muteDeadlineWarnings();
   loading ??= Promise.all([import("@xterm/headless"), import("@xterm/addon-unicode11")]).then(
     ([headless, unicode]) => ({
       Terminal: headless.default.Terminal,

@@ -259,3 +259,28 @@ Deno.test("model: hyperlinks do not outlive a reset (RIS after OSC 8 leaked a wh
   assert.equal(model.heldLinks, 0);
   model.dispose();
 });
+
+Deno.test("model: xterm's deadline warnings never reach console.warn; other warnings do", async () => {
+  // A fresh process: the filter wraps whatever console.warn is when xterm is first loaded.
+  const script = `
+    const seen = [];
+    console.warn = (...args) => seen.push(args.join(" "));
+    const { loadXterm } = await import(${JSON.stringify(new URL("./model.ts", import.meta.url).href)});
+    await loadXterm();
+    console.warn("task queue exceeded allotted deadline by 25ms");
+    console.warn("something else");
+    console.warn("task queue exceeded allotted deadline by 25ms", "and more");
+    console.log(JSON.stringify(seen));
+  `;
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", script],
+    cwd: new URL("../..", import.meta.url).pathname, // deno.json maps the npm packages.
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.equal(code, 0);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(stdout)), [
+    "something else",
+    "task queue exceeded allotted deadline by 25ms and more",
+  ]);
+});

@@ -164,13 +164,29 @@ export class ScreenTracker {
     Deno.unrefTimer(setTimeout(() => this.abandon(), budgetMs));
   }
 
-  /** Waits until everything output so far is parsed, then snapshots the screen. */
+  /**
+   * Waits until everything output so far is parsed, then snapshots the screen. With `waitMs`, waits at
+   * most that long (for the model to load, then to parse): a screen not caught up by then is `partial`
+   * (blank when the model was still loading).
+   */
   async snapshot(options: SnapshotOptions = {}): Promise<ScreenSnapshot> {
-    const model = await this.#ensure();
-    await model.settled();
+    const { waitMs } = options;
+    if (waitMs === undefined) {
+      const model = await this.#ensure();
+      await model.settled();
+      return this.#take(model, options, false);
+    }
+    const deadline = performance.now() + Math.max(0, waitMs);
+    const loaded = await within(this.#ensure(), waitMs);
+    if (loaded === TIMED_OUT) return { ...blankSnapshot(this.#size), partial: true };
+    const settled = await within(loaded.settled(), deadline - performance.now());
+    return this.#take(loaded, options, settled === TIMED_OUT);
+  }
+
+  #take(model: ScreenModel, options: SnapshotOptions, behind: boolean): ScreenSnapshot {
     const snapshot = model.snapshot(options);
     // The model says partial itself after it lost output to a fault (`TerminalModel.faults`).
-    return { ...snapshot, partial: this.#partial || snapshot.partial };
+    return { ...snapshot, partial: behind || this.#partial || snapshot.partial };
   }
 
   #ensure(): Promise<ScreenModel> {
@@ -208,4 +224,32 @@ export class ScreenTracker {
     );
     return this.#loading;
   }
+}
+
+const TIMED_OUT = Symbol("timed out");
+
+/** `promise`'s value, or {@link TIMED_OUT} when it is not settled within `ms` (its rejection is passed on). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The screen of a terminal of `size` that shows nothing yet. */
+function blankSnapshot(size: Size): ScreenSnapshot {
+  return {
+    cols: size.cols,
+    rows: size.rows,
+    cursor: { x: 0, y: 0, visible: true },
+    alt_screen: false,
+    title: "",
+    partial: false,
+    lines: [],
+  };
 }

@@ -11,6 +11,13 @@ import type { ScreenSnapshot } from "../protocol/mod.ts";
 export interface SnapshotOptions {
   /** Include per-cell attributes (`cells`). Default false. */
   readonly cells?: boolean;
+  /**
+   * Wait at most this long (ms) for the terminal model to catch up with the output read so far; then the
+   * screen as parsed by that time, `partial: true` (it may lack the newest output). Default: wait until
+   * everything read is parsed (bounded by the model's watermarks, ~0.2 s of parsing on a quiet machine).
+   * For callers with a deadline: the clock wins over parsing work.
+   */
+  readonly waitMs?: number;
 }
 
 /**

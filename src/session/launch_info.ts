@@ -1,0 +1,29 @@
+/**
+ * `LaunchInfo`: how a session was launched, as its audit log records it.
+ *
+ * @module
+ */
+import type { EnforcedBy } from "../ceilings/mod.ts";
+import type { Policy } from "../policy/mod.ts";
+import type { LaunchPlan, ProtectedWatch } from "../sandbox/mod.ts";
+import type { ResolvedOptions } from "./options.ts";
+
+/** How a session was launched: what an audit log records. Never holds environment values. */
+export interface LaunchInfo {
+  /** The sandbox backend. */
+  readonly backend: string;
+  /** The policy as enforced (paths resolved), or `null` for `none`/`external`. */
+  readonly policy: Policy | null;
+  /** The launch plan (fingerprint it with `fingerprintPlan`, as the audit log does). */
+  readonly plan: LaunchPlan;
+  /** The effective resource ceilings (`null`: none of that kind). */
+  readonly limits: ResolvedOptions["limits"];
+  /** Effective wall-clock limit in ms, or `null`. */
+  readonly timeoutMs: number | null;
+  /** Effective output budget in bytes, or `null`. */
+  readonly maxOutputBytes: number | null;
+  /** Which mechanism enforces each resource ceiling (cgroup, sampler, rlimit; `null`: not set). */
+  readonly enforcedBy: EnforcedBy;
+  /** Strict-write: walks the write roots again at exit for protected names the run created. */
+  readonly protectedWatch?: ProtectedWatch | null;
+}

@@ -1,0 +1,25 @@
+import assert from "node:assert/strict";
+import { Timers } from "./timers.ts";
+
+Deno.test("Timers: a timer that fired is no longer pending; clear cancels one", async () => {
+  const timers = new Timers();
+  const fired: string[] = [];
+  timers.later(1, () => fired.push("a"));
+  const b = timers.later(1, () => fired.push("b"));
+  timers.clear(b);
+  assert.equal(timers.size, 1);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(fired, ["a"]);
+  assert.equal(timers.size, 0);
+});
+
+Deno.test("Timers: clearAll cancels timeouts and intervals", async () => {
+  const timers = new Timers();
+  let ticks = 0;
+  timers.every(1, () => ticks++);
+  timers.later(1, () => ticks += 100);
+  timers.clearAll();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(ticks, 0);
+  assert.equal(timers.size, 0);
+});
