@@ -34,10 +34,11 @@ import { WindDown } from "./wind_down.ts";
 import { QuietWatch } from "./quiet_watch.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { CursorKeyMode, OutputTail } from "./output_tail.ts";
+import { OutputTail } from "./output_tail.ts";
+import { SessionScreen } from "./session_screen.ts";
 import { VERSION } from "../version.ts";
 import { protectedReport } from "./protected_report.ts";
-import { ScreenTracker, type SnapshotOptions } from "../terminal/mod.ts";
+import type { SnapshotOptions } from "../terminal/mod.ts";
 import type { Ceilings } from "../ceilings/mod.ts";
 import type { LaunchInfo } from "./launch_info.ts";
 
@@ -52,7 +53,7 @@ const lossy = new TextDecoder();
  *
  * It ties its parts together: a {@link TerminalReader} reads the terminal, an {@link InputPump} writes
  * input, {@link FlowControl} decides when reading pauses, {@link Budgets} holds the wall clock, the
- * output budget and the ceilings, a {@link QuietWatch} reports `idle` and `prompt`, a `ScreenTracker`
+ * output budget and the ceilings, a {@link QuietWatch} reports `idle` and `prompt`, a {@link SessionScreen}
  * models the screen, a {@link FrameLog} keeps the frames for every subscriber, and {@link WindDown}
  * decides when `exit` may be emitted.
  */
@@ -83,7 +84,6 @@ export class Session {
   readonly #main: Subscription;
   readonly #chunker = new Utf8Chunker();
   readonly #tail: OutputTail;
-  readonly #cursorMode = new CursorKeyMode();
   readonly #recorder: CastWriter | null;
   readonly #startedAt = performance.now();
   #resolveExited!: (frame: ExitFrame) => void;
@@ -93,10 +93,8 @@ export class Session {
   /** Reads the terminal (on the reader thread or the JS thread); knows when the output ended. */
   readonly #reader: TerminalReader;
   #reaped: WaitStatus | null = null;
-  /** The terminal model; created at the first output, resize or screen request (or at spawn with `screen`). */
-  #screen: ScreenTracker | null = null;
-  /** Snapshot requests still waiting for the model: `exit` waits for their frames. */
-  #snapshotsPending = 0;
+  /** The terminal model and the snapshot requests still owed. */
+  readonly #screen: SessionScreen;
   #terminating = false;
   /** SIGKILL was sent while terminating, before the program ended: `exit.stop` is `killed`. */
   #killedWhileTerminating = false;
@@ -141,6 +139,11 @@ export class Session {
       emit: (event) => this.#emit(event),
     });
     this.exited = new Promise((resolve) => this.#resolveExited = resolve);
+    this.#screen = new SessionScreen(options, {
+      emit: (body) => this.#emit(body),
+      pressure: (behind) => this.#flow.backlog(behind),
+      answered: () => this.#windDown.check(),
+    });
 
     this.#emit({
       type: "start",
@@ -173,7 +176,7 @@ export class Session {
       tree: this.#tree,
       reader: this.#reader,
       blocked: () => this.#flow.blocked,
-      snapshotsPending: () => this.#snapshotsPending,
+      snapshotsPending: () => this.#screen.owed,
       kill: () => this.#kill(),
       later: (ms, fn) => void this.#later(ms, fn),
       finish: () => this.#finish(),
@@ -188,7 +191,6 @@ export class Session {
       pid: child.pid,
     }, this.#startedAt);
     if (options.heartbeatMs > 0) this.#timers.every(options.heartbeatMs, () => this.#emit({ type: "ping" }));
-    if (options.screen) this.#tracker();
     // Last: a status already there is reported at once, to a session whose parts all exist.
     childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
   }
@@ -204,7 +206,7 @@ export class Session {
    * (it runs as output is read, so it is never behind, but it does not see resets such as `ESC c`).
    */
   get applicationCursor(): boolean {
-    return this.#screen?.applicationCursor ?? this.#cursorMode.application;
+    return this.#screen.applicationCursor;
   }
 
   /** Bytes of output read so far. */
@@ -295,7 +297,7 @@ export class Session {
       return;
     }
     this.#record("r", `${cols}x${rows}`);
-    this.#tracker().resize(cols, rows);
+    this.#screen.resize(cols, rows);
     this.#emit({ type: "resize_ack", cols, rows });
   }
 
@@ -305,7 +307,7 @@ export class Session {
    * `screen: true` (see `SpawnOptions.screen` for when that snapshot is `partial`).
    */
   screen(options: SnapshotOptions = {}): Promise<ScreenSnapshot> {
-    return this.#tracker().snapshot(options);
+    return this.#screen.snapshot(options);
   }
 
   /**
@@ -375,29 +377,16 @@ export class Session {
         this.#emit({ type: "pong", ...(message.id === undefined ? {} : { id: message.id }) });
         return;
       case "snapshot":
-        this.#snapshotFrame(message.name, message.cells === true);
+        if (this.finished) {
+          throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
+        }
+        this.#screen.request(message.name, message.cells === true);
         return;
       default: {
         const never: never = message;
         throw new Error(`Unhandled driver message ${JSON.stringify(never)}`);
       }
     }
-  }
-
-  /** Answers a `snapshot` message with a `snapshot` frame (or an `error` frame); `exit` waits for it. */
-  #snapshotFrame(name: string | undefined, cells: boolean): void {
-    if (this.finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
-    this.#snapshotsPending++;
-    void this.screen({ cells }).then(
-      (screen) => this.#emit({ type: "snapshot", ...(name === undefined ? {} : { name }), screen }),
-      (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
-        this.#emitError("E_IO", `The screen could not be snapshotted: ${message}`);
-      },
-    ).finally(() => {
-      this.#snapshotsPending--;
-      this.#windDown.check();
-    });
   }
 
   /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
@@ -475,20 +464,8 @@ export class Session {
       payload.binary ? { type: "stdout", data: payload.data, binary: true } : { type: "stdout", data: text },
     );
     this.#tail.push(text);
-    this.#cursorMode.push(text);
-    this.#tracker().output(text);
+    this.#screen.output(text);
     this.#record("o", text);
-  }
-
-  /** The screen tracker, created on first use: a session that never prints or resizes holds none. */
-  #tracker(): ScreenTracker {
-    this.#screen ??= new ScreenTracker({
-      size: { cols: this.#options.cols, rows: this.#options.rows },
-      eager: this.#options.screen,
-      history: this.#options.screenHistory,
-      onPressure: (behind) => this.#flow.backlog(behind),
-    });
-    return this.#screen;
   }
 
   // ── exit ────────────────────────────────────────────────────────────────────────────────────────
@@ -510,7 +487,7 @@ export class Session {
         this.#tree.leaderReaped(at, () => this.#windDown.check());
         // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
         // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
-        this.#screen?.finish(this.#budgets.breached !== null ? 0 : SCREEN_FINISH_MS);
+        this.#screen.finish(this.#budgets.breached !== null ? 0 : SCREEN_FINISH_MS);
         // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
         this.#kill();
         if (!this.#reader.eof) this.#reader.readAvailable();
