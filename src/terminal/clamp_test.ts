@@ -133,6 +133,18 @@ Deno.test("model: slices shrink with the screen area, never below 64 units", () 
   assert.equal(sliceLength({ cols: 10000, rows: 10000 }), 64);
 });
 
+Deno.test("model: slices shrink with the output's cost per character, never below 64 units", () => {
+  const size = { cols: 80, rows: 24 };
+  assert.equal(sliceLength(size, 1), 4096);
+  assert.equal(sliceLength(size, 0.5), 4096); // Cheaper than plain text is not a thing: never longer.
+  assert.equal(sliceLength(size, 2), 2048);
+  assert.equal(sliceLength(size, 1000), 64);
+  assert.equal(
+    sliceLength({ cols: 300, rows: 100 }, 2),
+    Math.floor(sliceLength({ cols: 300, rows: 100 }) / 2),
+  );
+});
+
 Deno.test("model: costly sequences count for their work, so a backlog is bounded in parsing time", async () => {
   const model = await TerminalModel.create({ cols: 80, rows: 24 });
   assert.equal(model.write("plain text"), 10);
