@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { TIMED_OUT } from "../clock.ts";
 
 /** Most characters of program output one regex runs over (the tail is kept): above a 1000x1000 screen. */
 export const MAX_REGEX_INPUT = 2 * 1024 * 1024;
@@ -49,8 +50,8 @@ self.onmessage = (event) => {
 };
 `;
 
-/** The outcome of a match that ran out of time. */
-export const TIMED_OUT: unique symbol = Symbol("timed out");
+/** The outcome of a match that ran out of time (the one symbol of every wait that ran out of time). */
+export { TIMED_OUT };
 
 type Pending = { resolve(value: unknown): void; reject(error: Error): void };
 

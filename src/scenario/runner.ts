@@ -24,7 +24,8 @@ import { archiveWorkspace, createWorkspace } from "./_workspace.ts";
 import { GOLDENS_DIR, readGolden, readRunFile, writeGolden } from "./_files.ts";
 
 export { GOLDENS_DIR };
-import { RegexClock, type RegexRule, TIMED_OUT } from "./regex_clock.ts";
+import { TIMED_OUT, within } from "../clock.ts";
+import { RegexClock, type RegexRule } from "./regex_clock.ts";
 
 /** How often waits look at the screen again. */
 export const POLL_MS = 50;
@@ -294,9 +295,8 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     }
   };
   const exited = async (timeoutMs: number): Promise<ExitFrame> => {
-    const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), timeoutMs));
-    const result = await Promise.race([live.exited, timer]);
-    if (result === "timeout") {
+    const result = await within(live.exited, timeoutMs);
+    if (result === TIMED_OUT) {
       throw new StepFailure(`The program did not exit within ${timeoutMs} ms`, "exit");
     }
     return result;

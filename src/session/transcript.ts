@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { TIMED_OUT, within } from "../clock.ts";
 import { SessionError } from "../errors.ts";
 import { concatBytes, fromBase64 } from "../frames/mod.ts";
 import type { ExitFrame, Frame } from "../protocol/mod.ts";
@@ -56,11 +57,8 @@ export class Transcript {
       const left = deadline - performance.now();
       if (left <= 0) throw this.#failure(`Timed out after ${timeoutMs} ms waiting for ${what}`);
       this.#pending ??= this.#iterator.next();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), left));
-      const result = await Promise.race([this.#pending, timeout]);
-      clearTimeout(timer);
-      if (result === "timeout") continue;
+      const result = await within(this.#pending, left);
+      if (result === TIMED_OUT) continue;
       this.#pending = undefined;
       if (result.done) throw this.#failure(`The session ended while waiting for ${what}`);
       this.#record(result.value);

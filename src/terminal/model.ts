@@ -27,11 +27,12 @@ let loading: Promise<Xterm> | null = null;
 /** xterm's idle task queue (memory clean-up after a resize) reports a slow task on `console.warn`. */
 const XTERM_DEADLINE_WARNING = /^task queue exceeded allotted deadline by \d+ms$/;
 
+let muted = false;
+
 /**
  * Drops xterm's deadline warnings: they would reach the CLI's stderr (which carries Specter's own
  * messages) whenever the machine is busy, and say nothing a user can act on. Every other warning passes.
  */
-let muted = false;
 function muteDeadlineWarnings(): void {
   if (muted) return;
   muted = true;

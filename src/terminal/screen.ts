@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { TIMED_OUT, within } from "../clock.ts";
 import { type HistoryEntry, OutputHistory, SCREEN_HISTORY, type Size } from "./history.ts";
 import { TerminalModel } from "./model.ts";
 import type { ScreenSnapshot } from "../protocol/mod.ts";
@@ -223,21 +224,6 @@ export class ScreenTracker {
       },
     );
     return this.#loading;
-  }
-}
-
-const TIMED_OUT = Symbol("timed out");
-
-/** `promise`'s value, or {@link TIMED_OUT} when it is not settled within `ms` (its rejection is passed on). */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
