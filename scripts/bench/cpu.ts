@@ -5,7 +5,9 @@
  * seconds. Two relays carry it, in the same run, interleaved over `--rounds` rounds:
  * - specter: `deno run -A main.ts run --unsafe-no-sandbox --ack-no-network-enforcement --idle 0 -- WRITER`
  *   (NDJSON frames to a pipe into `cat >/dev/null`);
- * - script: util-linux `script -qfc WRITER /dev/null` (the baseline), into the same kind of pipe.
+ * - script: util-linux `script -qfc WRITER /dev/null` (the baseline), into the same kind of pipe;
+ * - floor: `_reader_floor.ts`, Specter's reader thread reading the terminal and throwing the bytes away (no
+ *   frames, no output): what reading alone costs a Deno process on this machine, kernel included.
  *
  * The figure is the relay process's own CPU time (user + system of all its threads, children excluded:
  * `/proc/PID/stat` fields 14 and 15) over the steady part of the run (from 1 s after start to 0.5 s before
@@ -19,6 +21,7 @@
  * @module
  */
 import {
+  DENO,
   finish,
   hasProgram,
   intFlags,
@@ -63,6 +66,10 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** The relays measured, in the order they are reported. */
+const RELAYS = ["specter", "script", "floor"] as const;
+type Relay = typeof RELAYS[number];
+
 interface Sample {
   readonly percent: number;
   readonly achievedMbps: number;
@@ -70,7 +77,7 @@ interface Sample {
 
 /** Runs one relay around the writer and measures its CPU over the steady window. */
 async function measure(
-  relay: "specter" | "script",
+  relay: Relay,
   dir: string,
   mbps: number,
   seconds: number,
@@ -79,6 +86,8 @@ async function measure(
   const writer = ["python3", `${dir}/writer.py`, String(mbps), String(seconds), rateFile];
   const argv = relay === "specter"
     ? [...SPECTER_RUN, ...writer]
+    : relay === "floor"
+    ? [DENO, "run", "-A", `${ROOT}/scripts/bench/_reader_floor.ts`, ...writer]
     : ["script", "-qfc", writer.map((w) => `'${w}'`).join(" "), "/dev/null"];
   const child = new Deno.Command(argv[0]!, {
     args: argv.slice(1),
@@ -110,26 +119,31 @@ async function main(): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "specter-bench-cpu-" });
   try {
     await Deno.writeTextFile(`${dir}/writer.py`, WRITER);
-    const results: Record<"specter" | "script", Sample[]> = { specter: [], script: [] };
+    const results: Record<Relay, Sample[]> = { specter: [], script: [], floor: [] };
     for (let r = 0; r < flags.rounds; r++) {
-      const order = r % 2 === 0 ? (["specter", "script"] as const) : (["script", "specter"] as const);
+      // Interleaved, and the order rotates each round, so that a drift of the machine hits every relay.
+      const order = RELAYS.map((_, i) => RELAYS[(i + r) % RELAYS.length]!);
       for (const relay of order) results[relay].push(await measure(relay, dir, flags.mbps, flags.seconds));
     }
-    const specter = median(results.specter.map((s) => s.percent));
-    const script = median(results.script.map((s) => s.percent));
+    const medians = Object.fromEntries(
+      RELAYS.map((relay) => [relay, median(results[relay].map((s) => s.percent))]),
+    ) as Record<Relay, number>;
+    const specter = medians.specter;
+    const script = medians.script;
     say(table([
       ["relay", "CPU % of one core (median)", "per round", "writer MB/s per round"],
-      ...(["specter", "script"] as const).map((relay) => [
+      ...RELAYS.map((relay) => [
         relay,
-        round(relay === "specter" ? specter : script, 1).toString(),
+        round(medians[relay], 1).toString(),
         results[relay].map((s) => round(s.percent, 1)).join(" "),
         results[relay].map((s) => round(s.achievedMbps, 1)).join(" "),
       ]),
     ]));
     say(`ratio specter / script: ${round(specter / script, 2)}`);
+    say(`reading alone (floor) / script: ${round(medians.floor / script, 2)}`);
     const failures: string[] = [];
     if (!(specter <= ACCEPT_PERCENT)) failures.push(`specter ${round(specter, 1)} % > ${ACCEPT_PERCENT} %`);
-    for (const relay of ["specter", "script"] as const) {
+    for (const relay of RELAYS) {
       const slow = results[relay].filter((s) => !(s.achievedMbps >= flags.mbps * 0.95));
       if (slow.length > 0) {
         failures.push(
@@ -154,6 +168,11 @@ async function main(): Promise<number> {
       })),
       specter_median: round(specter, 1),
       script_median: round(script, 1),
+      floor: results.floor.map((s) => ({
+        percent: round(s.percent, 1),
+        writer_mbps: round(s.achievedMbps, 1),
+      })),
+      floor_median: round(medians.floor, 1),
       ratio: round(specter / script, 2),
       acceptance: { specter_percent_max: ACCEPT_PERCENT },
     }, failures);

@@ -12,15 +12,14 @@ import {
   type ExitFrame,
   type Frame,
   type FrameBody,
-  isBase64,
   MAX_COLS,
   MAX_ROWS,
   type ScreenSnapshot,
   type SessionInfo,
   type SignalName,
 } from "../protocol/mod.ts";
-import { ProtocolError, SessionError, type SpecterError, UsageError } from "../errors.ts";
-import { fromBase64, toPayload, Utf8Chunker } from "../frames/mod.ts";
+import { SessionError, UsageError } from "../errors.ts";
+import { toPayload } from "../frames/mod.ts";
 import { childWatcher, libc, setWindowSize, signalName, type WaitStatus } from "../pty/mod.ts";
 import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
@@ -36,6 +35,10 @@ import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { OutputTail } from "./output_tail.ts";
 import { SessionScreen } from "./session_screen.ts";
+import { applyDriverMessage } from "./driver_dispatch.ts";
+import { OutputPath } from "./output_path.ts";
+import { SessionRecording } from "./session_recording.ts";
+import { Termination } from "./termination.ts";
 import { VERSION } from "../version.ts";
 import { protectedReport } from "./protected_report.ts";
 import type { SnapshotOptions } from "../terminal/mod.ts";
@@ -82,9 +85,10 @@ export class Session {
   readonly #log: FrameLog;
   /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
   readonly #main: Subscription;
-  readonly #chunker = new Utf8Chunker();
   readonly #tail: OutputTail;
-  readonly #recorder: CastWriter | null;
+  readonly #output: OutputPath;
+  readonly #recording: SessionRecording;
+  readonly #end: Termination;
   readonly #startedAt = performance.now();
   #resolveExited!: (frame: ExitFrame) => void;
   #seq = 0;
@@ -92,12 +96,10 @@ export class Session {
   readonly #pump: InputPump;
   /** Reads the terminal (on the reader thread or the JS thread); knows when the output ended. */
   readonly #reader: TerminalReader;
+  /** The leader's wait status, once reaped. */
   #reaped: WaitStatus | null = null;
   /** The terminal model and the snapshot requests still owed. */
   readonly #screen: SessionScreen;
-  #terminating = false;
-  /** SIGKILL was sent while terminating, before the program ended: `exit.stop` is `killed`. */
-  #killedWhileTerminating = false;
   /** `idle` and `prompt` frames. */
   readonly #quiet: QuietWatch;
 
@@ -112,7 +114,8 @@ export class Session {
     this.#pump = new InputPump(terminalWrite(child.master));
     this.pid = child.pid;
     this.argv = options.argv;
-    this.#recorder = recorder;
+    this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
+    this.#end = new Termination({ tree: this.#tree, later: (ms, fn) => void this.#later(ms, fn) });
     this.info = {
       id: options.id,
       title: options.title,
@@ -132,6 +135,20 @@ export class Session {
       ended: () => this.#windDown.finished || this.#reader.eof,
     });
     this.#main = this.#log.subscribe({ authoritative: true });
+    this.#output = new OutputPath({
+      budgets: {
+        admit: (bytes) => this.#budgets.admit(bytes),
+        outputExceeded: () => this.#budgets.outputExceeded(),
+      },
+      flow: this.#flow,
+      activity: () => this.#quiet.output(),
+      emit: (body) => this.#emit(body),
+      text: (text) => {
+        this.#tail.push(text);
+        this.#screen.output(text);
+        this.#recording.event("o", text);
+      },
+    });
     this.#quiet = new QuietWatch(options, {
       now: () => performance.now(),
       later: (ms, fn) => void this.#later(ms, fn),
@@ -160,7 +177,7 @@ export class Session {
       ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
     this.#reader = new TerminalReader(child.master, options.readerThread, {
-      output: (bytes) => this.#onOutput(bytes),
+      output: (bytes) => this.#output.read(bytes),
       eof: () => this.#onEof(),
       blocked: () => this.#flow.blocked,
       wantsWrite: () => this.#pump.waiting,
@@ -296,7 +313,7 @@ export class Session {
       this.#emitError("E_IO", `Resizing the terminal to ${cols}x${rows} failed`);
       return;
     }
-    this.#record("r", `${cols}x${rows}`);
+    this.#recording.event("r", `${cols}x${rows}`);
     this.#screen.resize(cols, rows);
     this.#emit({ type: "resize_ack", cols, rows });
   }
@@ -322,7 +339,7 @@ export class Session {
     if (this.finished || this.#reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
-    const delivered = this.#tree.signal(signal);
+    const delivered = this.#end.signal(signal);
     if (delivered === null) {
       throw new SessionError("E_SESSION_CLOSED", `The program of session "${this.info.id}" has exited`);
     }
@@ -341,52 +358,24 @@ export class Session {
    */
   terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
     // Once reaped, every member was already SIGKILLed, and the ids may have been reused.
-    if (this.finished || this.#reaped !== null) return this.exited;
-    if (!this.#terminating) {
-      this.#terminating = true;
-      this.#tree.terminate();
-    }
-    // A later call may only bring SIGKILL closer (e.g. a second ctrl-c): each schedules its own.
-    if (graceMs <= 0) this.#kill();
-    else this.#later(graceMs, () => this.#kill());
+    if (!this.finished) this.#end.terminate(graceMs);
     return this.exited;
   }
 
   /** Applies one driver message (throws `E_PROTOCOL` for an unknown key, `E_SESSION_CLOSED` after exit). */
   send(message: DriverMessage): void {
-    switch (message.type) {
-      case "input":
-        if (message.binary && !isBase64(message.data)) {
-          throw new ProtocolError("E_PROTOCOL_BASE64", 'Binary input "data" is not padded standard base64');
-        }
-        this.write(message.binary ? fromBase64(message.data) : message.data);
-        return;
-      case "key":
-        this.press(message.key);
-        return;
-      case "resize":
-        this.resize(message.cols, message.rows);
-        return;
-      case "signal":
-        this.signal(message.signal);
-        return;
-      case "terminate":
-        void this.terminate(message.grace_ms);
-        return;
-      case "ping":
-        this.#emit({ type: "pong", ...(message.id === undefined ? {} : { id: message.id }) });
-        return;
-      case "snapshot":
-        if (this.finished) {
-          throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
-        }
-        this.#screen.request(message.name, message.cells === true);
-        return;
-      default: {
-        const never: never = message;
-        throw new Error(`Unhandled driver message ${JSON.stringify(never)}`);
-      }
-    }
+    applyDriverMessage({
+      write: (data) => this.write(data),
+      press: (key) => this.press(key),
+      resize: (cols, rows) => this.resize(cols, rows),
+      signal: (signal) => this.signal(signal),
+      terminate: (graceMs) => void this.terminate(graceMs),
+      pong: (id) => this.#emit({ type: "pong", ...(id === undefined ? {} : { id }) }),
+      snapshot: (name, cells) => {
+        if (this.finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
+        this.#screen.request(name, cells);
+      },
+    }, message);
   }
 
   /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
@@ -407,20 +396,6 @@ export class Session {
     this.#emit({ type: "error", code, message, ...(details === undefined ? {} : { details }) });
   }
 
-  #elapsed(): number {
-    return (performance.now() - this.#startedAt) / 1000;
-  }
-
-  #record(code: "o" | "i" | "r", text: string): void {
-    if (!this.#recorder) return;
-    try {
-      this.#recorder.event(this.#elapsed(), code, text);
-    } catch (error: unknown) {
-      // Once: the recorder stops at its last whole line after a failure and ignores later events.
-      this.#emitError("E_RECORD", (error as Error).message, { ...(error as SpecterError).details });
-    }
-  }
-
   // ── input ───────────────────────────────────────────────────────────────────────────────────────
 
   #assertOpen(): void {
@@ -433,7 +408,7 @@ export class Session {
     this.#assertOpen();
     const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
-    if (this.#options.record?.input) this.#record("i", text ?? lossy.decode(bytes));
+    if (this.#options.record?.input) this.#recording.event("i", text ?? lossy.decode(bytes));
     this.#pump.push(bytes);
     this.#afterInput();
   }
@@ -442,30 +417,6 @@ export class Session {
   #afterInput(): void {
     this.#flow.wakeRoomWaiters();
     if (this.#pump.waiting) this.#reader.pollAgain();
-  }
-
-  // ── output ──────────────────────────────────────────────────────────────────────────────────────
-
-  #onOutput(bytes: Uint8Array): void {
-    this.#quiet.output();
-    if (this.#flow.discarding) return;
-    const chunk = this.#budgets.admit(bytes);
-    if (chunk.length > 0) this.#deliver(this.#chunker.push(chunk));
-    if (chunk.length < bytes.length) {
-      this.#flow.discard(); // Before the frames: reading never pauses again.
-      this.#budgets.outputExceeded();
-    }
-  }
-
-  #deliver(payload: { data: string; binary: boolean } | null): void {
-    if (payload === null) return;
-    const text = payload.binary ? lossy.decode(fromBase64(payload.data)) : payload.data;
-    this.#emit(
-      payload.binary ? { type: "stdout", data: payload.data, binary: true } : { type: "stdout", data: text },
-    );
-    this.#tail.push(text);
-    this.#screen.output(text);
-    this.#record("o", text);
   }
 
   // ── exit ────────────────────────────────────────────────────────────────────────────────────────
@@ -483,6 +434,7 @@ export class Session {
       case "signaled":
         this.#budgets.leaderExited(status.kind === "signaled" ? signalName(status.signal, table) : null);
         this.#reaped = status;
+        this.#end.leaderReaped();
         // A sandbox's init may still be on its way out: `exit` waits for it (the wind-down comes back).
         this.#tree.leaderReaped(at, () => this.#windDown.check());
         // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
@@ -514,13 +466,12 @@ export class Session {
 
   /** SIGKILLs every process of the program (its session, its sandbox, its cgroup). */
   #kill(): void {
-    if (this.#terminating && this.#reaped === null) this.#killedWhileTerminating = true;
-    this.#tree.kill();
+    this.#end.kill();
   }
 
   #onEof(): void {
     this.#flow.wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
-    this.#deliver(this.#flow.discarding ? null : this.#chunker.end());
+    this.#output.end();
     this.#windDown.check();
   }
 
@@ -539,9 +490,7 @@ export class Session {
       code,
       signal,
       timed_out: this.#budgets.timedOut,
-      ...(this.#terminating
-        ? { stop: this.#killedWhileTerminating ? "killed" as const : "graceful" as const }
-        : {}),
+      ...(this.#end.stop === undefined ? {} : { stop: this.#end.stop }),
       duration_ms: Math.round((performance.now() - this.#startedAt) * 1000) / 1000,
       last_lines: this.#tail.lastLines(),
       session: this.info,
@@ -551,7 +500,7 @@ export class Session {
     this.#log.append(frame);
     this.#log.close();
     this.#flow.wakeRoomWaiters();
-    this.#recorder?.close();
+    this.#recording.close();
     this.#resolveExited(frame);
   }
 
