@@ -15,6 +15,7 @@ import {
   FrameSchema,
   ResolvedScenarioSchema,
   RunResultSchema,
+  ViewEventSchema,
 } from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
@@ -37,6 +38,10 @@ export const SCHEMAS = {
   "scenario-resolved.schema.json": {
     schema: ResolvedScenarioSchema,
     title: "Specter resolved scenario (scenario.resolved.json)",
+  },
+  "view-event.schema.json": {
+    schema: ViewEventSchema,
+    title: "Specter view event (specter view, token_mode compact and parsed)",
   },
   "cast-header.schema.json": {
     schema: CastHeaderSchema,

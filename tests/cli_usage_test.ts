@@ -93,6 +93,15 @@ const USAGE_CASES: readonly (readonly [readonly string[], string])[] = [
   [["audit", "verify", "--json=1", "x"], "E_USAGE"],
   [["audit", "verify", "x", "--expect"], "E_USAGE"],
   [["audit", "verify", "--expect", "ABC", "x"], "E_USAGE"],
+  // view
+  [["view"], "E_USAGE"],
+  [["view", "a.cast", "b.cast"], "E_USAGE"],
+  [["view", "--mode", "raw", "fixtures/workloads/top.cast"], "E_USAGE"],
+  [["view", "--mode"], "E_USAGE"],
+  [["view", "--bogus", "fixtures/workloads/top.cast"], "E_USAGE"],
+  [["view", "--text=1", "fixtures/workloads/top.cast"], "E_USAGE"],
+  [["view", "deno.json"], "E_USAGE"],
+  [["view", "missing.cast"], "E_PATH_NOT_FOUND"],
 ];
 
 /** Runs the cases two at a time (the machine is shared) and reports every mismatch at once. */

@@ -25,6 +25,7 @@ export const LAYERS = [
   "pty",
   "terminal",
   "frames",
+  "views",
   "policy",
   "sandbox",
   "ceilings",

@@ -318,9 +318,11 @@ sessionTest("writes after exit fail with E_SESSION_CLOSED", async () => {
 
 sessionTest("the reactor unregisters a session once it has ended", async () => {
   const before = reactor().size;
-  const r = start({ argv: ["sleep", "0.2"] });
+  // Long enough to still run when the assertion comes, however loaded the machine (0.2 s once was not).
+  const r = start({ argv: ["sleep", "30"] });
   await r.until((f) => f.type === "start");
   assert.deepEqual(reactor().size, before + 1);
+  await r.session.terminate(0);
   await r.exit();
   assert.deepEqual(reactor().size, before);
 });

@@ -15,6 +15,7 @@ import { replayCommand } from "./replay.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { testCommand } from "./test.ts";
 import { verifyCommand } from "./verify.ts";
+import { viewCommand } from "./view.ts";
 
 const encoder = new TextEncoder();
 
@@ -66,6 +67,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await policyCommand(rest, out, err);
       case "audit":
         return auditCommand(rest, out);
+      case "view":
+        return await viewCommand(rest, out);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }

@@ -15,6 +15,7 @@ import { RUN_DOC } from "./run.ts";
 import { SANDBOX_DOC } from "./sandbox.ts";
 import { TEST_DOC } from "./test.ts";
 import { VERIFY_DOC } from "./verify.ts";
+import { VIEW_DOC } from "./view.ts";
 
 /** What Specter is, in one line (the overview's title, after the name and version). */
 export const TAGLINE = "drive terminal programs through a real PTY as JSON frames";
@@ -32,6 +33,7 @@ export const OVERVIEW = `Usage:
   specter replay report DIR           Print the latest replay's summary and diff
   specter verify GOLDEN -- CMD…       Diff a run's normalized screen/transcript with a golden (CI gate)
   specter audit verify FILE|RUN_DIR   Check an audit log's hash chain; prints the last hash to pin
+  specter view [--mode M] FILE.cast   A recording in a token view (compact, parsed), as events or --text
   specter help <command>              Show help for a command
   specter --version
 
@@ -48,6 +50,7 @@ export const COMMAND_DOCS: readonly CommandDoc[] = [
   REPLAY_DOC,
   VERIFY_DOC,
   AUDIT_DOC,
+  VIEW_DOC,
 ];
 
 /** Help per command (`specter` is the overview). */

@@ -19,3 +19,4 @@ export * from "./results.ts";
 export * from "./audit.ts";
 export * from "./asciicast.ts";
 export * from "./bundle.ts";
+export * from "./views.ts";

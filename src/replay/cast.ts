@@ -4,22 +4,15 @@
  *
  * @module
  */
-import { decodeCastEvent, decodeCastHeader } from "../protocol/mod.ts";
 import { plainText } from "../session/mod.ts";
+import { parseRecording } from "../views/mod.ts";
 
 /**
  * The output events (`"o"`) of a recording as plain text, or what is wrong with the recording (a sentence
  * fragment such as `line 3 is not an asciicast event`).
  */
 export function castTranscript(text: string): { text: string } | { problem: string } {
-  const [header = "", ...lines] = text.trimEnd().split("\n");
-  const start = decodeCastHeader(header);
-  if ("problem" in start) return start;
-  const output: string[] = [];
-  for (const [i, line] of lines.entries()) {
-    const event = decodeCastEvent(line, i + 2);
-    if ("problem" in event) return event;
-    if (event.value[1] === "o") output.push(event.value[2]);
-  }
-  return { text: plainText(output.join("")) };
+  const recording = parseRecording(text);
+  if ("problem" in recording) return recording;
+  return { text: plainText(recording.events.filter((e) => e[1] === "o").map((e) => e[2]).join("")) };
 }

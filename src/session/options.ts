@@ -221,7 +221,9 @@ function optionalBytes(name: string, value: number | undefined): number | null {
 export function resolveOptions(options: SpawnOptions): ResolvedOptions {
   if (options.argv.length === 0) throw new UsageError("No command given");
   const cwd = options.cwd ?? Deno.cwd();
-  if (!isAbsolute(cwd) || normalize(cwd) !== cwd.replace(/(.)\/+$/, "$1")) {
+  // A trailing slash is fine ("/work/" is "/work"); "..", "." and "//" inside are not.
+  const trimmed = (path: string) => path.replace(/(.)\/+$/, "$1");
+  if (!isAbsolute(cwd) || trimmed(normalize(cwd)) !== trimmed(cwd)) {
     throw new UsageError(`Option "cwd" must be an absolute, normalized path, got "${cwd}"`);
   }
   for (const key of Object.keys(options.env ?? {})) {

@@ -1,0 +1,326 @@
+/**
+ * A line-oriented reading of terminal output: what a terminal would leave on each line, without keeping a
+ * screen. Private to `src/views/`.
+ *
+ * It interprets the sequences that line-oriented programs use to redraw (carriage return, backspace, erase
+ * in line, cursor left/right/column, cursor up over lines not handed out yet) and drops the rest (colours,
+ * modes, titles, OSC, DCS). Text drawn away from the cursor between a cursor save and restore (the status
+ * row of `apt`, `dpkg` and similar) is a *status* update of that row, not content.
+ *
+ * @module
+ */
+
+/** Events of the line screen, in order. */
+export interface LineSink {
+  /** A finished line (its final state: what the terminal shows once the line ends). */
+  line(text: string): void;
+  /** The status row `row` (1-based) now reads `text`. */
+  status(row: number, text: string): void;
+  /** A line was redrawn in place (a carriage return over drawn text): a progress line or a spinner. */
+  redraw(): void;
+  /** A full-screen sign: the alternate screen (true on entry) or a cursor-addressed redraw. */
+  screen(alternate: boolean | null): void;
+}
+
+const ESC = 0x1b;
+/** Longest escape sequence kept while waiting for its end (longer ones are dropped whole). */
+const MAX_ESCAPE = 4096;
+/**
+ * Widest line kept (Specter's largest terminal): a cursor moved further right (`ESC [ 99999999 C`) stays at
+ * the edge, so hostile output cannot make a line allocate more.
+ */
+export const MAX_LINE = 1000;
+
+/** The open line: characters by column, and where the cursor is. */
+class OpenLine {
+  chars: string[] = [];
+  #col = 0;
+  get col(): number {
+    return this.#col;
+  }
+  /** Moves the cursor, kept within the line's width. */
+  set col(value: number) {
+    this.#col = Number.isFinite(value) ? Math.min(Math.max(0, Math.trunc(value)), MAX_LINE - 1) : 0;
+  }
+  /** Draws `ch` at the cursor (at the last column, once the line is full, as a terminal does). */
+  write(ch: string): void {
+    while (this.chars.length < this.#col) this.chars.push(" ");
+    this.chars[this.#col] = ch;
+    this.col = this.#col + 1;
+  }
+  text(): string {
+    return this.chars.join("").trimEnd();
+  }
+  clear(): void {
+    this.chars = [];
+    this.#col = 0;
+  }
+  load(text: string): void {
+    this.chars = [...text];
+    this.#col = 0;
+  }
+}
+
+/** Interprets output text incrementally (escape sequences may be split across pushes). */
+export class LineScreen {
+  readonly #sink: LineSink;
+  #line = new OpenLine();
+  /** Lines finished but not handed out yet: cursor-up may still move into them. */
+  #held: string[] = [];
+  /** Index into {@link #held} of the line the cursor is on; `#held.length` is the open line. */
+  #row = 0;
+  #carry = "";
+  /** Saved cursor (ESC 7 / CSI s): the open line's state at the save. */
+  #saved: { chars: string[]; col: number } | null = null;
+  /** The status row being drawn after a save and an absolute move; null when drawing at the cursor. */
+  #statusRow: number | null = null;
+  #status = new OpenLine();
+
+  constructor(sink: LineSink) {
+    this.#sink = sink;
+  }
+
+  /** The open line as drawn so far (no newline yet): a prompt, or a progress line. */
+  get openLine(): string {
+    return this.#line.text();
+  }
+
+  /** Interprets `text`. */
+  push(text: string): void {
+    const input = this.#carry + text;
+    this.#carry = "";
+    let i = 0;
+    const n = input.length;
+    while (i < n) {
+      const code = input.charCodeAt(i);
+      if (code === ESC) {
+        const end = escapeEnd(input, i);
+        if (end < 0) {
+          // Incomplete: keep it for the next push (unless absurdly long: then it is dropped).
+          if (n - i <= MAX_ESCAPE) this.#carry = input.slice(i);
+          return;
+        }
+        this.#escape(input.slice(i, end));
+        i = end;
+        continue;
+      }
+      if (code >= 0x20 && code !== 0x7f) {
+        // A run of printable characters.
+        let j = i + 1;
+        while (j < n) {
+          const c = input.charCodeAt(j);
+          if (c < 0x20 || c === 0x7f) break;
+          j++;
+        }
+        const target = this.#statusRow === null ? this.#line : this.#status;
+        for (const ch of input.slice(i, j)) target.write(ch);
+        i = j;
+        continue;
+      }
+      this.#control(code);
+      i++;
+    }
+  }
+
+  /** Hands out every held line (the cursor can no longer move into them), keeping the open line. */
+  release(): void {
+    if (this.#row < this.#held.length) {
+      // The cursor sits on a held line: everything above it is final; it and below stay as they are drawn.
+      this.#held[this.#row] = this.#line.text();
+      for (const line of this.#held) this.#sink.line(line);
+      this.#held = [];
+      this.#row = 0;
+      this.#line.clear();
+      return;
+    }
+    for (const line of this.#held) this.#sink.line(line);
+    this.#held = [];
+    this.#row = 0;
+  }
+
+  /** Ends the stream: the open line, if anything is drawn on it, is a finished line too. */
+  end(): void {
+    const open = this.#line.text();
+    if (this.#row < this.#held.length) {
+      this.#held[this.#row] = open;
+      this.release();
+      return;
+    }
+    this.release();
+    if (open !== "") this.#sink.line(open);
+    this.#line.clear();
+  }
+
+  #newline(): void {
+    if (this.#statusRow !== null) return; // A status row's own line feeds do not move content.
+    const text = this.#line.text();
+    if (this.#row < this.#held.length) {
+      this.#held[this.#row] = text;
+      this.#row++;
+      if (this.#row < this.#held.length) this.#line.load(this.#held[this.#row]!);
+      else this.#line.clear();
+      return;
+    }
+    this.#held.push(text);
+    this.#row = this.#held.length;
+    this.#line.clear();
+  }
+
+  #control(code: number): void {
+    const line = this.#statusRow === null ? this.#line : this.#status;
+    switch (code) {
+      case 0x0a: // LF
+      case 0x0b: // VT
+      case 0x0c: // FF
+        this.#newline();
+        return;
+      case 0x0d: // CR
+        if (line === this.#line && line.chars.length > 0) this.#sink.redraw();
+        line.col = 0;
+        return;
+      case 0x08: // BS
+        if (line.col > 0) line.col--;
+        return;
+      case 0x09: // TAB
+        line.write("\t");
+        return;
+      default:
+        return; // BEL and the other controls draw nothing.
+    }
+  }
+
+  #escape(sequence: string): void {
+    const second = sequence.charCodeAt(1);
+    if (second === 0x5b) return this.#csi(sequence); // ESC [
+    if (sequence === "\x1b7") return this.#save();
+    if (sequence === "\x1b8") return this.#restore();
+    if (sequence === "\x1bc") return this.#sink.screen(null); // RIS: a reset, typical of full-screen use.
+    // OSC, DCS, SOS, PM, APC, charsets, keypad modes, index: nothing to show.
+  }
+
+  #csi(sequence: string): void {
+    const final = sequence[sequence.length - 1]!;
+    const body = sequence.slice(2, -1);
+    const privateMode = body.startsWith("?");
+    const params = (privateMode ? body.slice(1) : body).split(";").map((p) => Number.parseInt(p, 10));
+    /** Parameter `i`, 0 when absent or not a number. */
+    const param = (i: number) => {
+      const value = params[i];
+      return value === undefined || Number.isNaN(value) ? 0 : Math.min(value, 1_000_000);
+    };
+    const first = param(0);
+    const line = this.#statusRow === null ? this.#line : this.#status;
+    switch (final) {
+      case "m":
+        return; // Colours and attributes.
+      case "K":
+        if (first === 0) line.chars.length = Math.min(line.chars.length, line.col);
+        else if (first === 1) {
+          for (let c = 0; c <= line.col && c < line.chars.length; c++) line.chars[c] = " ";
+        } else line.chars = [];
+        return;
+      case "G":
+        line.col = (first || 1) - 1;
+        return;
+      case "C":
+        line.col += first || 1;
+        return;
+      case "D":
+        line.col = line.col - (first || 1);
+        return;
+      case "A":
+        return this.#up(first || 1);
+      case "H":
+      case "f": {
+        const row = first || 1;
+        if (this.#saved !== null) {
+          // Drawing away from the cursor between a save and a restore: a status row.
+          this.#statusRow = row;
+          this.#status.clear();
+          this.#status.col = (param(1) || 1) - 1;
+          return;
+        }
+        this.#sink.screen(null);
+        if (this.#line.text() !== "") this.#newline();
+        this.#line.col = (param(1) || 1) - 1;
+        return;
+      }
+      case "J":
+        if (first === 2 || first === 3) this.#sink.screen(null);
+        return;
+      case "s":
+        return this.#save();
+      case "u":
+        return this.#restore();
+      case "h":
+      case "l":
+        if (privateMode && params.some((p) => p === 1049 || p === 1047 || p === 47)) {
+          this.#sink.screen(final === "h");
+        }
+        return;
+      default:
+        return; // Scroll regions, insert/delete, reports: nothing to show in a line view.
+    }
+  }
+
+  /** Cursor up `n` rows: into the held lines when they are still held (a multi-line progress display). */
+  #up(n: number): void {
+    if (this.#statusRow !== null) return;
+    const target = Math.max(0, this.#row - n);
+    if (target === this.#row) return;
+    if (this.#row < this.#held.length) this.#held[this.#row] = this.#line.text();
+    else if (this.#line.text() !== "") {
+      this.#held.push(this.#line.text());
+    }
+    this.#row = target;
+    this.#line.load(this.#held[target]!);
+  }
+
+  #save(): void {
+    this.#saved = { chars: [...this.#line.chars], col: this.#line.col };
+  }
+
+  #restore(): void {
+    if (this.#statusRow !== null) {
+      this.#sink.status(this.#statusRow, this.#status.text());
+      this.#statusRow = null;
+      this.#status.clear();
+    }
+    if (this.#saved !== null) this.#line.col = this.#saved.col;
+    this.#saved = null;
+  }
+}
+
+/**
+ * The index just past the escape sequence starting at `at`, or -1 when the input ends before it does.
+ * CSI ends at a final byte; OSC at BEL or ST; DCS, SOS, PM and APC at ST; others after one or two bytes.
+ */
+function escapeEnd(input: string, at: number): number {
+  const n = input.length;
+  if (at + 1 >= n) return -1;
+  const kind = input.charCodeAt(at + 1);
+  if (kind === 0x5b) { // CSI
+    for (let i = at + 2; i < n; i++) {
+      const c = input.charCodeAt(i);
+      if (c >= 0x40 && c <= 0x7e) return i + 1;
+      if (c < 0x20 || c > 0x7e) return i; // Malformed: end it here, the byte is read as itself.
+    }
+    return -1;
+  }
+  if (kind === 0x5d || kind === 0x50 || kind === 0x58 || kind === 0x5e || kind === 0x5f) { // OSC DCS SOS PM APC
+    for (let i = at + 2; i < n; i++) {
+      const c = input.charCodeAt(i);
+      if (c === 0x07 && kind === 0x5d) return i + 1;
+      if (c === ESC) {
+        if (i + 1 >= n) return -1;
+        // ST (ESC \) ends it; any other ESC ends it too and starts a sequence of its own.
+        return input.charCodeAt(i + 1) === 0x5c ? i + 2 : i;
+      }
+    }
+    return -1;
+  }
+  if (kind >= 0x20 && kind <= 0x2f) { // ESC ( B and other intermediates: one more byte.
+    return at + 2 < n ? at + 3 : -1;
+  }
+  return at + 2;
+}

@@ -1,0 +1,171 @@
+/**
+ * The compact view: a program's output as an agent needs it, in as few tokens as the meaning allows.
+ *
+ * - Styling and control sequences are gone; each line is what a terminal leaves on it once it ends.
+ * - A line redrawn in place (a progress bar, a spinner) reaches the text once, in its final state; while it
+ *   is redrawn, a flush reports its current state as a `line_update` (one per flush, not one per redraw).
+ * - A status row drawn away from the cursor (apt's `Progress: [ 40%]`) is a `line_update` with its row.
+ * - A line repeated verbatim is written once, then `[previous line repeated N more times]`; runs of blank
+ *   lines become one.
+ * - Text comes in chunks of at most {@link CHUNK_BYTES} bytes, cut at line ends where it can be.
+ *
+ * The view is pure: it takes output text and is told when to flush (on a pause of the program, when a
+ * consumer asks, at the end), so it can run live on a session or offline over a recording.
+ *
+ * @module
+ */
+import type { ViewEvent } from "../protocol/mod.ts";
+import { LineScreen } from "./_line_screen.ts";
+
+/** Largest text chunk a flush emits. */
+export const CHUNK_BYTES = 512;
+
+/** How a flush treats the unfinished line. */
+export interface FlushOptions {
+  /**
+   * The program paused (or the consumer needs what there is): an unfinished line that is not being redrawn
+   * goes out as text (a shell prompt, `Password:`). Otherwise it waits for its end.
+   */
+  readonly partial?: boolean;
+  /**
+   * The time of the flush in seconds on the caller's clock (a recording's time, offline); the parsed view
+   * paces repaints of a screen that never stops changing with it. Default: `performance.now()`.
+   */
+  readonly now?: number;
+}
+
+/** Recognises a pager's prompt on a line (`--More--`, `--More--(42%)`, `(END)`, `:`, `lines 1-20`). */
+export const PAGER_PROMPT: RegExp =
+  /^\s*(?:-- ?More ?--(?:\s*\(\d+%\))?|\(END\)|:|lines \d+-\d+(?:\/\d+)?(?: \d+%)?(?: \(END\))?|Press RETURN to continue.*|<MORE>)\s*$/;
+
+/** Turns raw output into compact events (see the module documentation). */
+export class CompactView {
+  readonly #screen: LineScreen;
+  #out = "";
+  #last: string | null = null;
+  #repeats = 0;
+  #blank = false;
+  #redrawn = false;
+  /** The part of the open line already emitted as text (at a pause). */
+  #openEmitted = "";
+  readonly #status = new Map<number, string>();
+  readonly #events: ViewEvent[] = [];
+  readonly #onScreen: ((alternate: boolean | null) => void) | null;
+
+  /** `onScreen` hears full-screen signs (the parsed view switches on them). */
+  constructor(onScreen: ((alternate: boolean | null) => void) | null = null) {
+    this.#onScreen = onScreen;
+    this.#screen = new LineScreen({
+      line: (text) => this.#line(text),
+      status: (row, text) => {
+        if (text !== "" && this.#status.get(row) !== text) this.#status.set(row, text);
+      },
+      redraw: () => this.#redrawn = true,
+      screen: (alternate) => this.#onScreen?.(alternate),
+    });
+  }
+
+  /** The unfinished line as drawn now. */
+  get openLine(): string {
+    return this.#screen.openLine;
+  }
+
+  /** Takes output text (escape sequences may be split across calls). */
+  push(text: string): void {
+    this.#screen.push(text);
+  }
+
+  /** Events for everything taken so far (see {@link FlushOptions}). */
+  flush(options: FlushOptions = {}): ViewEvent[] {
+    this.#screen.release();
+    this.#endRepeats();
+    const open = this.#screen.openLine;
+    if (this.#redrawn && open !== "") this.#events.push({ type: "line_update", data: open });
+    else if (options.partial && open !== "" && open.startsWith(this.#openEmitted)) {
+      if (PAGER_PROMPT.test(open)) this.#events.push({ type: "prompt", kind: "pager", text: open.trim() });
+      else {
+        this.#out += open.slice(this.#openEmitted.length);
+        this.#openEmitted = open;
+      }
+    }
+    this.#redrawn = false;
+    for (const [row, text] of this.#status) this.#events.push({ type: "line_update", data: text, row });
+    this.#status.clear();
+    return this.#take();
+  }
+
+  /** The end of the output: the unfinished line is finished, everything goes out. */
+  end(): ViewEvent[] {
+    this.#screen.end();
+    this.#endRepeats();
+    for (const [row, text] of this.#status) this.#events.push({ type: "line_update", data: text, row });
+    this.#status.clear();
+    return this.#take();
+  }
+
+  #line(text: string): void {
+    const emitted = this.#openEmitted;
+    this.#openEmitted = "";
+    this.#redrawn = false;
+    if (PAGER_PROMPT.test(text) && text.trim() !== ":") return; // A pager prompt left on a line.
+    if (text === "") {
+      this.#endRepeats();
+      if (!this.#blank) this.#out += "\n";
+      this.#blank = true;
+      this.#last = null;
+      return;
+    }
+    this.#blank = false;
+    if (text === this.#last && emitted === "") {
+      this.#repeats++;
+      return;
+    }
+    this.#endRepeats();
+    this.#last = text;
+    this.#out += (emitted !== "" && text.startsWith(emitted) ? text.slice(emitted.length) : text) + "\n";
+  }
+
+  #endRepeats(): void {
+    if (this.#repeats === 0) return;
+    this.#out += `[previous line repeated ${this.#repeats} more time${this.#repeats === 1 ? "" : "s"}]\n`;
+    this.#repeats = 0;
+  }
+
+  /** The text so far in chunks, after the other events gathered. */
+  #take(): ViewEvent[] {
+    const events: ViewEvent[] = [];
+    for (const data of chunks(this.#out, CHUNK_BYTES)) events.push({ type: "text", data });
+    this.#out = "";
+    events.push(...this.#events);
+    this.#events.length = 0;
+    return events;
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** `text` cut into pieces of at most `max` UTF-8 bytes, at line ends where possible, never inside a character. */
+export function chunks(text: string, max: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest !== "") {
+    if (rest.length <= max / 4 || encoder.encode(rest).length <= max) {
+      out.push(rest);
+      break;
+    }
+    // The longest prefix within `max` bytes, by characters.
+    let bytes = 0;
+    let end = 0;
+    for (const ch of rest) {
+      const size = encoder.encode(ch).length;
+      if (bytes + size > max) break;
+      bytes += size;
+      end += ch.length;
+    }
+    const newline = rest.lastIndexOf("\n", end - 1);
+    const cut = newline >= 0 ? newline + 1 : end;
+    out.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  return out;
+}

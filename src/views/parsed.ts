@@ -1,0 +1,138 @@
+/**
+ * The parsed view: screen-aware. A line-oriented program reads as in the compact view. A full-screen one
+ * (the alternate screen, or redraws by cursor address) reads as its screen once it settles, then only the
+ * rows that changed, with their row numbers; a pager's prompt (`--More--`, `(END)`, `:`) is reported as a
+ * prompt, not as a row of content.
+ *
+ * The screen comes from Specter's terminal model (xterm.js, headless), fed the same output.
+ *
+ * @module
+ */
+import { TerminalModel } from "../terminal/mod.ts";
+import type { ViewEvent } from "../protocol/mod.ts";
+import { CompactView, type FlushOptions, PAGER_PROMPT } from "./compact.ts";
+
+/** A full repaint is sent instead of a diff when more than this share of the rows changed. */
+const REPAINT_SHARE = 0.5;
+/**
+ * A screen that keeps changing on its own (`top`, a dashboard) is reported at most this often (seconds);
+ * one that input changed, one waiting at a pager prompt, the first and the last are reported at once.
+ */
+export const SCREEN_INTERVAL_SECONDS = 2;
+
+/** Size of the screen the parsed view models. */
+export interface ParsedViewOptions {
+  readonly cols?: number;
+  readonly rows?: number;
+}
+
+/** Turns raw output into parsed events (see the module documentation). */
+export class ParsedView {
+  readonly #compact: CompactView;
+  readonly #model: TerminalModel;
+  /** True while the program draws a full screen. */
+  #full = false;
+  /** Text the line reading had before the program went full-screen, not flushed yet. */
+  #before: ViewEvent[] = [];
+  /** The screen rows last reported; null when the next screen goes out whole. */
+  #shown: string[] | null = null;
+  #prompt: string | null = null;
+  /** When the screen was last reported (seconds on the flush clock). */
+  #reportedAt = -Infinity;
+  /** Input was sent since the screen was last reported. */
+  #input = false;
+
+  private constructor(model: TerminalModel) {
+    this.#model = model;
+    this.#compact = new CompactView((alternate) => {
+      if (alternate === false) {
+        // Back from the alternate screen: line output again, and the next screen goes out whole.
+        if (this.#full) this.#compact.flush(); // What the line reading made of the full screen: dropped.
+        this.#full = false;
+        this.#shown = null;
+        return;
+      }
+      // Going full-screen: the lines before it are content; what follows is screen, shown as rows.
+      if (!this.#full) this.#before.push(...this.#compact.flush().filter((e) => e.type === "text"));
+      this.#full = true;
+    });
+  }
+
+  /** A parsed view of a `cols`×`rows` terminal (default 80×24). */
+  static async create(options: ParsedViewOptions = {}): Promise<ParsedView> {
+    return new ParsedView(await TerminalModel.create({ cols: options.cols ?? 80, rows: options.rows ?? 24 }));
+  }
+
+  /** Takes output text. */
+  push(text: string): void {
+    this.#compact.push(text);
+    this.#model.write(text);
+  }
+
+  /** Input was sent to the program: the screen it leads to is reported at the next flush. */
+  input(): void {
+    this.#input = true;
+  }
+
+  /** The terminal was resized: the next screen goes out whole. */
+  resize(cols: number, rows: number): void {
+    this.#model.resize(cols, rows);
+    this.#shown = null;
+  }
+
+  /** Events for everything taken so far: the screen as parsed once the model has caught up. */
+  async flush(options: FlushOptions = {}): Promise<ViewEvent[]> {
+    const lines = this.#compact.flush(options);
+    const before = this.#before.splice(0);
+    if (!this.#full) return [...before, ...lines];
+    const now = options.now ?? performance.now() / 1000;
+    return [...before, ...await this.#screen(now, false)];
+  }
+
+  /** The end of the output. */
+  async end(): Promise<ViewEvent[]> {
+    const full = this.#full;
+    const lines = this.#compact.end();
+    const before = this.#before.splice(0);
+    const screen = full ? await this.#screen(Infinity, true) : [];
+    this.#model.dispose();
+    return [...before, ...(full ? screen : lines)];
+  }
+
+  /** The screen's events at `now`; `always` reports it even when paced (the end). */
+  async #screen(now: number, always: boolean): Promise<ViewEvent[]> {
+    await this.#model.settled();
+    const snapshot = this.#model.snapshot();
+    const rows = [...snapshot.lines];
+    const events: ViewEvent[] = [];
+    // A pager's prompt sits on the last drawn row (where the cursor waits).
+    const last = rows.length - 1;
+    const prompt = last >= 0 && PAGER_PROMPT.test(rows[last]!) ? rows[last]!.trim() : null;
+    const due = always || this.#shown === null || this.#input || prompt !== null ||
+      now - this.#reportedAt >= SCREEN_INTERVAL_SECONDS;
+    if (!due) return events; // Still changing on its own: the next report shows where it got to.
+    this.#input = false;
+    this.#reportedAt = now;
+    if (prompt !== null) rows[last] = "";
+    while (rows.length > 0 && rows[rows.length - 1] === "") rows.pop();
+    const shown = this.#shown;
+    if (shown === null) {
+      events.push({ type: "screen", rows, alternate: snapshot.alt_screen });
+    } else {
+      const changed: { row: number; text: string }[] = [];
+      for (let i = 0; i < Math.max(shown.length, rows.length); i++) {
+        const text = rows[i] ?? "";
+        if ((shown[i] ?? "") !== text) changed.push({ row: i + 1, text });
+      }
+      if (changed.length > snapshot.rows * REPAINT_SHARE) {
+        events.push({ type: "screen", rows, alternate: snapshot.alt_screen });
+      } else if (changed.length > 0) events.push({ type: "rows", rows: changed });
+    }
+    this.#shown = rows;
+    if (prompt !== null && prompt !== this.#prompt) {
+      events.push({ type: "prompt", kind: "pager", text: prompt });
+    }
+    this.#prompt = prompt;
+    return events;
+  }
+}

@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { ParsedView } from "./parsed.ts";
+import { CompactView } from "./compact.ts";
+
+const sanitizeOps = { sanitizeOps: false, sanitizeResources: false };
+
+Deno.test({
+  name: "parsed: a line-oriented program reads as in the compact view",
+  ...sanitizeOps,
+  fn: async () => {
+    const input = "\x1b[32mok\x1b[0m 1\r\nprogress 10%\rprogress 100%\r\nwarn\r\nwarn\r\n";
+    const parsed = await ParsedView.create();
+    parsed.push(input);
+    const compact = new CompactView();
+    compact.push(input);
+    assert.deepEqual(await parsed.end(), compact.end());
+  },
+});
+
+Deno.test({
+  name: "parsed: a full-screen program is its screen once, then only the rows that changed",
+  ...sanitizeOps,
+  fn: async () => {
+    const view = await ParsedView.create({ cols: 40, rows: 6 });
+    view.push("before\r\n");
+    view.push("\x1b[?1049h\x1b[H\x1b[2JTasks: 3 total\r\nCPU: 10%\r\n  PID USER\r\n    1 root");
+    assert.deepEqual(await view.flush({ partial: true }), [
+      { type: "text", data: "before\n" },
+      { type: "screen", rows: ["Tasks: 3 total", "CPU: 10%", "  PID USER", "    1 root"], alternate: true },
+    ]);
+    view.push("\x1b[2;1HCPU: 55%\x1b[K");
+    assert.deepEqual(await view.flush({ partial: true }), [{
+      type: "rows",
+      rows: [{ row: 2, text: "CPU: 55%" }],
+    }]);
+    assert.deepEqual(await view.flush({ partial: true }), []); // Nothing changed.
+    view.push("\x1b[?1049l");
+    view.push("after\r\n");
+    assert.deepEqual(await view.end(), [{ type: "text", data: "after\n" }]);
+  },
+});
+
+Deno.test({
+  name: "parsed: a pager's prompt on the last row is a prompt, not content",
+  ...sanitizeOps,
+  fn: async () => {
+    const view = await ParsedView.create({ cols: 30, rows: 4 });
+    view.push("\x1b[?1049h\x1b[Hline 1\r\nline 2\r\nline 3\r\n\x1b[7m:\x1b[27m");
+    assert.deepEqual(await view.flush({ partial: true }), [
+      { type: "screen", rows: ["line 1", "line 2", "line 3"], alternate: true },
+      { type: "prompt", kind: "pager", text: ":" },
+    ]);
+    view.push("\r\x1b[K\x1b[H\x1b[2Jline 4\r\nline 5\r\n\r\n\x1b[7m(END)\x1b[27m");
+    const events = await view.flush({ partial: true });
+    assert.deepEqual(events.at(-1), { type: "prompt", kind: "pager", text: "(END)" });
+    await view.end();
+  },
+});

@@ -1,0 +1,48 @@
+/**
+ * View events as the plain text an agent reads (`specter view --text`, the agent tools' `output`).
+ *
+ * Text is as it came; a screen is its rows under a one-line header; changed rows are `row N: text`; a
+ * pager prompt is one bracketed line. Line updates are transient (the final state of a progress line
+ * reaches the text once the line ends): only the last update of each row that no later text finished is
+ * shown, at the end, as `[progress] …`.
+ *
+ * @module
+ */
+import type { ViewEvent } from "../protocol/mod.ts";
+
+/** The text of `events` (see the module documentation). */
+export function renderText(events: readonly ViewEvent[]): string {
+  let out = "";
+  const updates = new Map<string, string>();
+  const line = (text: string) => {
+    if (out !== "" && !out.endsWith("\n")) out += "\n";
+    out += text + "\n";
+  };
+  for (const event of events) {
+    switch (event.type) {
+      case "text":
+        out += event.data;
+        updates.delete("cursor"); // The line being redrawn ended (or moved on).
+        break;
+      case "line_update":
+        updates.set(event.row === undefined ? "cursor" : `row ${event.row}`, event.data);
+        break;
+      case "screen":
+        line(`[screen${event.alternate ? ", alternate" : ""}]`);
+        for (const row of event.rows) line(row);
+        break;
+      case "rows":
+        for (const { row, text } of event.rows) line(`row ${row}: ${text}`);
+        break;
+      case "prompt":
+        line(`[pager prompt: ${event.text}]`);
+        break;
+      default: {
+        const never: never = event;
+        throw new Error(`Unknown view event ${JSON.stringify(never)}`);
+      }
+    }
+  }
+  for (const text of updates.values()) line(`[progress] ${text}`);
+  return out;
+}

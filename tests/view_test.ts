@@ -1,0 +1,69 @@
+/**
+ * `specter view` through the real CLI, over the committed workload recordings: every event it prints is a
+ * valid view event, `--text` is what an agent reads, and each view keeps what matters of its program.
+ */
+import assert from "node:assert/strict";
+import { runCli, withTempDir } from "./_helpers.ts";
+import { ViewEventSchema } from "../src/protocol/mod.ts";
+
+const sanitize = { sanitizeOps: false, sanitizeResources: false };
+
+Deno.test({
+  name: "view: pytest in the compact view keeps every failure and the summary, without colours",
+  ...sanitize,
+  async fn() {
+    const { code, stdout, stderr } = await runCli(["view", "fixtures/workloads/pytest.cast"]);
+    assert.equal(code, 0, stderr);
+    const events = stdout.trim().split("\n").map((line) => ViewEventSchema.parse(JSON.parse(line)));
+    const text = events.map((e) => e.type === "text" ? e.data : "").join("");
+    assert.ok(!text.includes("\x1b"), "no escape sequences");
+    for (const test of ["test_capacity[8]", "test_totals", "test_lookup"]) {
+      assert.match(text, new RegExp(`^FAILED test_inventory\\.py::${test.replace(/[[\]]/g, "\\$&")}`, "m"));
+    }
+    assert.match(text, /^=+ 3 failed, 8 passed in [\d.]+s =+$/m);
+    for (const event of events) {
+      if (event.type === "text") assert.ok(new TextEncoder().encode(event.data).length <= 512);
+      assert.equal(typeof event.time, "number");
+    }
+  },
+});
+
+Deno.test({
+  name: "view: --mode parsed shows top as its screen, a pager's prompt as a prompt",
+  ...sanitize,
+  async fn() {
+    const top = await runCli(["view", "--mode", "parsed", "fixtures/workloads/top.cast"]);
+    assert.equal(top.code, 0, top.stderr);
+    const events = top.stdout.trim().split("\n").map((line) => ViewEventSchema.parse(JSON.parse(line)));
+    const screens = events.filter((e) => e.type === "screen");
+    assert.ok(screens.length >= 2, `${screens.length} screens`);
+    assert.ok(screens.every((s) => s.type === "screen" && s.rows.some((r) => /^Tasks: +\d+ total/.test(r))));
+
+    const pager = await runCli(["view", "--mode", "parsed", "--text", "fixtures/workloads/netcli-more.cast"]);
+    assert.equal(pager.code, 0, pager.stderr);
+    assert.equal(pager.stdout.match(/^\[pager prompt: --More--\]$/gm)?.length, 7);
+    assert.ok(!/--More--/.test(pager.stdout.replace(/^\[pager prompt: --More--\]$/gm, "")));
+    const config = new Deno.Command("python3", { args: ["fixtures/tuis/netcli.py", "--dump-config"] })
+      .outputSync();
+    for (const line of new TextDecoder().decode(config.stdout).split("\n")) {
+      if (line.trim() !== "") assert.ok(pager.stdout.includes(line), `missing ${JSON.stringify(line)}`);
+    }
+  },
+});
+
+Deno.test({
+  name: "view: a file that is not a recording is E_USAGE and exit 2, naming the line",
+  ...sanitize,
+  async fn() {
+    await withTempDir(async (dir) => {
+      await Deno.writeTextFile(`${dir}/bad.cast`, '{"version":2,"width":80,"height":24}\n[0.1,"o"]\n');
+      const bad = await runCli(["view", `${dir}/bad.cast`]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /E_USAGE: Recording ".*bad\.cast" line 2/);
+      await Deno.writeFile(`${dir}/latin1.cast`, new Uint8Array([0x7b, 0xff, 0x7d]));
+      const latin = await runCli(["view", `${dir}/latin1.cast`]);
+      assert.equal(latin.code, 2);
+      assert.match(latin.stderr, /E_USAGE: Recording ".*latin1\.cast" is not valid UTF-8/);
+    });
+  },
+});
