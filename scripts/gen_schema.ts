@@ -10,12 +10,19 @@ import {
   BundleChecksumsSchema,
   CastEventSchema,
   CastHeaderSchema,
+  CloseSessionParamsSchema,
   DriverMessageSchema,
+  ExecCommandParamsSchema,
   ExecResultSchema,
   FrameSchema,
+  ReadOutputParamsSchema,
   ResolvedScenarioSchema,
   RunResultSchema,
+  SessionListingSchema,
+  SubscribeParamsSchema,
+  ToolResultSchema,
   ViewEventSchema,
+  WriteStdinParamsSchema,
 } from "../src/protocol/mod.ts";
 import { ScenarioSchema } from "../src/scenario/schema.ts";
 import { PolicyFileSchema } from "../src/policy/schema.ts";
@@ -38,6 +45,34 @@ export const SCHEMAS = {
   "scenario-resolved.schema.json": {
     schema: ResolvedScenarioSchema,
     title: "Specter resolved scenario (scenario.resolved.json)",
+  },
+  "agent-exec-command.schema.json": {
+    schema: ExecCommandParamsSchema,
+    title: "Specter agent tool exec_command: params",
+  },
+  "agent-write-stdin.schema.json": {
+    schema: WriteStdinParamsSchema,
+    title: "Specter agent tool write_stdin: params",
+  },
+  "agent-read-output.schema.json": {
+    schema: ReadOutputParamsSchema,
+    title: "Specter agent tool read_output: params",
+  },
+  "agent-close-session.schema.json": {
+    schema: CloseSessionParamsSchema,
+    title: "Specter agent tool close_session: params",
+  },
+  "agent-tool-result.schema.json": {
+    schema: ToolResultSchema,
+    title: "Specter agent tool result (exec_command, write_stdin, read_output, close_session)",
+  },
+  "agent-session-listing.schema.json": {
+    schema: SessionListingSchema,
+    title: "Specter agent list_sessions entry",
+  },
+  "agent-subscribe.schema.json": {
+    schema: SubscribeParamsSchema,
+    title: "Specter agent session.subscribe: params",
   },
   "view-event.schema.json": {
     schema: ViewEventSchema,

@@ -33,6 +33,7 @@ export const LAYERS = [
   "recording",
   "artifacts",
   "session",
+  "agent",
   "scenario",
   "replay",
   "cli",

@@ -51,7 +51,7 @@ export interface RunAudit {
 export function startRunAudit(
   values: FlagValues,
   command: readonly string[],
-  kind: "run" | "exec",
+  kind: "run" | "exec" | "agent",
 ): RunAudit {
   const requested = typeof values.id === "string" ? values.id : undefined;
   // The id names a directory: anything but a plain name gets a fresh id (the requested one is recorded).

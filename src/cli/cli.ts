@@ -16,6 +16,7 @@ import { sandboxCommand } from "./sandbox.ts";
 import { testCommand } from "./test.ts";
 import { verifyCommand } from "./verify.ts";
 import { viewCommand } from "./view.ts";
+import { agentCommand } from "./agent.ts";
 
 const encoder = new TextEncoder();
 
@@ -69,6 +70,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return auditCommand(rest, out);
       case "view":
         return await viewCommand(rest, out);
+      case "agent":
+        return await agentCommand(rest, out, err);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }

@@ -16,6 +16,7 @@ import { SANDBOX_DOC } from "./sandbox.ts";
 import { TEST_DOC } from "./test.ts";
 import { VERIFY_DOC } from "./verify.ts";
 import { VIEW_DOC } from "./view.ts";
+import { AGENT_DOC } from "./agent.ts";
 
 /** What Specter is, in one line (the overview's title, after the name and version). */
 export const TAGLINE = "drive terminal programs through a real PTY as JSON frames";
@@ -34,6 +35,7 @@ export const OVERVIEW = `Usage:
   specter verify GOLDEN -- CMD…       Diff a run's normalized screen/transcript with a golden (CI gate)
   specter audit verify FILE|RUN_DIR   Check an audit log's hash chain; prints the last hash to pin
   specter view [--mode M] FILE.cast   A recording in a token view (compact, parsed), as events or --text
+  specter agent [flags]               Agent tools (exec_command, write_stdin, …) as JSON-RPC on stdio
   specter help <command>              Show help for a command
   specter --version
 
@@ -51,6 +53,7 @@ export const COMMAND_DOCS: readonly CommandDoc[] = [
   VERIFY_DOC,
   AUDIT_DOC,
   VIEW_DOC,
+  AGENT_DOC,
 ];
 
 /** Help per command (`specter` is the overview). */

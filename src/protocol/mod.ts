@@ -20,3 +20,4 @@ export * from "./audit.ts";
 export * from "./asciicast.ts";
 export * from "./bundle.ts";
 export * from "./views.ts";
+export * from "./agent.ts";

@@ -54,6 +54,8 @@ export interface Subscription extends AsyncIterable<Frame> {
    * the log no longer holds. `[]`: the log is closed and this subscriber has read everything.
    */
   take(): Promise<Frame[]>;
+  /** The frames from the cursor on that are there now, without waiting (`[]` when none). */
+  takeNow(): Frame[];
   /** Stops reading (an authoritative subscriber no longer holds frames back). */
   close(): void;
 }
@@ -173,6 +175,7 @@ export class FrameLog {
         return reader.cursor;
       },
       take: () => this.#take(reader),
+      takeNow: () => reader.closed ? [] : this.#collect(reader),
       close: () => {
         reader.closed = true;
         this.#readers.delete(reader);
@@ -212,6 +215,11 @@ export class FrameLog {
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
     if (reader.closed) return [];
+    return this.#collect(reader);
+  }
+
+  /** Moves `reader` past every frame there is, returning them (an overflow frame for what is gone). */
+  #collect(reader: Reader): Frame[] {
     const out: Frame[] = [];
     for (; reader.cursor < this.#head.length; reader.cursor++) out.push(this.#head[reader.cursor]!);
     if (reader.cursor < this.#tailSeq) {

@@ -119,3 +119,14 @@ Deno.test("a subscriber from a seq beyond the end starts at the end", async () =
   log.append(out(3));
   assert.deepEqual(seqs(await sub.take()), [3]);
 });
+
+Deno.test("FrameLog: takeNow returns what is there without waiting, [] when nothing new", () => {
+  const log = new FrameLog();
+  const reader = log.subscribe();
+  assert.deepEqual(reader.takeNow(), []);
+  log.append({ seq: 0, ts: 1, type: "ping" });
+  log.append({ seq: 1, ts: 1, type: "ping" });
+  assert.deepEqual(reader.takeNow().map((f) => f.seq), [0, 1]);
+  assert.deepEqual(reader.takeNow(), []);
+  assert.equal(reader.cursor, 2);
+});

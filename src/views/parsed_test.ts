@@ -24,16 +24,20 @@ Deno.test({
     const view = await ParsedView.create({ cols: 40, rows: 6 });
     view.push("before\r\n");
     view.push("\x1b[?1049h\x1b[H\x1b[2JTasks: 3 total\r\nCPU: 10%\r\n  PID USER\r\n    1 root");
-    assert.deepEqual(await view.flush({ partial: true }), [
+    assert.deepEqual(await view.flush({ partial: true, now: 0 }), [
       { type: "text", data: "before\n" },
       { type: "screen", rows: ["Tasks: 3 total", "CPU: 10%", "  PID USER", "    1 root"], alternate: true },
     ]);
     view.push("\x1b[2;1HCPU: 55%\x1b[K");
-    assert.deepEqual(await view.flush({ partial: true }), [{
-      type: "rows",
-      rows: [{ row: 2, text: "CPU: 55%" }],
-    }]);
-    assert.deepEqual(await view.flush({ partial: true }), []); // Nothing changed.
+    // Changing on its own: not reported again within 2 s, then only the changed row.
+    assert.deepEqual(await view.flush({ partial: true, now: 1 }), []);
+    view.push("\x1b[2;1HCPU: 60%\x1b[K");
+    const row = (text: string) => [{ type: "rows", rows: [{ row: 2, text }] }];
+    assert.deepEqual(await view.flush({ partial: true, now: 2.5 }), row("CPU: 60%"));
+    assert.deepEqual(await view.flush({ partial: true, now: 5 }), []); // Nothing changed.
+    view.push("\x1b[2;1HCPU: 70%\x1b[K");
+    view.input(); // After input the screen is reported at once.
+    assert.deepEqual(await view.flush({ partial: true, now: 5.1 }), row("CPU: 70%"));
     view.push("\x1b[?1049l");
     view.push("after\r\n");
     assert.deepEqual(await view.end(), [{ type: "text", data: "after\n" }]);

@@ -1,0 +1,199 @@
+/**
+ * `AgentSession`: one program an agent runs, as the agent tools see it. It drains the session's frames
+ * (so the program is never held back by an agent that does not call), remembers what the agent has read
+ * (a cursor into the frame log), and waits for the events that end a call: exit, a prompt, new output
+ * followed by quiet, or the yield time.
+ *
+ * @module
+ */
+import type { ExitFrame, Frame, TokenMode } from "../protocol/mod.ts";
+import type { Session, Subscription } from "../session/mod.ts";
+import { CompactView, ParsedView, renderText } from "../views/mod.ts";
+import { fromBase64 } from "../frames/mod.ts";
+
+const lossy = new TextDecoder();
+
+/** Why a wait ended. */
+export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
+
+/** What ends a wait, besides the program's exit and the yield time. */
+export interface WaitRules {
+  /** The deadline (ms from now). */
+  readonly yieldMs: number;
+  /** End at a prompt frame that came after the wait began. */
+  readonly prompt: boolean;
+  /** End once new output was followed by this much quiet (ms); none when absent. */
+  readonly quietMs?: number;
+}
+
+/** Output taken for the agent, in one view. */
+export interface Taken {
+  readonly text: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+/** A session of the agent tools. */
+export class AgentSession {
+  readonly id: string;
+  readonly session: Session;
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly shell: string | undefined;
+  readonly started = new Date();
+  lastActivity = new Date();
+  /** Tokens of output returned to the agent so far. */
+  outputTokens = 0;
+  /** Ended by the idle sweep. */
+  timedOut = false;
+  #exit: ExitFrame | null = null;
+  /** The last `seq` seen by the drain, and of the last prompt frame. */
+  #lastSeq = 0;
+  #lastPromptSeq = -1;
+  #lastOutputAt = 0;
+  #alternate = false;
+  #waiters: (() => void)[] = [];
+  /** The agent's cursor: frames before it were returned by an earlier call. */
+  readonly #reader: Subscription;
+  #views = new Map<TokenMode, CompactView | ParsedView>();
+
+  readonly #audit: { frame(frame: Frame): void; close(): void } | undefined;
+
+  constructor(
+    id: string,
+    session: Session,
+    cwd: string,
+    shell: string | undefined,
+    audit?: { frame(frame: Frame): void; close(): void },
+  ) {
+    this.#audit = audit;
+    this.id = id;
+    this.session = session;
+    this.argv = session.argv;
+    this.cwd = cwd;
+    this.shell = shell;
+    this.#reader = session.subscribe({ from: 0 });
+    void this.#drain();
+  }
+
+  /** The `exit` frame once the program ended. */
+  get exit(): ExitFrame | null {
+    return this.#exit;
+  }
+
+  /** True while a full-screen program holds the alternate screen. */
+  get alternate(): boolean {
+    return this.#alternate;
+  }
+
+  /** The `seq` of the newest frame. */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Reads every frame as the authoritative reader, so the program never waits for the agent. */
+  async #drain(): Promise<void> {
+    for await (const frame of this.session.frames()) {
+      this.#audit?.frame(frame);
+      this.#lastSeq = frame.seq;
+      if (frame.type === "stdout") {
+        this.#lastOutputAt = performance.now();
+        this.lastActivity = new Date();
+        const text = frame.binary ? "" : frame.data;
+        const on = text.lastIndexOf("\x1b[?1049h");
+        const off = text.lastIndexOf("\x1b[?1049l");
+        if (on >= 0 || off >= 0) this.#alternate = on > off;
+      } else if (frame.type === "prompt") {
+        this.#lastPromptSeq = frame.seq;
+      } else if (frame.type === "exit") {
+        this.#exit = frame;
+        this.#alternate = false;
+      }
+      this.#wake();
+    }
+    this.#audit?.close();
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Waits for the end of a call (see {@link WaitRules}). */
+  async wait(rules: WaitRules): Promise<ReturnedOn> {
+    const started = performance.now();
+    const deadline = started + rules.yieldMs;
+    const fromSeq = this.#lastSeq;
+    for (;;) {
+      if (this.#exit !== null) return "exit";
+      if (rules.prompt && this.#lastPromptSeq > fromSeq) return "prompt";
+      const now = performance.now();
+      let until = deadline;
+      if (rules.quietMs !== undefined && this.#lastOutputAt > started) {
+        const quietAt = this.#lastOutputAt + rules.quietMs;
+        if (now >= quietAt) return "quiet";
+        until = Math.min(until, quietAt);
+      }
+      if (now >= deadline) return "yield";
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.max(1, until - now));
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#waiters.push(done);
+      });
+    }
+  }
+
+  /** Output the agent has not read yet, rendered in `mode` (the cursor moves past it). */
+  async take(mode: TokenMode): Promise<Taken> {
+    const fromSeq = this.#reader.cursor;
+    const frames = this.#reader.takeNow();
+    const text = await this.#render(frames, mode, true);
+    return { text, fromSeq, toSeq: frames.at(-1)?.seq ?? Math.max(0, fromSeq - 1) };
+  }
+
+  /** Frames `fromSeq`…`toSeq` again, rendered in `mode` with a fresh view (the agent's cursor stays). */
+  async read(fromSeq: number, toSeq: number | undefined, mode: TokenMode): Promise<Taken> {
+    const reader = this.session.subscribe({ from: fromSeq });
+    try {
+      const frames = reader.takeNow().filter((f) => toSeq === undefined || f.seq <= toSeq);
+      const text = await this.#render(frames, mode, false);
+      return { text, fromSeq, toSeq: frames.at(-1)?.seq ?? fromSeq };
+    } finally {
+      reader.close();
+    }
+  }
+
+  /** Renders output frames in `mode`; `keep` uses (and keeps) the session's view of that mode. */
+  async #render(frames: readonly Frame[], mode: TokenMode, keep: boolean): Promise<string> {
+    let raw = "";
+    let missed = "";
+    const view = mode === "raw" ? null : (keep ? this.#views.get(mode) : undefined) ??
+      (mode === "compact" ? new CompactView() : await ParsedView.create());
+    if (keep && view !== null) this.#views.set(mode, view);
+    for (const frame of frames) {
+      if (frame.type === "stdout") {
+        const text = frame.binary ? lossy.decode(fromBase64(frame.data)) : frame.data;
+        if (view === null) raw += text;
+        else view.push(text);
+      } else if (frame.type === "stdin") {
+        if (view instanceof ParsedView) view.input(); // The screen the input leads to is reported.
+      } else if (frame.type === "overflow" && frame.reason === "lagged") {
+        missed += `[frames ${frame.missed_from}-${frame.missed_to} are no longer held]\n`;
+      }
+    }
+    if (view === null) return missed + raw;
+    const ended = this.#exit !== null && frames.some((f) => f.type === "exit");
+    const events = ended || !keep ? await view.end() : await view.flush({ partial: true });
+    if (ended) this.#views.delete(mode);
+    return missed + renderText(events);
+  }
+
+  /** Stops reading (the session is gone from the store). */
+  close(): void {
+    this.#reader.close();
+  }
+}

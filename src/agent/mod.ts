@@ -1,0 +1,18 @@
+/**
+ * The agent interface: tools over sessions (`exec_command`, `write_stdin`, `read_output`, `close_session`,
+ * `list_sessions`) and their JSON-RPC 2.0 server (`specter agent`).
+ *
+ * @module
+ */
+export {
+  AGENT_ENV,
+  AGENT_PROMPTS,
+  AgentTools,
+  type SessionAudit,
+  type ToolOptions,
+  WAIT_QUIET_MS,
+} from "./tools.ts";
+export { AgentSession } from "./agent_session.ts";
+export { MAX_REQUEST_BYTES, type RpcIo, serveAgent } from "./server.ts";
+export { IMPORTANT_LINE, tokenCount, type Truncated, truncateOutput } from "./truncate.ts";
+export { TOOL_SCHEMA_FLAVOURS, toolDefinitions, type ToolSchemaFlavour } from "./tool_definitions.ts";

@@ -1,0 +1,214 @@
+/**
+ * The agent tools as JSON-RPC 2.0 over NDJSON (one request or response per line), as `specter agent`
+ * serves them on stdio. Malformed JSON is -32700, a request that is not JSON-RPC (or a line over the cap)
+ * -32600, an unknown method -32601, invalid params -32602; a Specter error is -32000 with its stable code in
+ * `error.data.code`. Requests run concurrently; one that fails never stops the others.
+ *
+ * `session.subscribe` streams a session's frames as `session.frame` notifications, in any view, from any
+ * `seq`. A client that does not read never holds the program back: its subscription reads the frame log
+ * at the pace its notifications are written, and one that falls behind the log's window gets an `overflow`
+ * frame in place of what it missed.
+ *
+ * @module
+ */
+import type { z } from "zod";
+import { SpecterError, toSpecterError } from "../errors.ts";
+import {
+  CloseSessionParamsSchema,
+  ExecCommandParamsSchema,
+  type Frame,
+  JSONRPC_ERRORS,
+  JsonRpcRequestSchema,
+  ListSessionsParamsSchema,
+  ReadOutputParamsSchema,
+  SubscribeParamsSchema,
+  type TokenMode,
+  UnsubscribeParamsSchema,
+  WriteStdinParamsSchema,
+} from "../protocol/mod.ts";
+import { DriverLineSplitter, fromBase64 } from "../frames/mod.ts";
+import type { Subscription } from "../session/mod.ts";
+import { CompactView, ParsedView } from "../views/mod.ts";
+import type { AgentTools } from "./tools.ts";
+
+/** Longest request line taken (bytes); a longer one is answered with -32600 and skipped. */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+type Id = string | number | null;
+
+/** Where the server reads requests and writes responses. */
+export interface RpcIo {
+  readonly input: ReadableStream<Uint8Array>;
+  /** Writes one line's bytes (newline included); resolves once written. */
+  write(bytes: Uint8Array): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const lossy = new TextDecoder();
+
+class RpcError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: Record<string, unknown>) {
+    super(message);
+  }
+}
+
+/** Serves `tools` on `io` until the input ends; then ends every session. */
+export async function serveAgent(
+  tools: AgentTools,
+  io: RpcIo,
+  maxLineBytes = MAX_REQUEST_BYTES,
+): Promise<void> {
+  let queue = Promise.resolve();
+  const send = (message: unknown): Promise<void> => {
+    const line = encoder.encode(JSON.stringify(message) + "\n");
+    queue = queue.then(() => io.write(line)).catch(() => {
+      // The client is gone: nothing more can be told; the input's end will close the tools.
+    });
+    return queue;
+  };
+  const subscriptions = new Map<string, Subscription>();
+  let nextSubscription = 1;
+  const pending = new Set<Promise<void>>();
+
+  const methods: Record<string, (params: unknown) => Promise<unknown> | unknown> = {
+    exec_command: (p) => tools.execCommand(parse(ExecCommandParamsSchema, p)),
+    write_stdin: (p) => tools.writeStdin(parse(WriteStdinParamsSchema, p)),
+    read_output: (p) => tools.readOutput(parse(ReadOutputParamsSchema, p)),
+    close_session: (p) => tools.closeSession(parse(CloseSessionParamsSchema, p)),
+    list_sessions: (p) => (parse(ListSessionsParamsSchema, p ?? {}), tools.listSessions()),
+    "session.subscribe": (p) => {
+      const params = parse(SubscribeParamsSchema, p);
+      const agent = tools.get(params.session_id);
+      const id = `s${nextSubscription++}`;
+      const subscription = agent.session.subscribe({ from: params.from_seq ?? 0 });
+      subscriptions.set(id, subscription);
+      void stream(id, subscription, params.token_mode ?? "raw", send).finally(() => subscriptions.delete(id));
+      return { subscription: id };
+    },
+    "session.unsubscribe": (p) => {
+      const { subscription } = parse(UnsubscribeParamsSchema, p);
+      const found = subscriptions.get(subscription);
+      found?.close();
+      subscriptions.delete(subscription);
+      return { unsubscribed: found !== undefined };
+    },
+  };
+
+  const handle = async (line: string): Promise<void> => {
+    let id: Id = null;
+    try {
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        throw new RpcError(JSONRPC_ERRORS.PARSE_ERROR, "Parse error: the line is not valid JSON");
+      }
+      const request = JsonRpcRequestSchema.safeParse(value);
+      if (!request.success) {
+        const maybe = (value as { id?: unknown } | null)?.id;
+        if (typeof maybe === "string" || typeof maybe === "number") id = maybe;
+        throw new RpcError(
+          JSONRPC_ERRORS.INVALID_REQUEST,
+          "Invalid request: not a JSON-RPC 2.0 request object",
+        );
+      }
+      id = request.data.id ?? null;
+      const method = methods[request.data.method];
+      if (method === undefined || !Object.hasOwn(methods, request.data.method)) {
+        throw new RpcError(
+          JSONRPC_ERRORS.METHOD_NOT_FOUND,
+          `Method not found: "${request.data.method.slice(0, 80)}"`,
+        );
+      }
+      const result = await method(request.data.params);
+      if (request.data.id !== undefined) await send({ jsonrpc: "2.0", id, result });
+    } catch (error: unknown) {
+      await send({ jsonrpc: "2.0", id, error: toRpcError(error) });
+    }
+  };
+
+  const splitter = new DriverLineSplitter(maxLineBytes);
+  const reader = io.input.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      for (const result of splitter.push(value)) {
+        if ("error" in result) {
+          void send({
+            jsonrpc: "2.0",
+            id: null,
+            error: toRpcError(result.error, JSONRPC_ERRORS.INVALID_REQUEST),
+          });
+          continue;
+        }
+        if (result.line.trim() === "") continue;
+        const task = handle(result.line);
+        pending.add(task);
+        void task.finally(() => pending.delete(task));
+      }
+    }
+  } finally {
+    reader.releaseLock();
+    await Promise.all(pending);
+    for (const subscription of subscriptions.values()) subscription.close();
+    await tools.close();
+    await queue;
+  }
+}
+
+/** Validates params (absent params are `{}`), or throws -32602 naming the problems. */
+function parse<T extends z.ZodType>(schema: T, params: unknown): z.infer<T> {
+  const result = schema.safeParse(params ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) =>
+    `${issue.path.length > 0 ? issue.path.join(".") : "params"}: ${issue.message}`
+  );
+  throw new RpcError(JSONRPC_ERRORS.INVALID_PARAMS, `Invalid params: ${problems.join("; ").slice(0, 500)}`, {
+    problems,
+  });
+}
+
+function toRpcError(error: unknown, code?: number): { code: number; message: string; data?: unknown } {
+  if (error instanceof RpcError) {
+    return { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) };
+  }
+  const failure = error instanceof SpecterError ? error : toSpecterError(error);
+  const rpcCode = code ??
+    (failure.code === "E_USAGE" ? JSONRPC_ERRORS.INVALID_PARAMS : JSONRPC_ERRORS.SERVER_ERROR);
+  return { code: rpcCode, message: failure.message, data: { code: failure.code, ...failure.details } };
+}
+
+/** Streams a subscription as notifications, each written before the next batch is read. */
+async function stream(
+  id: string,
+  subscription: Subscription,
+  mode: TokenMode,
+  send: (message: unknown) => Promise<void>,
+): Promise<void> {
+  const view = mode === "compact" ? new CompactView() : mode === "parsed" ? await ParsedView.create() : null;
+  const notify = (frame: unknown) =>
+    send({ jsonrpc: "2.0", method: "session.frame", params: { subscription: id, frame } });
+  for (;;) {
+    const frames = await subscription.take();
+    if (frames.length === 0) break;
+    if (view === null) {
+      for (const frame of frames) await notify(frame);
+      continue;
+    }
+    for (const frame of frames) {
+      if (frame.type === "stdout") view.push(text(frame));
+      else {
+        for (const event of await view.flush({ partial: true })) await notify({ ...event, seq: frame.seq });
+        await notify(frame);
+      }
+    }
+    const last = frames.at(-1)!;
+    for (const event of await view.flush({ partial: true })) await notify({ ...event, seq: last.seq });
+  }
+  if (view !== null) { for (const event of await view.end()) await notify(event); }
+}
+
+function text(frame: Extract<Frame, { type: "stdout" }>): string {
+  return frame.binary ? lossy.decode(fromBase64(frame.data)) : frame.data;
+}

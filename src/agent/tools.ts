@@ -1,0 +1,292 @@
+/**
+ * The agent tools: `exec_command`, `write_stdin`, `read_output`, `close_session`, `list_sessions` over a
+ * store of {@link AgentSession}s. Every session runs under the options (policy, sandbox, limits) the host
+ * chose when it made the tools; a tool argument can add environment variables and pick a working
+ * directory, never change the policy.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { SessionError, UsageError } from "../errors.ts";
+import {
+  type CloseSessionParams,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  type ExecCommandParams,
+  type Frame,
+  type ReadOutputParams,
+  type SessionListing,
+  type TokenMode,
+  type ToolResult,
+  WAIT_LIMITS,
+  type WriteStdinParams,
+  YIELD_LIMITS,
+} from "../protocol/mod.ts";
+import { PAGER_PROMPT } from "../views/mod.ts";
+import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
+import { tokenCount, truncateOutput } from "./truncate.ts";
+
+/** Environment that tames pagers and colour in agent sessions (TERM stays xterm-256color). */
+export const AGENT_ENV: Readonly<Record<string, string>> = {
+  PAGER: "cat",
+  GIT_PAGER: "cat",
+  MANPAGER: "cat",
+  SYSTEMD_PAGER: "",
+  NO_COLOR: "1",
+};
+
+/** Prompts of shells and REPLs an agent session returns at (tried after 150 ms of quiet). */
+export const AGENT_PROMPTS: readonly RegExp[] = [
+  /(?:^|\s)[\w.@~:/\-\[\]]*[$#%] $/, // sh, bash, zsh: "user@host:~$ ", "# "
+  /^[\w.-]+(?:\([\w-]+\))?[#>]$/, // network devices: "edge-rtr-01#", "sw1(config)#", "router>"
+  /^(?:>>>|\.\.\.) $/, // python
+  /^In \[\d+\]: $/, // ipython
+  /^(?:irb|pry)\(.*\)[>*] $/, // ruby
+  /^(?:> |>> |mysql> |postgres=# |sqlite> |\(gdb\) |\(lldb\) |\(Pdb\) )$/, // node, repls, debuggers
+  /(?:password|passphrase)[^:]*: ?$/i, // a password prompt waits for input too
+  /\[[yY]\/[nN]\] ?$|\([yY]\/[nN]\) ?$/, // confirmations
+  PAGER_PROMPT,
+];
+
+/** Quiet after new output that ends an empty `write_stdin` (a wait): long enough for a build's pauses. */
+export const WAIT_QUIET_MS = 3000;
+
+/** The audit of one agent session (the CLI writes an audit log per session, as `run` and `exec` do). */
+export interface SessionAudit {
+  /** The session's run id and artifacts directory (named in its `start` frame). */
+  readonly id: string;
+  readonly artifacts: string;
+  /** The session started. */
+  launched(session: Session): void;
+  /** Every frame of the session (breaches, signals and the exit are recorded). */
+  frame(frame: Frame): void;
+  /** The session could not start. */
+  failed(error: unknown): void;
+  /** The session is over: close the log. */
+  close(): void;
+}
+
+/** How the tools run sessions. */
+export interface ToolOptions {
+  /** Opens the audit of a session about to start (none: sessions are not audited). */
+  readonly audit?: (argv: readonly string[], cwd: string) => SessionAudit;
+  /** The spawn options every session starts from (policy, sandbox, limits); `argv` is replaced. */
+  readonly base: Omit<SpawnOptions, "argv">;
+  /** Most sessions held (default 64). */
+  readonly maxSessions?: number;
+  /** A session nobody called and that printed nothing for this long is ended (ms; default 30 min). */
+  readonly idleTimeoutMs?: number;
+  /** Environment added to every session (default {@link AGENT_ENV}). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+function clamp(value: number | undefined, limits: { min: number; max: number; default: number }): number {
+  if (value === undefined || !Number.isFinite(value)) return limits.default;
+  return Math.min(limits.max, Math.max(limits.min, value));
+}
+
+/** The sessions of one agent (one `specter agent` process, or one library user). */
+export class AgentTools {
+  readonly #options: ToolOptions;
+  readonly #sessions = new Map<string, AgentSession>();
+  readonly #max: number;
+  readonly #sweep: ReturnType<typeof setInterval>;
+  #next = 1;
+
+  constructor(options: ToolOptions) {
+    this.#options = options;
+    this.#max = options.maxSessions ?? 64;
+    const idle = options.idleTimeoutMs ?? 30 * 60_000;
+    this.#sweep = setInterval(() => this.sweep(idle), Math.min(idle, 60_000));
+    Deno.unrefTimer(this.#sweep);
+  }
+
+  /** The session `id` (throws `E_SESSION_UNKNOWN`). */
+  get(id: string | number): AgentSession {
+    id = String(id);
+    const session = this.#sessions.get(id);
+    if (session === undefined) {
+      throw new SessionError("E_SESSION_UNKNOWN", `No session "${id.slice(0, 80)}" (see list_sessions)`);
+    }
+    return session;
+  }
+
+  async execCommand(params: ExecCommandParams): Promise<ToolResult> {
+    if (params.tty === false) throw new UsageError('exec_command "tty": false is not supported; omit it');
+    const pruned = this.#makeRoom();
+    const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
+    const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
+    const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
+    const audit = this.#options.audit?.(argv, cwd);
+    let session: Session;
+    try {
+      session = spawn({
+        ...this.#options.base,
+        argv,
+        ...(shell === undefined ? {} : { shell }),
+        cwd,
+        env: { ...this.#options.base.env, ...(this.#options.env ?? AGENT_ENV), ...params.env },
+        promptRegex: [...(this.#options.base.promptRegex ?? []), ...AGENT_PROMPTS],
+        promptSettleMs: 150,
+        ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
+      });
+    } catch (error: unknown) {
+      audit?.failed(error);
+      audit?.close();
+      throw error;
+    }
+    audit?.launched(session);
+    const id = String(this.#next++);
+    const agent = new AgentSession(id, session, cwd, shell, audit);
+    this.#sessions.set(id, agent);
+    const started = performance.now();
+    const returnedOn = await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true });
+    return await this.#result(agent, params, returnedOn, started, {
+      ...(shell === undefined ? {} : { shell }),
+      ...(pruned === undefined ? {} : { pruned }),
+    });
+  }
+
+  async writeStdin(params: WriteStdinParams): Promise<ToolResult> {
+    const agent = this.get(params.session_id);
+    agent.lastActivity = new Date();
+    const started = performance.now();
+    const chars = params.chars ?? "";
+    const keys = params.keys ?? [];
+    const typing = chars !== "" || keys.length > 0;
+    if (typing) {
+      if (agent.exit !== null) {
+        throw new SessionError("E_SESSION_CLOSED", `Session "${agent.id}" has exited: nothing can be typed`);
+      }
+      if (chars !== "") agent.session.write(chars);
+      for (const key of keys) agent.session.press(key);
+    }
+    const returnedOn = typing
+      ? await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true })
+      : await agent.wait({
+        yieldMs: clamp(params.yield_time_ms, WAIT_LIMITS),
+        prompt: true,
+        quietMs: WAIT_QUIET_MS,
+      });
+    return await this.#result(agent, params, returnedOn, started, {});
+  }
+
+  async readOutput(params: ReadOutputParams): Promise<ToolResult> {
+    const agent = this.get(params.session_id);
+    const mode = params.token_mode ?? "compact";
+    const taken = await agent.read(params.from_seq, params.to_seq, mode);
+    return this.#shape(agent, taken, mode, params.max_output_tokens, "exit", 0);
+  }
+
+  async closeSession(params: CloseSessionParams): Promise<ToolResult> {
+    const agent = this.get(params.session_id);
+    const started = performance.now();
+    await agent.session.terminate(params.force === true ? 0 : undefined);
+    const result = await this.#result(agent, {}, "exit", started, {});
+    this.#remove(agent);
+    return result;
+  }
+
+  listSessions(): { sessions: SessionListing[] } {
+    return {
+      sessions: [...this.#sessions.values()].map((agent) => ({
+        session_id: agent.id,
+        argv: [...agent.argv],
+        cwd: agent.cwd,
+        running: agent.exit === null,
+        exit_code: agent.exit?.code ?? null,
+        timed_out: agent.timedOut || agent.exit?.timed_out === true,
+        started: agent.started.toISOString(),
+        last_activity: agent.lastActivity.toISOString(),
+        output_tokens: agent.outputTokens,
+      })),
+    };
+  }
+
+  /** Ends every session that was idle (no call, no output) for `idleMs`. */
+  sweep(idleMs: number): string[] {
+    const ended: string[] = [];
+    const now = Date.now();
+    for (const agent of this.#sessions.values()) {
+      if (agent.exit === null && now - agent.lastActivity.getTime() >= idleMs) {
+        agent.timedOut = true;
+        void agent.session.terminate();
+        ended.push(agent.id);
+      }
+    }
+    return ended;
+  }
+
+  /** Ends every session and stops the sweep. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    await Promise.all([...this.#sessions.values()].map((agent) => agent.session.terminate(0)));
+    for (const agent of [...this.#sessions.values()]) this.#remove(agent);
+  }
+
+  /** The shell for string commands: bash when there is one, else sh. */
+  #shell(): string {
+    return existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+  }
+
+  /** At the cap, ends one session (the least recently used exited one, else the least recently used). */
+  #makeRoom(): string | undefined {
+    if (this.#sessions.size < this.#max) return undefined;
+    const byUse = [...this.#sessions.values()].sort((a, b) =>
+      a.lastActivity.getTime() - b.lastActivity.getTime()
+    );
+    const victim = byUse.find((agent) => agent.exit !== null) ?? byUse[0]!;
+    void victim.session.terminate(0);
+    this.#remove(victim);
+    return victim.id;
+  }
+
+  #remove(agent: AgentSession): void {
+    agent.close();
+    this.#sessions.delete(agent.id);
+  }
+
+  async #result(
+    agent: AgentSession,
+    params: { token_mode?: TokenMode; max_output_tokens?: number },
+    returnedOn: ReturnedOn,
+    started: number,
+    extra: Partial<ToolResult>,
+  ): Promise<ToolResult> {
+    const mode = params.token_mode ?? "compact";
+    if (returnedOn === "exit") await agent.session.exited;
+    const taken = await agent.take(mode);
+    agent.lastActivity = new Date();
+    return { ...this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, started), ...extra };
+  }
+
+  #shape(
+    agent: AgentSession,
+    taken: Taken,
+    mode: TokenMode,
+    maxTokens: number | undefined,
+    returnedOn: ReturnedOn,
+    started: number,
+  ): ToolResult {
+    const hint = `read_output {"session_id": "${agent.id}", "from_seq": ${taken.fromSeq}} returns all of it`;
+    const cut = truncateOutput(taken.text, maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, hint);
+    agent.outputTokens += cut.truncated ? tokenCount(cut.output) : cut.originalTokens;
+    const exit = agent.exit;
+    return {
+      session_id: agent.id,
+      output: cut.output,
+      running: exit === null,
+      ...(exit?.code === null || exit === null ? {} : { exit_code: exit.code }),
+      ...(exit?.signal ? { signal: exit.signal } : {}),
+      timed_out: agent.timedOut || exit?.timed_out === true,
+      wall_time_ms: started === 0 ? 0 : Math.round(performance.now() - started),
+      truncated: cut.truncated,
+      original_token_count: cut.originalTokens,
+      token_mode: mode,
+      returned_on: returnedOn,
+      screen: agent.alternate ? "alternate" : "normal",
+      from_seq: taken.fromSeq,
+      to_seq: taken.toSeq,
+    };
+  }
+}

@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { tokenCount, truncateOutput } from "./truncate.ts";
+
+const build = Array.from(
+  { length: 3000 },
+  (_, i) => i === 1500 ? "src/net.c:88: error: undefined symbol 'parse_port'" : `compiling unit ${i} of 3000`,
+).join("\n") + "\nBUILD FAILED: 1 error\n";
+
+Deno.test("truncateOutput: under the budget nothing changes", () => {
+  assert.deepEqual(truncateOutput("a\nb\n", 100), { output: "a\nb\n", truncated: false, originalTokens: 4 });
+});
+
+Deno.test("truncateOutput: head and tail kept, the error line from the middle kept with its number, within budget", () => {
+  const cut = truncateOutput(build, 500, "read_output for the rest");
+  assert.equal(cut.truncated, true);
+  assert.equal(cut.originalTokens, tokenCount(build));
+  assert.ok(tokenCount(cut.output) <= 500, `${tokenCount(cut.output)} tokens`);
+  assert.ok(cut.output.startsWith("compiling unit 0 of 3000\n"));
+  assert.ok(cut.output.endsWith("BUILD FAILED: 1 error\n"), cut.output.slice(-80));
+  assert.match(cut.output, /^L1501: src\/net\.c:88: error: undefined symbol 'parse_port'$/m);
+  assert.match(
+    cut.output,
+    /\[… \d+ tokens cut \(lines \d+-\d+\); 1 line of it that report problems follow; read_output for the rest …\]/,
+  );
+});
+
+Deno.test("truncateOutput: a single huge line keeps its end", () => {
+  const line = "x".repeat(50_000) + " FAILED";
+  const cut = truncateOutput(line, 300);
+  assert.equal(cut.truncated, true);
+  assert.ok(cut.output.endsWith(" FAILED"));
+  assert.ok(tokenCount(cut.output) <= 300, `${tokenCount(cut.output)}`);
+});

@@ -1,0 +1,32 @@
+/** The README's "Use it from an agent" exchange runs as written and answers what the README shows. */
+import assert from "node:assert/strict";
+import { ROOT } from "./_helpers.ts";
+
+Deno.test({
+  name: "README: the specter agent example gives the response shown",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const readme = await Deno.readTextFile(`${ROOT}/README.md`);
+    const at = readme.indexOf("## Use it from an agent");
+    const [command, response] = readme.slice(at).split("```console\n")[1]!.split("\n");
+    assert.ok(command!.startsWith("$ echo '"), command);
+    const run = new Deno.Command("bash", {
+      args: ["-c", command!.slice(2)],
+      cwd: ROOT,
+      env: { PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH")}` },
+      stdout: "piped",
+      stderr: "piped",
+    });
+    const { code, stdout, stderr } = await run.output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    const strip = (line: string) => {
+      const value = JSON.parse(line);
+      // Timing, and how output was batched into frames, differ from run to run.
+      delete value.result.wall_time_ms;
+      delete value.result.to_seq;
+      return value;
+    };
+    assert.deepEqual(strip(new TextDecoder().decode(stdout).trim()), strip(response!));
+  },
+});

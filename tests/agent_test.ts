@@ -1,0 +1,195 @@
+/**
+ * The agent tools on real programs: REPLs driven through write_stdin, the empty-poll wait, truncation that
+ * keeps error lines and read_output that gives the rest, pruning at the cap, the idle sweep, full-screen
+ * programs in the parsed view, pager prompts, and the sandbox the host chose.
+ */
+import assert from "node:assert/strict";
+import { AgentTools, tokenCount } from "../src/agent/mod.ts";
+import { NO_SANDBOX, ROOT } from "./_helpers.ts";
+
+const sanitize = { sanitizeOps: false, sanitizeResources: false };
+
+/** Runs `fn` with tools that run sessions unsandboxed (the sandbox is tested on its own below). */
+async function withTools(
+  fn: (tools: AgentTools) => Promise<void>,
+  options: { maxSessions?: number; idleTimeoutMs?: number } = {},
+): Promise<void> {
+  const tools = new AgentTools({ base: { sandbox: NO_SANDBOX, cwd: ROOT }, ...options });
+  try {
+    await fn(tools);
+  } finally {
+    await tools.close();
+  }
+}
+
+Deno.test({
+  name: "agent: the python3 REPL through write_stdin, each call returning at the prompt",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const start = await tools.execCommand({ cmd: ["python3", "-q"], yield_time_ms: 10_000 });
+      assert.equal(start.running, true);
+      assert.equal(start.returned_on, "prompt");
+      assert.match(start.output, />>>/);
+      const sum = await tools.writeStdin({ session_id: start.session_id!, chars: "6*7\r" });
+      assert.equal(sum.returned_on, "prompt");
+      assert.match(sum.output, /^42$/m);
+      assert.ok(sum.wall_time_ms < 5000, `${sum.wall_time_ms} ms`);
+      const bye = await tools.writeStdin({ session_id: start.session_id!, chars: "raise SystemExit(4)\r" });
+      assert.equal(bye.returned_on, "exit");
+      assert.equal(bye.running, false);
+      assert.equal(bye.exit_code, 4);
+    }),
+});
+
+Deno.test({
+  name: "agent: a 20 s build polled with empty writes takes at most 3 calls",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const script = 'for i in $(seq 1 20); do echo "compiling step $i"; sleep 1; done; echo BUILD OK';
+      const calls = [await tools.execCommand({ cmd: script })];
+      while (calls.at(-1)!.running && calls.length < 10) {
+        calls.push(await tools.writeStdin({ session_id: calls[0]!.session_id! }));
+      }
+      assert.ok(calls.length <= 3, `${calls.length} calls: ${calls.map((c) => c.returned_on).join(", ")}`);
+      assert.equal(calls.at(-1)!.exit_code, 0);
+      assert.match(calls.map((c) => c.output).join(""), /compiling step 20\nBUILD OK/);
+    }),
+});
+
+Deno.test({
+  name:
+    "agent: an error from the middle of a long failing build survives truncation; read_output has all of it",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const script = 'for i in $(seq 1 3000); do if [ $i = 1500 ]; then echo "src/net.c:88: error: ' +
+        'undefined symbol parse_port"; else echo "compiling unit $i of 3000"; fi; done; ' +
+        "echo 'BUILD FAILED: 1 error'; exit 2";
+      const result = await tools.execCommand({ cmd: script, max_output_tokens: 600 });
+      assert.equal(result.exit_code, 2);
+      assert.equal(result.truncated, true);
+      assert.ok(tokenCount(result.output) <= 600, `${tokenCount(result.output)} tokens`);
+      assert.ok(result.original_token_count > 10_000, `${result.original_token_count}`);
+      assert.match(result.output, /^L\d+: src\/net\.c:88: error: undefined symbol parse_port$/m);
+      assert.match(result.output, /BUILD FAILED: 1 error\n?$/);
+      assert.match(result.output, /read_output \{"session_id": "\d+", "from_seq": 0\}/);
+      const all = await tools.readOutput({
+        session_id: result.session_id!,
+        from_seq: result.from_seq,
+        max_output_tokens: 1_000_000,
+      });
+      assert.equal(all.truncated, false);
+      const lines = all.output.split("\n");
+      for (const n of [1, 1499, 1501, 3000]) assert.ok(lines.includes(`compiling unit ${n} of 3000`), `${n}`);
+      assert.ok(lines.includes("src/net.c:88: error: undefined symbol parse_port"));
+      assert.equal(all.original_token_count, tokenCount(all.output));
+    }),
+});
+
+Deno.test({
+  name: "agent: the 65th session prunes the least recently used exited one, then the least recently used",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 64; i++) {
+        const cmd = i === 4 ? ["true"] : ["sleep", "60"];
+        ids.push((await tools.execCommand({ cmd, yield_time_ms: 250 })).session_id!);
+      }
+      const exited = tools.get(ids[4]!);
+      await exited.session.exited;
+      const sixtyFifth = await tools.execCommand({ cmd: ["sleep", "60"], yield_time_ms: 250 });
+      assert.equal(sixtyFifth.pruned, ids[4]);
+      const sixtySixth = await tools.execCommand({ cmd: ["sleep", "60"], yield_time_ms: 250 });
+      assert.equal(sixtySixth.pruned, ids[0]); // None exited: the least recently used.
+      const listed = tools.listSessions().sessions.map((s) => s.session_id);
+      assert.equal(listed.length, 64);
+      assert.ok(!listed.includes(ids[0]!) && !listed.includes(ids[4]!));
+      await assert.rejects(
+        tools.writeStdin({ session_id: ids[0]! }),
+        (e: unknown) => (e as { code?: string }).code === "E_SESSION_UNKNOWN",
+      );
+    }),
+});
+
+Deno.test({
+  name: "agent: the idle sweep ends a forgotten session, listed as timed out with its exit",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const started = await tools.execCommand({ cmd: ["sleep", "60"], yield_time_ms: 250 });
+      const deadline = Date.now() + 10_000;
+      let listing = tools.listSessions().sessions[0]!;
+      while (listing.running && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        listing = tools.listSessions().sessions[0]!;
+      }
+      assert.equal(listing.session_id, started.session_id);
+      assert.equal(listing.running, false);
+      assert.equal(listing.timed_out, true);
+      const last = await tools.writeStdin({ session_id: started.session_id!, yield_time_ms: 5000 });
+      assert.equal(last.timed_out, true);
+      assert.equal(last.returned_on, "exit");
+    }, { idleTimeoutMs: 500 }),
+});
+
+Deno.test({
+  name: "agent: a full-screen program in the parsed view is its screen, then the rows that changed",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const start = await tools.execCommand({
+        cmd: ["python3", `${ROOT}/fixtures/tuis/fullscreen.py`],
+        token_mode: "parsed",
+        yield_time_ms: 1500,
+      });
+      assert.equal(start.screen, "alternate");
+      assert.match(start.output, /^\[screen, alternate\]$/m);
+      assert.match(start.output, /Specter fullscreen fixture/);
+      const key = await tools.writeStdin({
+        session_id: start.session_id!,
+        chars: "x",
+        token_mode: "parsed",
+        yield_time_ms: 1000,
+      });
+      assert.match(key.output, /^row \d+: .*last key: x/m);
+      assert.ok(!/Specter fullscreen fixture/.test(key.output), "unchanged rows are not repeated");
+      const quit = await tools.writeStdin({ session_id: start.session_id!, chars: "q" });
+      assert.equal(quit.exit_code, 0);
+      assert.equal(quit.screen, "normal");
+    }),
+});
+
+Deno.test({
+  name: "agent: a pager's --More-- is a prompt: the call returns there and says so",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const start = await tools.execCommand({ cmd: ["python3", `${ROOT}/fixtures/tuis/netcli.py`] });
+      assert.equal(start.returned_on, "prompt");
+      const page = await tools.writeStdin({ session_id: start.session_id!, chars: "show running-config\r" });
+      assert.equal(page.returned_on, "prompt");
+      assert.match(page.output, /^\[pager prompt: --More--\]$/m);
+      assert.match(page.output, /^hostname edge-rtr-01$/m);
+      const quit = await tools.writeStdin({ session_id: start.session_id!, chars: "q" });
+      assert.equal(quit.returned_on, "prompt");
+      assert.ok(!quit.output.includes("--More--"), quit.output);
+    }),
+});
+
+Deno.test({
+  name: "agent: sessions run under the host's policy (the default: sandboxed)",
+  ...sanitize,
+  async fn() {
+    const tools = new AgentTools({ base: { cwd: ROOT } }); // The default: sandboxed, default preset.
+    try {
+      const result = await tools.execCommand({ cmd: "cat /etc/shadow; echo rc=$?" });
+      assert.match(result.output, /rc=[1-9]/);
+      assert.ok(!/root:/.test(result.output));
+    } finally {
+      await tools.close();
+    }
+  },
+});
