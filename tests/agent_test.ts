@@ -180,6 +180,36 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "agent: a command in a persistent bash returns on its OSC 133 mark with its exit code, long before the yield",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      const shell = await tools.execCommand({ cmd: ["bash", "--norc", "--noprofile"] });
+      assert.equal(shell.returned_on, "prompt");
+      const started = performance.now();
+      const build = await tools.writeStdin({
+        session_id: shell.session_id!,
+        chars: "sleep 0.5; echo built; false\r",
+        yield_time_ms: 30_000,
+      });
+      assert.ok(performance.now() - started < 10_000);
+      assert.equal(build.returned_on, "command");
+      assert.deepEqual({ ...build.command, duration_ms: 0 }, {
+        command: "sleep 0.5; echo built; false",
+        exit_code: 1,
+        duration_ms: 0,
+      });
+      assert.ok(build.command!.duration_ms >= 450, `${build.command!.duration_ms}`);
+      assert.match(build.output, /^built$/m);
+      assert.ok(!build.output.includes("133;"), "the marks are not in the output");
+      assert.equal(build.running, true); // The shell goes on.
+      const ok = await tools.writeStdin({ session_id: shell.session_id!, chars: "true\r" });
+      assert.equal(ok.command?.exit_code, 0);
+    }),
+});
+
+Deno.test({
   name: "agent: sessions run under the host's policy (the default: sandboxed)",
   ...sanitize,
   async fn() {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ExitFrame, Frame, TokenMode } from "../protocol/mod.ts";
+import type { ExitFrame, Frame, FrameOf, TokenMode } from "../protocol/mod.ts";
 import type { Session, Subscription } from "../session/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { fromBase64 } from "../frames/mod.ts";
@@ -20,7 +20,7 @@ export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
 export interface WaitRules {
   /** The deadline (ms from now). */
   readonly yieldMs: number;
-  /** End at a prompt frame that came after the wait began. */
+  /** End at a prompt frame, or a finished command (OSC 133), that came after the wait began. */
   readonly prompt: boolean;
   /** End once new output was followed by this much quiet (ms); none when absent. */
   readonly quietMs?: number;
@@ -50,6 +50,8 @@ export class AgentSession {
   /** The last `seq` seen by the drain, and of the last prompt frame. */
   #lastSeq = 0;
   #lastPromptSeq = -1;
+  /** The last `command` frame (a shell's OSC 133 marks). */
+  #lastCommand: FrameOf<"command"> | null = null;
   #lastOutputAt = 0;
   #alternate = false;
   #waiters: (() => void)[] = [];
@@ -86,6 +88,11 @@ export class AgentSession {
     return this.#alternate;
   }
 
+  /** The last command a shell marked as finished (OSC 133), if any. */
+  get lastCommand(): FrameOf<"command"> | null {
+    return this.#lastCommand;
+  }
+
   /** The `seq` of the newest frame. */
   get lastSeq(): number {
     return this.#lastSeq;
@@ -105,6 +112,8 @@ export class AgentSession {
         if (on >= 0 || off >= 0) this.#alternate = on > off;
       } else if (frame.type === "prompt") {
         this.#lastPromptSeq = frame.seq;
+      } else if (frame.type === "command") {
+        this.#lastCommand = frame;
       } else if (frame.type === "exit") {
         this.#exit = frame;
         this.#alternate = false;
@@ -127,6 +136,7 @@ export class AgentSession {
     const fromSeq = this.#lastSeq;
     for (;;) {
       if (this.#exit !== null) return "exit";
+      if (rules.prompt && (this.#lastCommand?.seq ?? -1) > fromSeq) return "command";
       if (rules.prompt && this.#lastPromptSeq > fromSeq) return "prompt";
       const now = performance.now();
       let until = deadline;

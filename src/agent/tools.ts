@@ -22,7 +22,7 @@ import {
   YIELD_LIMITS,
 } from "../protocol/mod.ts";
 import { PAGER_PROMPT } from "../views/mod.ts";
-import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { BASH_MARKS, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
 
@@ -80,6 +80,12 @@ export interface ToolOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
+/** An interactive bash (no `-c`, no script): it gets shell integration (OSC 133 marks through PS0 and PROMPT_COMMAND). */
+function interactiveBash(argv: readonly string[]): boolean {
+  const name = argv[0]?.split("/").at(-1);
+  return name === "bash" && argv.slice(1).every((arg) => arg.startsWith("-") && arg !== "-c");
+}
+
 function clamp(value: number | undefined, limits: { min: number; max: number; default: number }): number {
   if (value === undefined || !Number.isFinite(value)) return limits.default;
   return Math.min(limits.max, Math.max(limits.min, value));
@@ -125,7 +131,12 @@ export class AgentTools {
         argv,
         ...(shell === undefined ? {} : { shell }),
         cwd,
-        env: { ...this.#options.base.env, ...(this.#options.env ?? AGENT_ENV), ...params.env },
+        env: {
+          ...this.#options.base.env,
+          ...(this.#options.env ?? AGENT_ENV),
+          ...(interactiveBash(argv) ? BASH_MARKS : {}),
+          ...params.env,
+        },
         promptRegex: [...(this.#options.base.promptRegex ?? []), ...AGENT_PROMPTS],
         promptSettleMs: 150,
         ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
@@ -257,7 +268,18 @@ export class AgentTools {
     if (returnedOn === "exit") await agent.session.exited;
     const taken = await agent.take(mode);
     agent.lastActivity = new Date();
-    return { ...this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, started), ...extra };
+    const command = returnedOn === "command" ? agent.lastCommand : null;
+    return {
+      ...this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, started),
+      ...(command === null ? {} : {
+        command: {
+          ...(command.command === undefined ? {} : { command: command.command }),
+          exit_code: command.exit_code,
+          duration_ms: command.duration_ms,
+        },
+      }),
+      ...extra,
+    };
   }
 
   #shape(

@@ -105,6 +105,11 @@ export const ToolResultSchema = z.object({
   from_seq: z.int().nonnegative().describe("First frame the output covers"),
   to_seq: z.int().nonnegative().describe("Last frame the output covers"),
   shell: z.string().optional().describe("The shell that ran a string cmd"),
+  command: z.object({
+    command: z.string().optional(),
+    exit_code: z.int().nullable(),
+    duration_ms: z.number().nonnegative(),
+  }).optional().describe("With returned_on command: the command a shell finished (OSC 133) and its status"),
   pruned: z.string().optional().describe("A session ended to make room for this one"),
 });
 /** The result of a tool call that returns output. */

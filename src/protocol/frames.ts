@@ -177,6 +177,20 @@ export const ExitFrameSchema = z.object({
   ),
 });
 
+/**
+ * A command finished, as the shell marked it (OSC 133: `C` when it started, `D;STATUS` when it finished).
+ * New in 0.7.0; emitted only for shells with shell integration (see spec/agent.md).
+ */
+export const CommandFrameSchema = z.object({
+  ...base,
+  type: z.literal("command"),
+  command: z.string().optional().describe("The command line as typed, when Specter saw it typed"),
+  exit_code: z.int().nullable().describe("The status the shell reported, or null when it reported none"),
+  duration_ms: z.number().nonnegative().describe("From the command's start mark to its end mark"),
+  output_from_seq: z.int().nonnegative().describe("First frame of the command's output"),
+  output_to_seq: z.int().nonnegative().describe("Last frame of the command's output"),
+});
+
 /** Something went wrong; the session goes on unless an `exit` follows. */
 export const ErrorFrameSchema = z.object({
   ...base,
@@ -219,6 +233,7 @@ export const FrameSchema = z.discriminatedUnion("type", [
   StoppedFrameSchema,
   ContinuedFrameSchema,
   ExitFrameSchema,
+  CommandFrameSchema,
   ErrorFrameSchema,
   PingFrameSchema,
   PongFrameSchema,

@@ -39,6 +39,7 @@ import { applyDriverMessage } from "./driver_dispatch.ts";
 import { OutputPath } from "./output_path.ts";
 import { SessionRecording } from "./session_recording.ts";
 import { Termination } from "./termination.ts";
+import { CommandMarks } from "./command_marks.ts";
 import { VERSION } from "../version.ts";
 import { protectedReport } from "./protected_report.ts";
 import type { SnapshotOptions } from "../terminal/mod.ts";
@@ -89,6 +90,8 @@ export class Session {
   readonly #output: OutputPath;
   readonly #recording: SessionRecording;
   readonly #end: Termination;
+  /** `command` frames from a shell's OSC 133 marks. */
+  readonly #marks: CommandMarks;
   readonly #startedAt = performance.now();
   #resolveExited!: (frame: ExitFrame) => void;
   #seq = 0;
@@ -123,6 +126,11 @@ export class Session {
       parent_agent: options.parentAgent,
     };
     this.#tail = new OutputTail(options.lastLines);
+    this.#marks = new CommandMarks({
+      emit: (body) => this.#emit(body),
+      nextSeq: () => this.#seq,
+      now: () => performance.now(),
+    });
     this.#log = new FrameLog({ onDrain: () => this.#flow.drained() });
     this.#flow = new FlowControl(options, {
       emit: (body) => this.#emit(body),
@@ -144,6 +152,7 @@ export class Session {
       activity: () => this.#quiet.output(),
       emit: (body) => this.#emit(body),
       text: (text) => {
+        this.#marks.output(text, this.#seq - 1); // After its stdout frame: marks end in the frames after it.
         this.#tail.push(text);
         this.#screen.output(text);
         this.#recording.event("o", text);
@@ -408,6 +417,7 @@ export class Session {
     this.#assertOpen();
     const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
+    this.#marks.input(text ?? lossy.decode(bytes));
     if (this.#options.record?.input) this.#recording.event("i", text ?? lossy.decode(bytes));
     this.#pump.push(bytes);
     this.#afterInput();

@@ -1,0 +1,120 @@
+/**
+ * `CommandMarks`: command boundaries from a shell's OSC 133 marks (FinalTerm's semantic prompts: `A`
+ * prompt start, `B` command start, `C` command executed, `D;STATUS` command finished), turned into
+ * `command` frames with the command line typed, its exit status, its duration and the frames of its output.
+ *
+ * Marks may be split across reads; what is scanned is bounded (a mark is at most {@link MAX_MARK} bytes).
+ *
+ * @module
+ */
+import type { FrameBody } from "../protocol/mod.ts";
+
+/** Longest OSC 133 sequence looked at. */
+export const MAX_MARK = 64;
+/** Longest command line kept. */
+export const MAX_COMMAND = 4096;
+
+/** What the marks need of the session. */
+export interface CommandMarksHost {
+  readonly emit: (body: FrameBody) => void;
+  /** The `seq` the next frame will get. */
+  readonly nextSeq: () => number;
+  readonly now: () => number;
+}
+
+// deno-lint-ignore no-control-regex -- the marks are control sequences
+const MARK = /\x1b\]133;([ABCD])(?:;([^\x07\x1b]*))?(?:\x07|\x1b\\)/g;
+
+/** Reads the marks of one session's output. */
+export class CommandMarks {
+  readonly #host: CommandMarksHost;
+  #carry = "";
+  #typed = "";
+  #command: string | undefined;
+  #startedAt: number | null = null;
+  #fromSeq = 0;
+
+  constructor(host: CommandMarksHost) {
+    this.#host = host;
+  }
+
+  /** Input typed into the terminal (the command line is what was typed between prompt and execution). */
+  input(text: string): void {
+    if (this.#typed.length < MAX_COMMAND) this.#typed += text.slice(0, MAX_COMMAND - this.#typed.length);
+  }
+
+  /** Output text (scanned for marks). `seq` is the frame it came in. */
+  output(text: string, seq: number): void {
+    if (this.#carry === "" && !text.includes("\x1b")) return;
+    const scanned = this.#carry + text;
+    this.#carry = "";
+    MARK.lastIndex = 0;
+    let end = 0;
+    for (let match = MARK.exec(scanned); match !== null; match = MARK.exec(scanned)) {
+      this.#mark(match[1]!, match[2], seq);
+      end = MARK.lastIndex;
+    }
+    this.#carry = unfinishedMark(scanned, end);
+  }
+
+  #mark(kind: string, argument: string | undefined, seq: number): void {
+    switch (kind) {
+      case "A":
+        this.#typed = "";
+        return;
+      case "B":
+        this.#typed = "";
+        return;
+      case "C":
+        this.#command = commandLine(this.#typed);
+        this.#typed = "";
+        this.#startedAt = this.#host.now();
+        this.#fromSeq = this.#host.nextSeq();
+        return;
+      case "D": {
+        if (this.#startedAt === null) return; // The first prompt's D ends no command.
+        const status = argument === undefined ? NaN : Number.parseInt(argument, 10);
+        this.#host.emit({
+          type: "command",
+          ...(this.#command === undefined ? {} : { command: this.#command }),
+          exit_code: Number.isInteger(status) ? status : null,
+          duration_ms: Math.round((this.#host.now() - this.#startedAt) * 1000) / 1000,
+          output_from_seq: this.#fromSeq,
+          output_to_seq: Math.max(this.#fromSeq, seq),
+        });
+        this.#startedAt = null;
+        this.#command = undefined;
+        return;
+      }
+    }
+  }
+}
+
+/** The start of a mark left unfinished at the end of `text` (after `from`), to scan again with more. */
+function unfinishedMark(text: string, from: number): string {
+  const open = text.lastIndexOf("\x1b]133;");
+  if (open >= from && text.length - open < MAX_MARK) {
+    const rest = text.slice(open);
+    if (!rest.includes("\x07") && !rest.includes("\x1b\\")) return rest;
+  }
+  // The introducer itself cut short: "\x1b", "\x1b]", "\x1b]1", … at the very end.
+  for (let n = Math.min(5, text.length - from); n > 0; n--) {
+    if ("\x1b]133;".startsWith(text.slice(-n))) return text.slice(-n);
+  }
+  return "";
+}
+
+/** The command line from what was typed: up to the Enter, line editing aside. */
+function commandLine(typed: string): string | undefined {
+  const line = typed.split(/\r|\n/)[0] ?? "";
+  // deno-lint-ignore no-control-regex -- keys such as arrows are escape sequences, not command text
+  const text = line.replace(/\x1b\[[0-9;]*[A-Za-z~]|\x1b[O][A-Z]/g, "").replace(/[\x00-\x1f\x7f]/g, "")
+    .trim();
+  return text === "" ? undefined : text;
+}
+
+/** Environment that makes bash mark its commands (PS0 at execution, PROMPT_COMMAND at the next prompt). */
+export const BASH_MARKS: Readonly<Record<string, string>> = {
+  PS0: "\\e]133;C\\a",
+  PROMPT_COMMAND: "__specter_status=$?; printf '\\033]133;D;%s\\007\\033]133;A\\007' \"$__specter_status\"",
+};
