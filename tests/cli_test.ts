@@ -401,7 +401,10 @@ sessionTest("--version and help", async () => {
     assert.equal(flag.stdout, text.stdout);
   }
   const unknown = await runCli(["help", "nope"]);
-  assert.match(unknown.stderr, /commands: run, exec, policy, sandbox, test, replay, verify, audit\)/);
+  assert.match(
+    unknown.stderr,
+    /commands: run, exec, policy, sandbox, test, replay, verify, audit, view, agent\)/,
+  );
 });
 
 sessionTest("--env passes only the minimal environment plus what was asked", async () => {
