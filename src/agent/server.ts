@@ -33,6 +33,12 @@ import type { AgentTools } from "./tools.ts";
 
 /** Longest request line taken (bytes); a longer one is answered with -32600 and skipped. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
+/**
+ * Requests in progress, and bytes of responses not yet written, above which no more input is read until
+ * they drop: a client that sends without reading slows itself down instead of growing the server's memory.
+ */
+export const MAX_PENDING_REQUESTS = 256;
+export const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
 type Id = string | number | null;
 
@@ -59,11 +65,13 @@ export async function serveAgent(
   maxLineBytes = MAX_REQUEST_BYTES,
 ): Promise<void> {
   let queue = Promise.resolve();
+  let unsent = 0;
   const send = (message: unknown): Promise<void> => {
     const line = encoder.encode(JSON.stringify(message) + "\n");
+    unsent += line.length;
     queue = queue.then(() => io.write(line)).catch(() => {
       // The client is gone: nothing more can be told; the input's end will close the tools.
-    });
+    }).finally(() => void (unsent -= line.length));
     return queue;
   };
   const subscriptions = new Map<string, Subscription>();
@@ -131,6 +139,10 @@ export async function serveAgent(
   const reader = io.input.getReader();
   try {
     for (;;) {
+      // Back-pressure on a client that sends faster than it reads: wait for answers to go out first.
+      while (pending.size >= MAX_PENDING_REQUESTS || unsent >= MAX_UNSENT_BYTES) {
+        await Promise.race([queue, ...pending]);
+      }
       const { value, done } = await reader.read();
       if (done) break;
       for (const result of splitter.push(value)) {
