@@ -6,7 +6,17 @@
  */
 import { DENO, ROOT } from "./_common.ts";
 
-const BENCHMARKS = ["throughput", "spawn", "sessions", "sandbox", "terminal", "cpu", "stall"] as const;
+const BENCHMARKS = [
+  "throughput",
+  "spawn",
+  "sessions",
+  "sandbox",
+  "terminal",
+  "cpu",
+  "stall",
+  "tokens",
+  "agent",
+] as const;
 const results: Record<string, { exit_code: number; pass: boolean }> = {};
 for (const name of BENCHMARKS) {
   const { code } = await new Deno.Command(DENO, {
