@@ -115,6 +115,27 @@ Deno.test({
 });
 
 Deno.test({
+  name: "agent: env that changes how programs load is refused; a failed start at the cap prunes nobody",
+  ...sanitize,
+  fn: () =>
+    withTools(async (tools) => {
+      for (const name of ["LD_PRELOAD", "LD_LIBRARY_PATH", "GLIBC_TUNABLES", "BASH_ENV", "GCONV_PATH"]) {
+        await assert.rejects(
+          tools.execCommand({ cmd: ["true"], env: { [name]: "/tmp/x" } }),
+          (e: unknown) => (e as { code?: string }).code === "E_USAGE",
+          name,
+        );
+      }
+      const kept = await tools.execCommand({ cmd: ["sleep", "60"], yield_time_ms: 250 });
+      await assert.rejects(
+        tools.execCommand({ cmd: ["/nonexistent/program"] }),
+        (e: unknown) => (e as { code?: string }).code === "E_SPAWN_NOT_FOUND",
+      );
+      assert.deepEqual(tools.listSessions().sessions.map((s) => s.session_id), [kept.session_id]);
+    }, { maxSessions: 1 }),
+});
+
+Deno.test({
   name: "agent: the idle sweep ends a forgotten session, listed as timed out with its exit",
   ...sanitize,
   fn: () =>

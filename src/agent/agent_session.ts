@@ -55,6 +55,8 @@ export class AgentSession {
   #lastOutputAt = 0;
   #alternate = false;
   #waiters: (() => void)[] = [];
+  /** The client is gone: waits that only wait (empty write_stdin) end at once. */
+  #waitsCancelled = false;
   /** The agent's cursor: frames before it were returned by an earlier call. */
   readonly #reader: Subscription;
   #views = new Map<TokenMode, CompactView | ParsedView>();
@@ -75,7 +77,12 @@ export class AgentSession {
     this.cwd = cwd;
     this.shell = shell;
     this.#reader = session.subscribe({ from: 0 });
-    void this.#drain();
+    void this.#drain().catch((error: unknown) => {
+      // Draining cannot fail short of a bug; keep the server up and let the session's exit stand.
+      console.error(
+        `specter: agent session ${id}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
   }
 
   /** The `exit` frame once the program ended. */
@@ -129,6 +136,12 @@ export class AgentSession {
     for (const wake of waiters) wake();
   }
 
+  /** Ends every pure wait (an empty `write_stdin`) now and from now on: nobody is left to tell. */
+  cancelWaits(): void {
+    this.#waitsCancelled = true;
+    this.#wake();
+  }
+
   /** Waits for the end of a call (see {@link WaitRules}). */
   async wait(rules: WaitRules): Promise<ReturnedOn> {
     const started = performance.now();
@@ -138,6 +151,7 @@ export class AgentSession {
       if (this.#exit !== null) return "exit";
       if (rules.prompt && (this.#lastCommand?.seq ?? -1) > fromSeq) return "command";
       if (rules.prompt && this.#lastPromptSeq > fromSeq) return "prompt";
+      if (rules.quietMs !== undefined && this.#waitsCancelled) return "yield";
       const now = performance.now();
       let until = deadline;
       if (rules.quietMs !== undefined && this.#lastOutputAt > started) {
@@ -157,8 +171,23 @@ export class AgentSession {
     }
   }
 
+  /** Calls that render output, one at a time (a view's state must not interleave). */
+  #turn: Promise<unknown> = Promise.resolve();
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#turn.then(fn, fn);
+    this.#turn = next.catch(() => {
+      // The caller gets the failure; the next call still runs.
+    });
+    return next;
+  }
+
   /** Output the agent has not read yet, rendered in `mode` (the cursor moves past it). */
-  async take(mode: TokenMode): Promise<Taken> {
+  take(mode: TokenMode): Promise<Taken> {
+    return this.#serial(() => this.#take(mode));
+  }
+
+  async #take(mode: TokenMode): Promise<Taken> {
     const fromSeq = this.#reader.cursor;
     const frames = this.#reader.takeNow();
     const text = await this.#render(frames, mode, true);
@@ -166,7 +195,11 @@ export class AgentSession {
   }
 
   /** Frames `fromSeq`…`toSeq` again, rendered in `mode` with a fresh view (the agent's cursor stays). */
-  async read(fromSeq: number, toSeq: number | undefined, mode: TokenMode): Promise<Taken> {
+  read(fromSeq: number, toSeq: number | undefined, mode: TokenMode): Promise<Taken> {
+    return this.#serial(() => this.#read(fromSeq, toSeq, mode));
+  }
+
+  async #read(fromSeq: number, toSeq: number | undefined, mode: TokenMode): Promise<Taken> {
     const reader = this.session.subscribe({ from: fromSeq });
     try {
       const frames = reader.takeNow().filter((f) => toSeq === undefined || f.seq <= toSeq);

@@ -90,7 +90,19 @@ export async function serveAgent(
       const id = `s${nextSubscription++}`;
       const subscription = agent.session.subscribe({ from: params.from_seq ?? 0 });
       subscriptions.set(id, subscription);
-      void stream(id, subscription, params.token_mode ?? "raw", send).finally(() => subscriptions.delete(id));
+      void stream(id, subscription, params.token_mode ?? "raw", send)
+        .catch((error: unknown) => {
+          // The stream broke (the session's view failed): say so to the subscriber, then end it.
+          void send({
+            jsonrpc: "2.0",
+            method: "session.error",
+            params: { subscription: id, error: toRpcError(error) },
+          });
+        })
+        .finally(() => {
+          subscription.close();
+          subscriptions.delete(id);
+        });
       return { subscription: id };
     },
     "session.unsubscribe": (p) => {
@@ -104,6 +116,7 @@ export async function serveAgent(
 
   const handle = async (line: string): Promise<void> => {
     let id: Id = null;
+    let notification = false;
     try {
       let value: unknown;
       try {
@@ -121,6 +134,7 @@ export async function serveAgent(
         );
       }
       id = request.data.id ?? null;
+      notification = request.data.id === undefined;
       const method = methods[request.data.method];
       if (method === undefined || !Object.hasOwn(methods, request.data.method)) {
         throw new RpcError(
@@ -131,7 +145,8 @@ export async function serveAgent(
       const result = await method(request.data.params);
       if (request.data.id !== undefined) await send({ jsonrpc: "2.0", id, result });
     } catch (error: unknown) {
-      await send({ jsonrpc: "2.0", id, error: toRpcError(error) });
+      // A notification is never answered, not even with an error (JSON-RPC 2.0, section 4.1).
+      if (!notification) await send({ jsonrpc: "2.0", id, error: toRpcError(error) });
     }
   };
 
@@ -162,8 +177,11 @@ export async function serveAgent(
     }
   } finally {
     reader.releaseLock();
-    await Promise.all(pending);
+    // The input ended: calls that only wait (an empty write_stdin, up to five minutes) end at once; calls
+    // that run something finish (a piped `exec_command` gets its answer), then every session ends.
     for (const subscription of subscriptions.values()) subscription.close();
+    tools.cancelWaits();
+    await Promise.all(pending);
     await tools.close();
     await queue;
   }

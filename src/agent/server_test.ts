@@ -57,3 +57,22 @@ Deno.test({
     assert.equal(lines, 2000);
   },
 });
+
+Deno.test({
+  name: "serveAgent: a notification is never answered, not even when it fails",
+  ...sanitize,
+  async fn() {
+    const tools = new AgentTools({ base: { sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" } } });
+    const lines = [
+      '{"jsonrpc":"2.0","method":"no_such_method"}',
+      '{"jsonrpc":"2.0","method":"write_stdin","params":{"session_id":"9"}}',
+      '{"jsonrpc":"2.0","id":5,"method":"list_sessions"}',
+    ].join("\n") + "\n";
+    const written: string[] = [];
+    await serveAgent(tools, {
+      input: ReadableStream.from([new TextEncoder().encode(lines)]),
+      write: (bytes) => (written.push(new TextDecoder().decode(bytes)), Promise.resolve()),
+    });
+    assert.deepEqual(written.map((line) => JSON.parse(line).id), [5]);
+  },
+});

@@ -7,6 +7,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
+import { within } from "../clock.ts";
 import { SessionError, UsageError } from "../errors.ts";
 import {
   type CloseSessionParams,
@@ -22,7 +23,7 @@ import {
   YIELD_LIMITS,
 } from "../protocol/mod.ts";
 import { PAGER_PROMPT } from "../views/mod.ts";
-import { BASH_MARKS, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { bashMarks, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
 
@@ -47,6 +48,36 @@ export const AGENT_PROMPTS: readonly RegExp[] = [
   /\[[yY]\/[nN]\] ?$|\([yY]\/[nN]\) ?$/, // confirmations
   PAGER_PROMPT,
 ];
+
+/**
+ * Environment names a tool call may not set: they change how the dynamic loader or libc behave in every
+ * program of the session, including the launchers that run before it inside the sandbox (the one that
+ * applies the resource limits). glibc's list of variables it ignores for setuid programs, and more.
+ */
+export const DENIED_ENV: readonly RegExp[] = [
+  /^LD_/,
+  /^GLIBC_TUNABLES$/,
+  /^GCONV_PATH$/,
+  /^GETCONF_DIR$/,
+  /^HOSTALIASES$/,
+  /^LOCALDOMAIN$/,
+  /^LOCPATH$/,
+  /^MALLOC_/,
+  /^NIS_PATH$/,
+  /^NLSPATH$/,
+  /^RESOLV_HOST_CONF$/,
+  /^RES_OPTIONS$/,
+  /^TZDIR$/,
+  /^BASH_ENV$/,
+  /^ENV$/,
+  /^BASH_FUNC_/,
+  /^SHELLOPTS$/,
+  /^BASHOPTS$/,
+  /^PS4$/,
+];
+
+/** How long `close` waits for the sessions' exits. */
+const CLOSE_WAIT_MS = 10_000;
 
 /** Quiet after new output that ends an empty `write_stdin` (a wait): long enough for a build's pauses. */
 export const WAIT_QUIET_MS = 3000;
@@ -119,10 +150,18 @@ export class AgentTools {
 
   async execCommand(params: ExecCommandParams): Promise<ToolResult> {
     if (params.tty === false) throw new UsageError('exec_command "tty": false is not supported; omit it');
-    const pruned = this.#makeRoom();
+    for (const name of Object.keys(params.env ?? {})) {
+      if (name === "" || name.includes("=") || DENIED_ENV.some((re) => re.test(name))) {
+        throw new UsageError(
+          `exec_command "env" may not set "${name.slice(0, 80)}": it changes how programs are loaded`,
+        );
+      }
+    }
     const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
     const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
     const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
+    // Marks printed by the integration carry this; marks that only appear in output cannot end a command.
+    const nonce = interactiveBash(argv) ? crypto.randomUUID().replaceAll("-", "") : undefined;
     const audit = this.#options.audit?.(argv, cwd);
     let session: Session;
     try {
@@ -134,11 +173,12 @@ export class AgentTools {
         env: {
           ...this.#options.base.env,
           ...(this.#options.env ?? AGENT_ENV),
-          ...(interactiveBash(argv) ? BASH_MARKS : {}),
+          ...(nonce === undefined ? {} : bashMarks(nonce)),
           ...params.env,
         },
         promptRegex: [...(this.#options.base.promptRegex ?? []), ...AGENT_PROMPTS],
         promptSettleMs: 150,
+        ...(nonce === undefined ? {} : { commandMarkNonce: nonce }),
         ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
       });
     } catch (error: unknown) {
@@ -147,6 +187,8 @@ export class AgentTools {
       throw error;
     }
     audit?.launched(session);
+    // Room is made only for a session that started: a call that fails ends nobody's session.
+    const pruned = this.#makeRoom();
     const id = String(this.#next++);
     const agent = new AgentSession(id, session, cwd, shell, audit);
     this.#sessions.set(id, agent);
@@ -228,10 +270,20 @@ export class AgentTools {
     return ended;
   }
 
+  /** Ends the calls that only wait (empty `write_stdin`) at once: the client that made them is gone. */
+  cancelWaits(): void {
+    for (const agent of this.#sessions.values()) agent.cancelWaits();
+  }
+
   /** Ends every session and stops the sweep. */
   async close(): Promise<void> {
     clearInterval(this.#sweep);
-    await Promise.all([...this.#sessions.values()].map((agent) => agent.session.terminate(0)));
+    // A timer of our own while the exits come: the child watcher's safety tick is unref'd, and a SIGCHLD
+    // that raced its listener is only seen by that tick (the process must not end before it fires).
+    await within(
+      Promise.all([...this.#sessions.values()].map((agent) => agent.session.terminate(0))),
+      CLOSE_WAIT_MS,
+    );
     for (const agent of [...this.#sessions.values()]) this.#remove(agent);
   }
 

@@ -31,3 +31,13 @@ Deno.test("truncateOutput: a single huge line keeps its end", () => {
   assert.ok(cut.output.endsWith(" FAILED"));
   assert.ok(tokenCount(cut.output) <= 300, `${tokenCount(cut.output)}`);
 });
+
+Deno.test("tokenCount: exact for ordinary text, linear for a hostile megabyte-long word", () => {
+  const text = "FAILED test_inventory.py::test_totals - AssertionError: assert 16 == 32\n";
+  assert.equal(tokenCount(text), 19);
+  const started = performance.now();
+  const count = tokenCount("a".repeat(1_000_000));
+  // Counted in pieces: close to the exact count (one token per 8 letters), without the quadratic cost.
+  assert.ok(count >= 100_000 && count <= 130_000, `${count}`);
+  assert.ok(performance.now() - started < 10_000, `${performance.now() - started} ms`);
+});

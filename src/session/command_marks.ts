@@ -17,9 +17,13 @@ export const MAX_COMMAND = 4096;
 /** What the marks need of the session. */
 export interface CommandMarksHost {
   readonly emit: (body: FrameBody) => void;
-  /** The `seq` the next frame will get. */
-  readonly nextSeq: () => number;
   readonly now: () => number;
+  /**
+   * When set, only marks carrying `specter=NONCE` count (the integration Specter injected prints it): marks
+   * that merely appear in output (a file being shown, a download) cannot end a command. Unset: any mark
+   * counts (a shell with its own integration, such as fish).
+   */
+  readonly nonce?: string;
 }
 
 // deno-lint-ignore no-control-regex -- the marks are control sequences
@@ -58,6 +62,9 @@ export class CommandMarks {
   }
 
   #mark(kind: string, argument: string | undefined, seq: number): void {
+    const fields = argument === undefined ? [] : argument.split(";");
+    const nonce = this.#host.nonce;
+    if (nonce !== undefined && !fields.includes(`specter=${nonce}`)) return;
     switch (kind) {
       case "A":
         this.#typed = "";
@@ -69,11 +76,13 @@ export class CommandMarks {
         this.#command = commandLine(this.#typed);
         this.#typed = "";
         this.#startedAt = this.#host.now();
-        this.#fromSeq = this.#host.nextSeq();
+        this.#fromSeq = seq; // The frame with the mark: what follows it in that frame is output already.
         return;
       case "D": {
         if (this.#startedAt === null) return; // The first prompt's D ends no command.
-        const status = argument === undefined ? NaN : Number.parseInt(argument, 10);
+        const status = fields.length === 0 || !/^-?\d+$/.test(fields[0]!)
+          ? NaN
+          : Number.parseInt(fields[0]!, 10);
         this.#host.emit({
           type: "command",
           ...(this.#command === undefined ? {} : { command: this.#command }),
@@ -113,8 +122,16 @@ function commandLine(typed: string): string | undefined {
   return text === "" ? undefined : text;
 }
 
-/** Environment that makes bash mark its commands (PS0 at execution, PROMPT_COMMAND at the next prompt). */
-export const BASH_MARKS: Readonly<Record<string, string>> = {
-  PS0: "\\e]133;C\\a",
-  PROMPT_COMMAND: "__specter_status=$?; printf '\\033]133;D;%s\\007\\033]133;A\\007' \"$__specter_status\"",
-};
+/**
+ * Environment that makes bash mark its commands (PS0 at execution, PROMPT_COMMAND at the next prompt), each
+ * mark carrying `specter=NONCE` (see {@link CommandMarksHost.nonce}).
+ */
+export function bashMarks(nonce: string): Record<string, string> {
+  if (!/^[A-Za-z0-9]{8,64}$/.test(nonce)) throw new Error(`Bad nonce "${nonce.slice(0, 80)}"`);
+  return {
+    PS0: `\\e]133;C;specter=${nonce}\\a`,
+    PROMPT_COMMAND:
+      `__specter_status=$?; printf '\\033]133;D;%s;specter=${nonce}\\007\\033]133;A;specter=${nonce}\\007' ` +
+      `"$__specter_status"`,
+  };
+}

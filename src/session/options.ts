@@ -92,6 +92,11 @@ export interface SpawnOptions {
   readonly lastLines?: number;
   /** Heartbeat `ping` frame interval in ms; none when absent or 0. */
   readonly heartbeatMs?: number;
+  /**
+   * Only OSC 133 marks carrying `specter=NONCE` make `command` frames (the shell integration Specter
+   * injected prints it; see `bashMarks`). Absent: every mark counts.
+   */
+  readonly commandMarkNonce?: string;
   /** Write an asciicast v2 recording; `input: true` also records what was typed. None when absent. */
   readonly record?: { readonly path: string; readonly input?: boolean };
   /** The run's artifacts directory, named in the `start` frame; none when absent. */
@@ -160,6 +165,7 @@ export interface ResolvedOptions {
   readonly lastLines: number;
   readonly heartbeatMs: number;
   readonly record: { readonly path: string; readonly input: boolean } | null;
+  readonly commandMarkNonce: string | null;
   readonly inheritFds: readonly InheritedFd[];
   readonly screen: boolean;
   readonly screenHistory: number;
@@ -278,6 +284,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     lastLines: positiveInt("lastLines", options.lastLines, DEFAULTS.lastLines),
     heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
+    commandMarkNonce: options.commandMarkNonce ?? null,
     inheritFds: options.inheritFds ?? [],
     screen: options.screen ?? false,
     screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),

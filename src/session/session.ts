@@ -128,8 +128,8 @@ export class Session {
     this.#tail = new OutputTail(options.lastLines);
     this.#marks = new CommandMarks({
       emit: (body) => this.#emit(body),
-      nextSeq: () => this.#seq,
       now: () => performance.now(),
+      ...(options.commandMarkNonce === null ? {} : { nonce: options.commandMarkNonce }),
     });
     this.#log = new FrameLog({ onDrain: () => this.#flow.drained() });
     this.#flow = new FlowControl(options, {

@@ -30,6 +30,10 @@ const MAX_ESCAPE = 4096;
  * the edge, so hostile output cannot make a line allocate more.
  */
 export const MAX_LINE = 1000;
+/** Lines held for cursor-up at most (far more than any screen's height); older ones are handed out. */
+export const MAX_HELD = 1000;
+/** Tallest screen kept apart (Specter's largest terminal has 500 rows): further rows count as the last. */
+export const MAX_ROWS = 500;
 
 /** The open line: characters by column, and where the cursor is. */
 class OpenLine {
@@ -55,8 +59,9 @@ class OpenLine {
     this.chars = [];
     this.#col = 0;
   }
-  load(text: string): void {
-    this.chars = [...text];
+  /** Takes `chars` as the line (no copy: held lines are moved between the held list and here). */
+  adopt(chars: string[]): void {
+    this.chars = chars;
     this.#col = 0;
   }
 }
@@ -65,8 +70,8 @@ class OpenLine {
 export class LineScreen {
   readonly #sink: LineSink;
   #line = new OpenLine();
-  /** Lines finished but not handed out yet: cursor-up may still move into them. */
-  #held: string[] = [];
+  /** Lines finished but not handed out yet (as characters): cursor-up may still move into them. */
+  #held: string[][] = [];
   /** Index into {@link #held} of the line the cursor is on; `#held.length` is the open line. */
   #row = 0;
   #carry = "";
@@ -122,48 +127,55 @@ export class LineScreen {
     }
   }
 
-  /** Hands out every held line (the cursor can no longer move into them), keeping the open line. */
+  /**
+   * Hands out every held line (the cursor can no longer move into them), keeping the open line. A status
+   * row still being drawn is reported as it is (a program that saved the cursor and never restored it).
+   */
   release(): void {
+    this.#endStatus();
     if (this.#row < this.#held.length) {
       // The cursor sits on a held line: everything above it is final; it and below stay as they are drawn.
-      this.#held[this.#row] = this.#line.text();
-      for (const line of this.#held) this.#sink.line(line);
-      this.#held = [];
-      this.#row = 0;
+      this.#held[this.#row] = this.#line.chars;
       this.#line.clear();
-      return;
     }
-    for (const line of this.#held) this.#sink.line(line);
+    for (const chars of this.#held) this.#sink.line(textOf(chars));
     this.#held = [];
     this.#row = 0;
   }
 
   /** Ends the stream: the open line, if anything is drawn on it, is a finished line too. */
   end(): void {
+    const onHeld = this.#row < this.#held.length;
     const open = this.#line.text();
-    if (this.#row < this.#held.length) {
-      this.#held[this.#row] = open;
-      this.release();
-      return;
-    }
     this.release();
-    if (open !== "") this.#sink.line(open);
+    if (!onHeld && open !== "") this.#sink.line(open);
     this.#line.clear();
   }
 
   #newline(): void {
-    if (this.#statusRow !== null) return; // A status row's own line feeds do not move content.
-    const text = this.#line.text();
+    // A line feed while drawing a status row ends it: the program did not restore the cursor, and what
+    // follows is content again.
+    this.#endStatus();
     if (this.#row < this.#held.length) {
-      this.#held[this.#row] = text;
+      this.#held[this.#row] = this.#line.chars;
       this.#row++;
-      if (this.#row < this.#held.length) this.#line.load(this.#held[this.#row]!);
+      if (this.#row < this.#held.length) this.#line.adopt(this.#held[this.#row]!);
       else this.#line.clear();
       return;
     }
-    this.#held.push(text);
-    this.#row = this.#held.length;
+    this.#held.push(this.#line.chars);
     this.#line.clear();
+    if (this.#held.length > MAX_HELD) this.#sink.line(textOf(this.#held.shift()!)); // Beyond any cursor-up.
+    this.#row = this.#held.length;
+  }
+
+  /** Reports the status row being drawn, if any, and draws at the cursor again. */
+  #endStatus(): void {
+    if (this.#statusRow === null) return;
+    this.#sink.status(this.#statusRow, this.#status.text());
+    this.#statusRow = null;
+    this.#status.clear();
+    this.#saved = null;
   }
 
   #control(code: number): void {
@@ -232,7 +244,7 @@ export class LineScreen {
         return this.#up(first || 1);
       case "H":
       case "f": {
-        const row = first || 1;
+        const row = Math.min(first || 1, MAX_ROWS); // Status rows are keyed by row: a bounded number of them.
         if (this.#saved !== null) {
           // Drawing away from the cursor between a save and a restore: a status row.
           this.#statusRow = row;
@@ -268,12 +280,10 @@ export class LineScreen {
     if (this.#statusRow !== null) return;
     const target = Math.max(0, this.#row - n);
     if (target === this.#row) return;
-    if (this.#row < this.#held.length) this.#held[this.#row] = this.#line.text();
-    else if (this.#line.text() !== "") {
-      this.#held.push(this.#line.text());
-    }
+    if (this.#row < this.#held.length) this.#held[this.#row] = this.#line.chars;
+    else if (this.#line.text() !== "") this.#held.push(this.#line.chars);
     this.#row = target;
-    this.#line.load(this.#held[target]!);
+    this.#line.adopt(this.#held[target]!);
   }
 
   #save(): void {
@@ -281,14 +291,16 @@ export class LineScreen {
   }
 
   #restore(): void {
-    if (this.#statusRow !== null) {
-      this.#sink.status(this.#statusRow, this.#status.text());
-      this.#statusRow = null;
-      this.#status.clear();
-    }
-    if (this.#saved !== null) this.#line.col = this.#saved.col;
+    const saved = this.#saved;
+    this.#endStatus();
+    if (saved !== null) this.#line.col = saved.col;
     this.#saved = null;
   }
+}
+
+/** A line's text: its characters, trailing blanks dropped. */
+function textOf(chars: readonly string[]): string {
+  return chars.join("").trimEnd();
 }
 
 /**

@@ -143,29 +143,34 @@ export class CompactView {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
-/** `text` cut into pieces of at most `max` UTF-8 bytes, at line ends where possible, never inside a character. */
+/**
+ * `text` cut into pieces of at most `max` UTF-8 bytes, at line ends where possible, never inside a
+ * character. Linear: the text is encoded once and cut by byte index.
+ */
 export function chunks(text: string, max: number): string[] {
+  if (text === "") return [];
+  if (text.length * 3 <= max) return [text];
+  const bytes = encoder.encode(text);
   const out: string[] = [];
-  let rest = text;
-  while (rest !== "") {
-    if (rest.length <= max / 4 || encoder.encode(rest).length <= max) {
-      out.push(rest);
+  let start = 0;
+  while (start < bytes.length) {
+    if (bytes.length - start <= max) {
+      out.push(decoder.decode(bytes.subarray(start)));
       break;
     }
-    // The longest prefix within `max` bytes, by characters.
-    let bytes = 0;
-    let end = 0;
-    for (const ch of rest) {
-      const size = encoder.encode(ch).length;
-      if (bytes + size > max) break;
-      bytes += size;
-      end += ch.length;
+    let end = start + max;
+    while (end > start && (bytes[end]! & 0xc0) === 0x80) end--; // Not inside a character.
+    let cut = end; // After the last line end within this piece, else at the limit.
+    for (let i = end - 1; i >= start; i--) {
+      if (bytes[i] === 0x0a) {
+        cut = i + 1;
+        break;
+      }
     }
-    const newline = rest.lastIndexOf("\n", end - 1);
-    const cut = newline >= 0 ? newline + 1 : end;
-    out.push(rest.slice(0, cut));
-    rest = rest.slice(cut);
+    out.push(decoder.decode(bytes.subarray(start, cut)));
+    start = cut;
   }
   return out;
 }

@@ -121,3 +121,25 @@ Deno.test("compact: hostile cursor moves cannot make a line grow past the widest
   for (const line of renderText(events).split("\n")) assert.ok(line.length <= 1000, `${line.length}`);
   assert.ok(renderText(events).includes("x"));
 });
+
+Deno.test("compact: a cursor saved and never restored does not swallow the output after it", () => {
+  const text = renderText(
+    compact("$ cat notes.txt\n\x1b7\x1b[1;1Hhello\nFAILED: 3 tests\nerror: build broken\n"),
+  );
+  assert.match(text, /^FAILED: 3 tests$/m);
+  assert.match(text, /^error: build broken$/m);
+});
+
+Deno.test("compact: hostile output stays linear (cursor padding, status rows, cursor-up churn)", () => {
+  const started = performance.now();
+  let padded = "";
+  for (let i = 0; i < 10_000; i++) padded += `\x1b[990C${i}\n`;
+  renderText(compact(padded));
+  let rows = "";
+  for (let i = 0; i < 80_000; i++) rows += `\x1b7\x1b[${i};1Hrow ${i}\x1b8`;
+  const events = compact(rows);
+  assert.ok(events.length <= 501, `${events.length} events`); // Rows beyond 500 count as the last one.
+  compact("x".repeat(990) + "\n" + "\x1b[A\n".repeat(100_000));
+  // Each of these was seconds to minutes when quadratic; linear, they take well under a second here.
+  assert.ok(performance.now() - started < 15_000, `${Math.round(performance.now() - started)} ms`);
+});

@@ -12,16 +12,24 @@ import type { ViewEvent } from "../protocol/mod.ts";
 
 /** The text of `events` (see the module documentation). */
 export function renderText(events: readonly ViewEvent[]): string {
-  let out = "";
-  const updates = new Map<string, string>();
-  const line = (text: string) => {
-    if (out !== "" && !out.endsWith("\n")) out += "\n";
-    out += text + "\n";
+  // Pieces joined once at the end: appending to one growing string and asking how it ends would copy it
+  // again for every line (quadratic in a megabyte of rows).
+  const pieces: string[] = [];
+  let endsWithNewline = true;
+  const add = (text: string) => {
+    if (text === "") return;
+    pieces.push(text);
+    endsWithNewline = text.endsWith("\n");
   };
+  const line = (text: string) => {
+    if (!endsWithNewline) add("\n");
+    add(text + "\n");
+  };
+  const updates = new Map<string, string>();
   for (const event of events) {
     switch (event.type) {
       case "text":
-        out += event.data;
+        add(event.data);
         updates.delete("cursor"); // The line being redrawn ended (or moved on).
         break;
       case "line_update":
@@ -44,5 +52,5 @@ export function renderText(events: readonly ViewEvent[]): string {
     }
   }
   for (const text of updates.values()) line(`[progress] ${text}`);
-  return out;
+  return pieces.join("");
 }
