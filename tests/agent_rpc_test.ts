@@ -123,3 +123,39 @@ Deno.test({
     assert.equal(bad.code, 2);
   },
 });
+
+Deno.test({
+  name: "agent rpc: pagers and colour are tamed by default; the host's --env changes it, a call's env too",
+  ...sanitize,
+  async fn() {
+    const cli = new CliProcess([
+      "agent",
+      "--unsafe-no-sandbox",
+      "--ack-no-network-enforcement",
+      "--env",
+      "PAGER=less",
+    ]);
+    await cli.send(
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "exec_command",
+        params: { cmd: 'echo "$PAGER $GIT_PAGER $NO_COLOR $TERM"' },
+      },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "exec_command",
+        params: { cmd: 'echo "$NO_COLOR"', env: { NO_COLOR: "" } },
+      },
+    );
+    await cli.waitForStdout('"id":2');
+    await cli.waitForStdout('"id":1');
+    await cli.closeStdin();
+    const all = messages((await cli.result()).stdout);
+    const output = (id: number) =>
+      (all.find((m) => m.id === id) as { result: { output: string } }).result.output;
+    assert.equal(output(1), "less cat 1 xterm-256color\n");
+    assert.equal(output(2), "\n");
+  },
+});

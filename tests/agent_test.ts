@@ -39,6 +39,7 @@ Deno.test({
       assert.equal(bye.returned_on, "exit");
       assert.equal(bye.running, false);
       assert.equal(bye.exit_code, 4);
+      assert.deepEqual(bye.last_lines?.at(-1), ">>> raise SystemExit(4)");
     }),
 });
 
@@ -153,6 +154,7 @@ Deno.test({
       const last = await tools.writeStdin({ session_id: started.session_id!, yield_time_ms: 5000 });
       assert.equal(last.timed_out, true);
       assert.equal(last.returned_on, "exit");
+      assert.ok(Array.isArray(last.last_lines));
     }, { idleTimeoutMs: 500 }),
 });
 

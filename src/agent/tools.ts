@@ -171,8 +171,9 @@ export class AgentTools {
         ...(shell === undefined ? {} : { shell }),
         cwd,
         env: {
-          ...this.#options.base.env,
+          // The taming first: the host's own --env (e.g. PAGER=less) wins over it, the call's over both.
           ...(this.#options.env ?? AGENT_ENV),
+          ...this.#options.base.env,
           ...(nonce === undefined ? {} : bashMarks(nonce)),
           ...params.env,
         },
@@ -361,6 +362,7 @@ export class AgentTools {
       screen: agent.alternate ? "alternate" : "normal",
       from_seq: taken.fromSeq,
       to_seq: taken.toSeq,
+      ...(exit === null ? {} : { last_lines: exit.last_lines }),
     };
   }
 }

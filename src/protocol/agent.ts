@@ -104,6 +104,7 @@ export const ToolResultSchema = z.object({
   screen: z.enum(["normal", "alternate"]).describe("alternate: a full-screen program (TUI) is running"),
   from_seq: z.int().nonnegative().describe("First frame the output covers"),
   to_seq: z.int().nonnegative().describe("Last frame the output covers"),
+  last_lines: z.array(z.string()).optional().describe("Once the program exited: its last lines of output"),
   shell: z.string().optional().describe("The shell that ran a string cmd"),
   command: z.object({
     command: z.string().optional(),
