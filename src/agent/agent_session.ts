@@ -9,9 +9,7 @@
 import type { ExitFrame, Frame, FrameOf, TokenMode } from "../protocol/mod.ts";
 import type { Session, Subscription } from "../session/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
-import { fromBase64 } from "../frames/mod.ts";
-
-const lossy = new TextDecoder();
+import { payloadText } from "../frames/mod.ts";
 
 /** Why a wait ended. */
 export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
@@ -219,7 +217,7 @@ export class AgentSession {
     if (keep && view !== null) this.#views.set(mode, view);
     for (const frame of frames) {
       if (frame.type === "stdout") {
-        const text = frame.binary ? lossy.decode(fromBase64(frame.data)) : frame.data;
+        const text = payloadText(frame);
         if (view === null) raw += text;
         else view.push(text);
       } else if (frame.type === "stdin") {

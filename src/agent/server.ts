@@ -16,7 +16,6 @@ import { SpecterError, toSpecterError } from "../errors.ts";
 import {
   CloseSessionParamsSchema,
   ExecCommandParamsSchema,
-  type Frame,
   JSONRPC_ERRORS,
   JsonRpcRequestSchema,
   ListSessionsParamsSchema,
@@ -26,7 +25,7 @@ import {
   UnsubscribeParamsSchema,
   WriteStdinParamsSchema,
 } from "../protocol/mod.ts";
-import { DriverLineSplitter, fromBase64 } from "../frames/mod.ts";
+import { DriverLineSplitter, payloadText } from "../frames/mod.ts";
 import type { Subscription } from "../session/mod.ts";
 import { CompactView, ParsedView } from "../views/mod.ts";
 import type { AgentTools } from "./tools.ts";
@@ -50,7 +49,6 @@ export interface RpcIo {
 }
 
 const encoder = new TextEncoder();
-const lossy = new TextDecoder();
 
 class RpcError extends Error {
   constructor(readonly code: number, message: string, readonly data?: Record<string, unknown>) {
@@ -227,7 +225,7 @@ async function stream(
       continue;
     }
     for (const frame of frames) {
-      if (frame.type === "stdout") view.push(text(frame));
+      if (frame.type === "stdout") view.push(payloadText(frame));
       else {
         for (const event of await view.flush({ partial: true })) await notify({ ...event, seq: frame.seq });
         await notify(frame);
@@ -237,8 +235,4 @@ async function stream(
     for (const event of await view.flush({ partial: true })) await notify({ ...event, seq: last.seq });
   }
   if (view !== null) { for (const event of await view.end()) await notify(event); }
-}
-
-function text(frame: Extract<Frame, { type: "stdout" }>): string {
-  return frame.binary ? lossy.decode(fromBase64(frame.data)) : frame.data;
 }

@@ -11,6 +11,7 @@ export {
   fromBase64,
   incompleteTail,
   type Payload,
+  payloadText,
   toBase64,
   toPayload,
   Utf8Chunker,

@@ -62,6 +62,17 @@ export function toPayload(bytes: Uint8Array): Payload {
     : { data: toBase64(bytes), binary: true };
 }
 
+/** Decodes with U+FFFD for bytes that are not UTF-8. */
+const lenient = new TextDecoder();
+
+/**
+ * A payload (or an output frame's `data` and `binary`) as text: itself when it is text, else its bytes
+ * decoded with U+FFFD for what is not UTF-8 (for text consumers: tails, views, the screen).
+ */
+export function payloadText(payload: { readonly data: string; readonly binary?: boolean }): string {
+  return payload.binary ? lenient.decode(fromBase64(payload.data)) : payload.data;
+}
+
 /** Turns a byte stream into payloads without splitting characters. One instance per stream. */
 export class Utf8Chunker {
   #carry = new Uint8Array(4);

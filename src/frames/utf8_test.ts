@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fromBase64, incompleteTail, toBase64, toPayload, Utf8Chunker } from "./utf8.ts";
+import { fromBase64, incompleteTail, payloadText, toBase64, toPayload, Utf8Chunker } from "./utf8.ts";
 
 const bytes = (...values: number[]) => new Uint8Array(values);
 
@@ -57,4 +57,9 @@ Deno.test("toPayload: valid UTF-8 is text (a BOM kept), anything else base64 of 
   assert.deepEqual(toPayload(new Uint8Array([0xef, 0xbb, 0xbf, 0x41])), { data: "\ufeffA", binary: false });
   assert.deepEqual(toPayload(new Uint8Array([0xff, 0x41])), { data: "/0E=", binary: true });
   assert.deepEqual(toPayload(new Uint8Array([0xe2, 0x82])), { data: "4oI=", binary: true });
+});
+
+Deno.test("payloadText: text as is, base64 bytes decoded with U+FFFD for what is not UTF-8", () => {
+  assert.equal(payloadText({ data: "héllo" }), "héllo");
+  assert.equal(payloadText({ data: "/0E=", binary: true }), "\ufffdA");
 });

@@ -7,7 +7,7 @@
  * @module
  */
 import type { FrameBody } from "../protocol/mod.ts";
-import { fromBase64, type Payload, Utf8Chunker } from "../frames/mod.ts";
+import { type Payload, payloadText, Utf8Chunker } from "../frames/mod.ts";
 
 /** The parts output flows into (the session's own). */
 export interface OutputHost {
@@ -25,8 +25,6 @@ export interface OutputHost {
   /** Every delivered text, as the tail, the screen and the recording take it. */
   readonly text: (text: string) => void;
 }
-
-const lossy = new TextDecoder();
 
 /** The output side of one session. */
 export class OutputPath {
@@ -62,6 +60,6 @@ export class OutputPath {
         ? { type: "stdout", data: payload.data, binary: true }
         : { type: "stdout", data: payload.data },
     );
-    this.#host.text(payload.binary ? lossy.decode(fromBase64(payload.data)) : payload.data);
+    this.#host.text(payloadText(payload));
   }
 }
