@@ -11,6 +11,10 @@ import type { Session, Subscription } from "../session/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 
+/** Entering (`h`) or leaving (`l`) the alternate screen, in any of its three spellings. */
+// deno-lint-ignore no-control-regex -- the sequence starts with ESC
+const ALTERNATE_SCREEN = /\x1b\[\?(?:1049|1047|47)([hl])/g;
+
 /** Why a wait ended. */
 export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
 
@@ -111,10 +115,10 @@ export class AgentSession {
       if (frame.type === "stdout") {
         this.#lastOutputAt = performance.now();
         this.lastActivity = new Date();
-        const text = frame.binary ? "" : frame.data;
-        const on = text.lastIndexOf("\x1b[?1049h");
-        const off = text.lastIndexOf("\x1b[?1049l");
-        if (on >= 0 || off >= 0) this.#alternate = on > off;
+        if (!frame.binary && frame.data.includes("\x1b[?")) {
+          // The last switch of the alternate screen in this frame says where the program is.
+          for (const match of frame.data.matchAll(ALTERNATE_SCREEN)) this.#alternate = match[1] === "h";
+        }
       } else if (frame.type === "prompt") {
         this.#lastPromptSeq = frame.seq;
       } else if (frame.type === "command") {
