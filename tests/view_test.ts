@@ -3,7 +3,7 @@
  * valid view event, `--text` is what an agent reads, and each view keeps what matters of its program.
  */
 import assert from "node:assert/strict";
-import { runCli, withTempDir } from "./_helpers.ts";
+import { ROOT, runCli, withTempDir } from "./_helpers.ts";
 import { ViewEventSchema } from "../src/protocol/mod.ts";
 
 const sanitize = { sanitizeOps: false, sanitizeResources: false };
@@ -64,6 +64,30 @@ Deno.test({
       const latin = await runCli(["view", `${dir}/latin1.cast`]);
       assert.equal(latin.code, 2);
       assert.match(latin.stderr, /E_USAGE: Recording ".*latin1\.cast" is not valid UTF-8/);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "view: a reader that goes away (| head) ends it with E_STDOUT_CLOSED and exit 141, not an untyped E_IO",
+  ...sanitize,
+  async fn() {
+    await withTempDir(async (dir) => {
+      // Far more output than a pipe holds, so that the writer meets the closed pipe.
+      const lines = Array.from(
+        { length: 20_000 },
+        (_, i) => JSON.stringify([i / 1000, "o", `line ${i}\r\n`]),
+      );
+      await Deno.writeTextFile(
+        `${dir}/big.cast`,
+        ['{"version":2,"width":80,"height":24}', ...lines].join("\n") + "\n",
+      );
+      const script = `set -o pipefail; "${Deno.execPath()}" run --quiet -A main.ts view ${dir}/big.cast ` +
+        `2>${dir}/stderr | head -c 1 >/dev/null`;
+      const { code } = await new Deno.Command("bash", { args: ["-c", script], cwd: ROOT }).output();
+      assert.equal(code, 141);
+      assert.match(await Deno.readTextFile(`${dir}/stderr`), /^specter: E_STDOUT_CLOSED: /);
     });
   },
 });

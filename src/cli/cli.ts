@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { toSpecterError, UsageError } from "../errors.ts";
+import { SessionError, toSpecterError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { auditCommand } from "./audit.ts";
 import { execCommand } from "./exec.ts";
@@ -21,7 +21,16 @@ import { agentCommand } from "./agent.ts";
 const encoder = new TextEncoder();
 
 function out(text: string): void {
-  Deno.stdout.writeSync(encoder.encode(text + "\n"));
+  const bytes = encoder.encode(text + "\n");
+  try {
+    for (let done = 0; done < bytes.length;) done += Deno.stdout.writeSync(bytes.subarray(done));
+  } catch (error: unknown) {
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    // `specter view … | head`: the reader went away. A typed end (exit 141, like a shell's SIGPIPE).
+    throw new SessionError("E_STDOUT_CLOSED", "Nobody reads the output any more (stdout is a closed pipe)", {
+      cause: error,
+    });
+  }
 }
 
 function err(text: string): void {
