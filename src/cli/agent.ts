@@ -5,8 +5,13 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { AgentTools, serveAgent, type SessionAudit, toolDefinitions } from "../agent/mod.ts";
-import { TOOL_SCHEMA_FLAVOURS } from "../agent/mod.ts";
+import {
+  AgentTools,
+  serveAgent,
+  type SessionAudit,
+  TOOL_SCHEMA_FLAVOURS,
+  toolDefinitions,
+} from "../agent/mod.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseCount, parseDuration } from "./units.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";

@@ -9,6 +9,8 @@
  */
 import type { FrameBody } from "../protocol/mod.ts";
 
+/** How every mark begins. */
+const INTRODUCER = "\x1b]133;";
 /** Longest OSC 133 sequence looked at. */
 export const MAX_MARK = 64;
 /** Longest command line kept. */
@@ -49,7 +51,11 @@ export class CommandMarks {
 
   /** Output text (scanned for marks). `seq` is the frame it came in. */
   output(text: string, seq: number): void {
-    if (this.#carry === "" && !text.includes("\x1b")) return;
+    if (this.#carry === "" && !text.includes(INTRODUCER)) {
+      // The common case, coloured output without marks: one scan, and a look at the last few characters.
+      this.#carry = cutIntroducer(text, 0);
+      return;
+    }
     const scanned = this.#carry + text;
     this.#carry = "";
     MARK.lastIndex = 0;
@@ -101,14 +107,18 @@ export class CommandMarks {
 
 /** The start of a mark left unfinished at the end of `text` (after `from`), to scan again with more. */
 function unfinishedMark(text: string, from: number): string {
-  const open = text.lastIndexOf("\x1b]133;");
+  const open = text.lastIndexOf(INTRODUCER);
   if (open >= from && text.length - open < MAX_MARK) {
     const rest = text.slice(open);
     if (!rest.includes("\x07") && !rest.includes("\x1b\\")) return rest;
   }
-  // The introducer itself cut short: "\x1b", "\x1b]", "\x1b]1", … at the very end.
-  for (let n = Math.min(5, text.length - from); n > 0; n--) {
-    if ("\x1b]133;".startsWith(text.slice(-n))) return text.slice(-n);
+  return cutIntroducer(text, from);
+}
+
+/** The introducer of a mark cut short at the very end of `text` (after `from`): "\x1b", "\x1b]1", …; else "". */
+function cutIntroducer(text: string, from: number): string {
+  for (let n = Math.min(INTRODUCER.length - 1, text.length - from); n > 0; n--) {
+    if (INTRODUCER.startsWith(text.slice(-n))) return text.slice(-n);
   }
   return "";
 }

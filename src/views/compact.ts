@@ -89,8 +89,6 @@ export class CompactView {
       }
     }
     this.#redrawn = false;
-    for (const [row, text] of this.#status) this.#events.push({ type: "line_update", data: text, row });
-    this.#status.clear();
     return this.#take();
   }
 
@@ -98,8 +96,6 @@ export class CompactView {
   end(): ViewEvent[] {
     this.#screen.end();
     this.#endRepeats();
-    for (const [row, text] of this.#status) this.#events.push({ type: "line_update", data: text, row });
-    this.#status.clear();
     return this.#take();
   }
 
@@ -131,13 +127,15 @@ export class CompactView {
     this.#repeats = 0;
   }
 
-  /** The text so far in chunks, after the other events gathered. */
+  /** The text so far in chunks, then the other events gathered, then the status rows' latest states. */
   #take(): ViewEvent[] {
     const events: ViewEvent[] = [];
     for (const data of chunks(this.#out, CHUNK_BYTES)) events.push({ type: "text", data });
     this.#out = "";
     events.push(...this.#events);
     this.#events.length = 0;
+    for (const [row, data] of this.#status) events.push({ type: "line_update", data, row });
+    this.#status.clear();
     return events;
   }
 }
