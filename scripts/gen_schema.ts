@@ -19,6 +19,8 @@ import {
   ResolvedScenarioSchema,
   RunResultSchema,
   SessionListingSchema,
+  StartParamsSchema,
+  StartResultSchema,
   SubscribeParamsSchema,
   ToolResultSchema,
   ViewEventSchema,
@@ -73,6 +75,14 @@ export const SCHEMAS = {
   "agent-subscribe.schema.json": {
     schema: SubscribeParamsSchema,
     title: "Specter agent session.subscribe: params",
+  },
+  "agent-start.schema.json": {
+    schema: StartParamsSchema,
+    title: "Specter agent session.start: params",
+  },
+  "agent-start-result.schema.json": {
+    schema: StartResultSchema,
+    title: "Specter agent session.start: result",
   },
   "view-event.schema.json": {
     schema: ViewEventSchema,

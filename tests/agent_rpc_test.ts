@@ -99,6 +99,14 @@ Deno.test({
     const text = compact.filter((f) => f.type === "text").map((f) => f.data).join("");
     assert.equal(text, "red\ndone\n");
     assert.ok(compact.some((f) => f.type === "exit"));
+    // Each stream ends with session.end, after its last frame.
+    for (const sub of [subs[2]!, subs[3]!]) {
+      const mine = all.filter((m) =>
+        (m.params as { subscription?: string } | undefined)?.subscription === sub
+      );
+      assert.equal(mine.at(-1)?.method, "session.end");
+      assert.equal(mine.filter((m) => m.method === "session.end").length, 1);
+    }
   },
 });
 

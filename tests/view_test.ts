@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { ROOT, runCli, withTempDir } from "./_helpers.ts";
 import { ViewEventSchema } from "../src/protocol/mod.ts";
+import { screenOf } from "../src/views/mod.ts";
 
 const sanitize = { sanitizeOps: false, sanitizeResources: false };
 
@@ -36,8 +37,15 @@ Deno.test({
     assert.equal(top.code, 0, top.stderr);
     const events = top.stdout.trim().split("\n").map((line) => ViewEventSchema.parse(JSON.parse(line)));
     const screens = events.filter((e) => e.type === "screen");
-    assert.ok(screens.length >= 2, `${screens.length} screens`);
+    assert.equal(screens.length, 1, "the screen once, then only what changed");
     assert.ok(screens.every((s) => s.type === "screen" && s.rows.some((r) => /^Tasks: +\d+ total/.test(r))));
+    const diffs = events.filter((e) => e.type === "rows");
+    assert.ok(diffs.length >= 1 && diffs.every((d) => d.type === "rows" && d.rows.length < 15));
+    // top's last newline scrolls the screen up a row: one scroll, not the whole screen again.
+    assert.ok(diffs.some((d) => d.type === "rows" && d.scrolled === 1));
+    const last = screenOf(events)!;
+    assert.match(last[0]!, /^Tasks: +\d+ total/);
+    assert.match(last.find((r) => /^ +PID USER/.test(r)) ?? "", /COMMAND$/);
 
     const pager = await runCli(["view", "--mode", "parsed", "--text", "fixtures/workloads/netcli-more.cast"]);
     assert.equal(pager.code, 0, pager.stderr);

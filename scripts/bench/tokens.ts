@@ -14,7 +14,8 @@
  *   `keep` pattern (errors, failures, warnings, summaries, final progress states) is in the view's text;
  * - pages: every row shown at each pause of a pager (every content line of paged output), and a pager
  *   prompt reported as a prompt;
- * - final screen: every row of a full-screen program's last screen.
+ * - final screen: in a screen view (parsed), the screen rebuilt from the view's events (`screenOf`) is the
+ *   terminal's last screen, row for row; in a line view (compact), every row of it is in the text.
  *
  *   deno run -A scripts/bench/tokens.ts
  *
@@ -29,10 +30,12 @@ import {
   parseRecording,
   type Recording,
   renderText,
+  screenOf,
   SETTLE_SECONDS,
   viewRecording,
 } from "../../src/views/mod.ts";
 import { loadXterm } from "../../src/terminal/mod.ts";
+import type { ViewEvent } from "../../src/protocol/mod.ts";
 import { finish, ROOT, round, runBenchmark, say, table } from "./_common.ts";
 
 const ACCEPT_REDUCTION = 0.7;
@@ -106,7 +109,8 @@ interface Check {
 }
 
 /** The meaning checks of one view of one workload. */
-function check(workload: Workload, truth: Truth, text: string, prompts: number): Check[] {
+function check(workload: Workload, truth: Truth, events: readonly ViewEvent[], text: string): Check[] {
+  const prompts = events.filter((e) => e.type === "prompt").length;
   const checks: Check[] = [];
   const has = (line: string) => text.includes(line.trim());
   if (workload.keep) {
@@ -126,10 +130,22 @@ function check(workload: Workload, truth: Truth, text: string, prompts: number):
   }
   if (workload.finalScreen) {
     const last = truth.pauses.at(-1); // A full-screen program leaves its last screen (top does).
-    const rows = (last?.rows ?? []).filter((r) => r.trim() !== "");
+    const want = [...(last?.rows ?? [])];
+    while (want.length > 0 && want[want.length - 1] === "") want.pop();
+    const got = screenOf(events);
+    let wrong: string[];
+    if (got === null) {
+      // A line view (compact) has no screen: every row of the last screen must be in its text.
+      wrong = want.filter((r) => r.trim() !== "" && !has(r));
+    } else {
+      // A screen view: the screen its events rebuild must be the last screen, row for row (a row that
+      // appeared anywhere earlier in the text does not count).
+      wrong = want.flatMap((row, i) => (got[i] ?? "") === row ? [] : [`row ${i + 1}: ${row}`]);
+      if (got.length > want.length) wrong.push(`${got.length - want.length} rows too many`);
+    }
     checks.push({
-      name: `final screen (${rows.length} rows)`,
-      missing: last === undefined ? ["no full screen seen"] : rows.filter((r) => !has(r)),
+      name: `final screen (${want.filter((r) => r !== "").length} rows${got === null ? " in the text" : ""})`,
+      missing: last === undefined ? ["no full screen seen"] : wrong,
     });
   }
   return checks;
@@ -161,7 +177,7 @@ async function main(): Promise<number> {
       const text = renderText(events);
       counts[mode] = countTokens(text);
       frames[mode] = countTokens(events.map((e) => JSON.stringify(e) + "\n").join(""));
-      const checks = check(workload, truth, text, events.filter((e) => e.type === "prompt").length);
+      const checks = check(workload, truth, events, text);
       for (const { name, missing } of checks) {
         if (missing.length > 0) {
           failures.push(

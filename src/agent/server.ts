@@ -20,6 +20,7 @@ import {
   JsonRpcRequestSchema,
   ListSessionsParamsSchema,
   ReadOutputParamsSchema,
+  StartParamsSchema,
   SubscribeParamsSchema,
   type TokenMode,
   UnsubscribeParamsSchema,
@@ -82,6 +83,7 @@ export async function serveAgent(
     read_output: (p) => tools.readOutput(parse(ReadOutputParamsSchema, p)),
     close_session: (p) => tools.closeSession(parse(CloseSessionParamsSchema, p)),
     list_sessions: (p) => (parse(ListSessionsParamsSchema, p ?? {}), tools.listSessions()),
+    "session.start": (p) => tools.start(parse(StartParamsSchema, p)),
     "session.subscribe": (p) => {
       const params = parse(SubscribeParamsSchema, p);
       const agent = tools.get(params.session_id);
@@ -100,6 +102,8 @@ export async function serveAgent(
         .finally(() => {
           subscription.close();
           subscriptions.delete(id);
+          // The stream is over (the session ended and every frame went out, or it was unsubscribed).
+          void send({ jsonrpc: "2.0", method: "session.end", params: { subscription: id } });
         });
       return { subscription: id };
     },

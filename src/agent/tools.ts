@@ -16,6 +16,8 @@ import {
   type Frame,
   type ReadOutputParams,
   type SessionListing,
+  type StartParams,
+  type StartResult,
   type TokenMode,
   type ToolResult,
   WAIT_LIMITS,
@@ -23,7 +25,7 @@ import {
   YIELD_LIMITS,
 } from "../protocol/mod.ts";
 import { PAGER_PROMPT } from "../views/mod.ts";
-import { bashMarks, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
 
@@ -111,12 +113,6 @@ export interface ToolOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** An interactive bash (no `-c`, no script): it gets shell integration (OSC 133 marks through PS0 and PROMPT_COMMAND). */
-function interactiveBash(argv: readonly string[]): boolean {
-  const name = argv[0]?.split("/").at(-1);
-  return name === "bash" && argv.slice(1).every((arg) => arg.startsWith("-") && arg !== "-c");
-}
-
 function clamp(value: number | undefined, limits: { min: number; max: number; default: number }): number {
   if (value === undefined || !Number.isFinite(value)) return limits.default;
   return Math.min(limits.max, Math.max(limits.min, value));
@@ -149,6 +145,31 @@ export class AgentTools {
   }
 
   async execCommand(params: ExecCommandParams): Promise<ToolResult> {
+    const { agent, shell, pruned } = this.#start(params);
+    const started = performance.now();
+    const returnedOn = await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true });
+    return await this.#result(agent, params, returnedOn, started, {
+      ...(shell === undefined ? {} : { shell }),
+      ...(pruned === undefined ? {} : { pruned }),
+    });
+  }
+
+  /**
+   * Starts a session and returns at once (`session.start`, for programs that then subscribe to its frames
+   * from the first): its id, the shell of a string command, and the session pruned to make room.
+   */
+  start(params: StartParams): StartResult {
+    const { agent, shell, pruned } = this.#start(params);
+    return {
+      session_id: agent.id,
+      ...(shell === undefined ? {} : { shell }),
+      ...(pruned === undefined ? {} : { pruned }),
+    };
+  }
+
+  #start(
+    params: StartParams,
+  ): { agent: AgentSession; shell: string | undefined; pruned: string | undefined } {
     if (params.tty === false) throw new UsageError('exec_command "tty": false is not supported; omit it');
     for (const name of Object.keys(params.env ?? {})) {
       if (name === "" || name.includes("=") || DENIED_ENV.some((re) => re.test(name))) {
@@ -160,8 +181,6 @@ export class AgentTools {
     const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
     const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
     const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
-    // Marks printed by the integration carry this; marks that only appear in output cannot end a command.
-    const nonce = interactiveBash(argv) ? crypto.randomUUID().replaceAll("-", "") : undefined;
     const audit = this.#options.audit?.(argv, cwd);
     let session: Session;
     try {
@@ -174,12 +193,13 @@ export class AgentTools {
           // The taming first: the host's own --env (e.g. PAGER=less) wins over it, the call's over both.
           ...(this.#options.env ?? AGENT_ENV),
           ...this.#options.base.env,
-          ...(nonce === undefined ? {} : bashMarks(nonce)),
           ...params.env,
         },
         promptRegex: [...(this.#options.base.promptRegex ?? []), ...AGENT_PROMPTS],
         promptSettleMs: 150,
-        ...(nonce === undefined ? {} : { commandMarkNonce: nonce }),
+        // An interactive bash or zsh gets OSC 133 marks (with a nonce: marks that only appear in output
+        // cannot end a command), so a command returns when it finishes, with its exit code.
+        shellIntegration: true,
         ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
       });
     } catch (error: unknown) {
@@ -193,12 +213,7 @@ export class AgentTools {
     const id = String(this.#next++);
     const agent = new AgentSession(id, session, cwd, shell, audit);
     this.#sessions.set(id, agent);
-    const started = performance.now();
-    const returnedOn = await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true });
-    return await this.#result(agent, params, returnedOn, started, {
-      ...(shell === undefined ? {} : { shell }),
-      ...(pruned === undefined ? {} : { pruned }),
-    });
+    return { agent, shell, pruned };
   }
 
   async writeStdin(params: WriteStdinParams): Promise<ToolResult> {

@@ -138,6 +138,25 @@ export const SubscribeParamsSchema = z.strictObject({
   token_mode: TokenModeSchema.optional(),
 });
 
+/** `session.start` (for programs): start a session and return at once; its frames come by subscription. */
+export const StartParamsSchema = ExecCommandParamsSchema.pick({
+  cmd: true,
+  workdir: true,
+  tty: true,
+  env: true,
+});
+/** Parameters of `session.start`. */
+export type StartParams = z.infer<typeof StartParamsSchema>;
+
+/** What `session.start` returns. */
+export const StartResultSchema = z.strictObject({
+  session_id: sessionId,
+  shell: z.string().optional().describe("The shell that runs a string cmd"),
+  pruned: z.string().optional().describe("A session ended to make room for this one"),
+});
+/** What `session.start` returns. */
+export type StartResult = z.infer<typeof StartResultSchema>;
+
 /** `session.unsubscribe`. */
 export const UnsubscribeParamsSchema = z.strictObject({ subscription: z.string() });
 

@@ -86,7 +86,9 @@ export const ResizeAckFrameSchema = z.object({
 export const PromptFrameSchema = z.object({
   ...base,
   type: z.literal("prompt"),
-  regex: z.string(),
+  regex: z.string().describe(
+    'The prompt pattern the line matched, or "OSC 133;A" when the shell marked its prompt itself',
+  ),
   line: z.string().describe("The current line, ANSI-stripped"),
 });
 

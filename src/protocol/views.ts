@@ -44,6 +44,9 @@ export const ScreenViewSchema = z.object({
 /** Rows that changed since the last screen or rows event (parsed view). */
 export const RowsViewSchema = z.object({
   type: z.literal("rows"),
+  scrolled: z.int().positive().optional().describe(
+    "The rows last shown moved up this many rows first (the top ones left the screen); then the listed rows changed",
+  ),
   rows: z.array(z.object({ row: z.int().positive(), text: z.string() })),
   ...where,
 });

@@ -8,6 +8,7 @@
  *   nothing else is there to execute);
  * - `fs.read` entries read-only, `fs.write` entries read-write; `/proc`, a minimal `/dev`, tmpfs `/tmp`;
  *   then the root is remounted read-only, so only `/tmp`, `/dev` and `fs.write` can be written;
+ * - the request's data files (shell integration) read-only beneath `/run/specter`, from pipes;
  * - every namespace unshared (network only when the policy allows it), `--die-with-parent`,
  *   `--cap-drop ALL`, an unprivileged uid/gid 65534, a cleared environment with only the program's env.
  *
@@ -19,6 +20,8 @@
 import { isWithin } from "../fsafe/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import {
+  DATA_ROOT,
+  type DataFile,
   type HostFacts,
   type LaunchPlan,
   type LaunchRequest,
@@ -87,8 +90,34 @@ const UNOPENED: OpenedFacts = { info: { identity: "unopened", kind: "unknown" } 
 export const BLOCK_FD = 4;
 /** The fd bwrap writes `{"child-pid": …}` to once the sandbox's first process exists. */
 export const INFO_FD = 5;
-/** Descriptors of bound paths are passed from this fd on. */
+/** Data files, then the descriptors of bound paths, are passed from this fd on. */
 export const FIRST_BIND_FD = 6;
+
+/**
+ * The args that place `files` (each read from its own fd, from `FIRST_BIND_FD` on), and the plan's files.
+ * Each lands read-only beneath `DATA_ROOT`, made on the sandbox's own root before any grant is bound, so
+ * a grant can at most cover it, never receive it; a destination elsewhere is refused.
+ */
+function dataArgs(files: readonly DataFile[]): { args: string[]; files: LaunchPlan["files"] } {
+  const args: string[] = [];
+  const planFiles: LaunchPlan["files"][number][] = [];
+  for (const [i, { dest, content }] of files.entries()) {
+    const parts = dest.split("/");
+    if (
+      !dest.startsWith(`${DATA_ROOT}/`) ||
+      parts.some((p, j) => j > 0 && (p === "" || p === "." || p === ".."))
+    ) {
+      throw new SandboxError(
+        "E_SANDBOX_START",
+        `A data file may only go beneath "${DATA_ROOT}", not "${dest}"`,
+      );
+    }
+    const target = FIRST_BIND_FD + i;
+    args.push("--perms", "0444", "--ro-bind-data", String(target), dest);
+    planFiles.push({ target, purpose: `data file ${dest}`, content });
+  }
+  return { args, files: planFiles };
+}
 
 /** How a path is bound; binds are applied shallowest first so deeper ones win. */
 type BindKind = "exec" | "read" | "socket" | "write" | "protect";
@@ -161,6 +190,8 @@ export function bwrapPlan(
   args.push("--proc", "/proc", "--dev", "/dev");
   // Sized scratch tmpfs (/dev/shm, /tmp; /dev read-only), then host-wide /proc files masked.
   args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths));
+  const data = dataArgs(request.dataFiles ?? []);
+  args.push(...data.args);
 
   // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
@@ -198,7 +229,7 @@ export function bwrapPlan(
       continue;
     }
     // One fd per bind: bwrap closes each bind's fd once it is mounted.
-    const target = FIRST_BIND_FD + descriptors.length;
+    const target = FIRST_BIND_FD + data.files.length + descriptors.length;
     const writable = kind === "write";
     args.push(writable ? "--bind-fd" : "--ro-bind-fd", String(target), dest);
     descriptors.push({ target, path, dest, purpose: kind, writable, identity: facts.info.identity });
@@ -245,7 +276,10 @@ export function bwrapPlan(
     // bwrap's own cwd on the host is irrelevant to the program (it gets --chdir); "/" always exists.
     cwd: "/",
     programCwd,
-    files: [{ target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: filterFor(policy, host) }],
+    files: [
+      { target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: filterFor(policy, host) },
+      ...data.files,
+    ],
     descriptors,
     gate: { block: BLOCK_FD, info: INFO_FD },
     policy,

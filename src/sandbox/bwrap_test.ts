@@ -191,3 +191,44 @@ Deno.test("a program inside an allowed read-only directory is not bound again; u
     "ro /work/project/run.sh /work/project/run.sh",
   ], "still protected read-only");
 });
+
+Deno.test("data files are bound read-only beneath /run/specter from their own fds, before every grant", () => {
+  const content = new TextEncoder().encode("echo hi\n");
+  const plan = bwrapPlan(
+    policy({ fs: { read: ["/work"], write: [] } }),
+    { ...request, dataFiles: [{ dest: "/run/specter/shell/bash_init", content }] },
+    host,
+  );
+  const at = plan.argv.indexOf("--ro-bind-data");
+  assert.deepEqual(plan.argv.slice(at - 2, at + 3), [
+    "--perms",
+    "0444",
+    "--ro-bind-data",
+    "6",
+    "/run/specter/shell/bash_init",
+  ]);
+  assert.deepEqual(plan.files.map((f) => [f.target, f.content]), [[3, host.seccompFilter], [6, content]]);
+  // The descriptors of the grants come after it, and are bound after it.
+  assert.ok(plan.descriptors.length > 0 && plan.descriptors.every((d) => d.target > 6));
+  const firstGrant = plan.argv.findIndex((a) => a === "--ro-bind-fd" || a === "--bind-fd");
+  assert.ok(at < firstGrant, "made on the sandbox's root before any grant could cover the path");
+});
+
+Deno.test("a data file anywhere but beneath /run/specter is refused", () => {
+  const content = new Uint8Array();
+  for (
+    const dest of [
+      "/tmp/x",
+      "/run/specterx/y",
+      "/run/specter/../etc/passwd",
+      "/run/specter//x",
+      "/run/specter/",
+    ]
+  ) {
+    assert.throws(
+      () => bwrapPlan(policy(), { ...request, dataFiles: [{ dest, content }] }, host),
+      (e: unknown) => e instanceof Error && "code" in e && e.code === "E_SANDBOX_START",
+      dest,
+    );
+  }
+});

@@ -30,6 +30,24 @@ export interface LaunchRequest {
    * (`posix_spawn` cannot set them). Absent or empty: none, and no launcher.
    */
   readonly rlimits?: Rlimits;
+  /**
+   * Files the program reads at start-up (shell integration), placed read-only inside the sandbox by the
+   * bwrap backend (`--ro-bind-data` from a pipe, beneath {@link DATA_ROOT}, on the sandbox's own root so
+   * no grant can put them on the host). The other backends place none: their spawner writes the files to
+   * a private directory instead. Absent or empty: none.
+   */
+  readonly dataFiles?: readonly DataFile[];
+}
+
+/** Where the bwrap backend places {@link LaunchRequest.dataFiles} inside the sandbox. */
+export const DATA_ROOT = "/run/specter";
+
+/** A file for {@link LaunchRequest.dataFiles}. */
+export interface DataFile {
+  /** Absolute path inside the sandbox, beneath {@link DATA_ROOT}. */
+  readonly dest: string;
+  /** The bytes. */
+  readonly content: Uint8Array;
 }
 
 /** Rlimits for {@link LaunchRequest.rlimits}; the absolute `prlimit` path is required when any is set. */

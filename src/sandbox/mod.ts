@@ -11,7 +11,10 @@ export { seccompOptionsOf } from "./host_sockets.ts";
 export { checkMounts, parseMountInfo } from "./mount_check.ts";
 export {
   compileLaunchPlan,
+  DATA_ROOT,
+  type DataFile,
   type LaunchPlan,
+  type LaunchRequest,
   type PlanDescriptor,
   programCommand,
   type SandboxBackend,

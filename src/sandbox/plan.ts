@@ -20,6 +20,8 @@ import {
 import { seatbeltPlan } from "./seatbelt/seatbelt_plan.ts";
 
 export {
+  DATA_ROOT,
+  type DataFile,
   type HostFacts,
   type LaunchPlan,
   type LaunchRequest,

@@ -20,6 +20,8 @@ export const MAX_COMMAND = 4096;
 export interface CommandMarksHost {
   readonly emit: (body: FrameBody) => void;
   readonly now: () => number;
+  /** The shell marked the start of its prompt (`A`): it waits for a command once its prompt is drawn. */
+  readonly prompt?: () => void;
   /**
    * When set, only marks carrying `specter=NONCE` count (the integration Specter injected prints it): marks
    * that merely appear in output (a file being shown, a download) cannot end a command. Unset: any mark
@@ -74,6 +76,7 @@ export class CommandMarks {
     switch (kind) {
       case "A":
         this.#typed = "";
+        this.#host.prompt?.();
         return;
       case "B":
         this.#typed = "";

@@ -58,3 +58,12 @@ Deno.test("CommandMarks: with a nonce, marks without it (in a file being shown) 
   assert.equal(frames.length, 1);
   assert.equal((frames[0] as { exit_code: number }).exit_code, 1);
 });
+
+Deno.test("CommandMarks: a prompt mark (A) is passed on, only with the nonce when one is set", () => {
+  let prompts = 0;
+  const m = new CommandMarks({ emit: () => {}, now: () => 0, prompt: () => prompts++, nonce: "abcdef0123" });
+  m.output("\x1b]133;A\x07$ ", 1);
+  assert.equal(prompts, 0);
+  m.output("\x1b]133;A;specter=abcdef0123\x07$ ", 2);
+  assert.equal(prompts, 1);
+});

@@ -97,6 +97,12 @@ export interface SpawnOptions {
    * injected prints it; see `bashMarks`). Absent: every mark counts.
    */
   readonly commandMarkNonce?: string;
+  /**
+   * When the program is an interactive bash or zsh, inject shell integration (OSC 133 marks carrying a
+   * fresh nonce, which then becomes `commandMarkNonce`): bash through `--init-file`, zsh through
+   * `ZDOTDIR`, without touching the user's rc files (see `shell_integration.ts`). Default false.
+   */
+  readonly shellIntegration?: boolean;
   /** Write an asciicast v2 recording; `input: true` also records what was typed. None when absent. */
   readonly record?: { readonly path: string; readonly input?: boolean };
   /** The run's artifacts directory, named in the `start` frame; none when absent. */
@@ -166,6 +172,7 @@ export interface ResolvedOptions {
   readonly heartbeatMs: number;
   readonly record: { readonly path: string; readonly input: boolean } | null;
   readonly commandMarkNonce: string | null;
+  readonly shellIntegration: boolean;
   readonly inheritFds: readonly InheritedFd[];
   readonly screen: boolean;
   readonly screenHistory: number;
@@ -285,6 +292,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
     commandMarkNonce: options.commandMarkNonce ?? null,
+    shellIntegration: options.shellIntegration ?? false,
     inheritFds: options.inheritFds ?? [],
     screen: options.screen ?? false,
     screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),

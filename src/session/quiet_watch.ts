@@ -1,10 +1,14 @@
 /**
  * Quiet detection: an `idle` frame once output has been quiet for `idleMs`, and a `prompt` frame once it
- * has been quiet for `promptSettleMs` and the line the cursor is on matches a prompt pattern. Both are
- * armed again by the next output.
+ * has been quiet for `promptSettleMs` and the line the cursor is on matches a prompt pattern, or a shell
+ * marked its prompt (OSC 133 `A`) since the last prompt was reported. Both are armed again by the next
+ * output.
  *
  * @module
  */
+
+/** The `regex` of a `prompt` a shell's own prompt mark reported (OSC 133 `A`), not a pattern. */
+export const PROMPT_MARK = "OSC 133;A";
 
 /** What the watch reports. */
 export type QuietEvent =
@@ -39,6 +43,8 @@ export class QuietWatch {
   #lastOutputAt: number;
   #idleArmed: boolean;
   #promptArmed = false;
+  /** A shell marked its prompt since the last `prompt` (the line then is a prompt whatever it reads). */
+  #atMark = false;
   /** When the pending check runs (`Infinity`: none); a newer, earlier check supersedes it. */
   #dueAt = Infinity;
   #generation = 0;
@@ -57,7 +63,14 @@ export class QuietWatch {
   output(): void {
     this.#lastOutputAt = this.#host.now();
     this.#idleArmed = this.#options.idleMs > 0;
-    this.#promptArmed = this.#options.promptRegex.length > 0;
+    this.#promptArmed = this.#atMark || this.#options.promptRegex.length > 0;
+    this.#schedule();
+  }
+
+  /** A shell marked the start of its prompt (OSC 133 `A`): `prompt` once its output settles. */
+  promptMark(): void {
+    this.#atMark = true;
+    this.#promptArmed = true;
     this.#schedule();
   }
 
@@ -91,8 +104,13 @@ export class QuietWatch {
     if (this.#promptArmed && quiet >= this.#options.promptSettleMs) {
       this.#promptArmed = false;
       const line = this.#host.currentLine();
-      const regex = this.#options.promptRegex.find((r) => r.test(line));
-      if (regex) this.#host.emit({ type: "prompt", regex: regex.source, line });
+      if (this.#atMark) {
+        this.#atMark = false;
+        this.#host.emit({ type: "prompt", regex: PROMPT_MARK, line });
+      } else {
+        const regex = this.#options.promptRegex.find((r) => r.test(line));
+        if (regex) this.#host.emit({ type: "prompt", regex: regex.source, line });
+      }
     }
     if (this.#idleArmed && quiet >= this.#options.idleMs) {
       this.#idleArmed = false;

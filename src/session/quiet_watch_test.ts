@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type QuietEvent, type QuietOptions, QuietWatch } from "./quiet_watch.ts";
+import { PROMPT_MARK, type QuietEvent, type QuietOptions, QuietWatch } from "./quiet_watch.ts";
 
 /** A fake clock: `advance` runs every callback that falls due, in order. */
 function host(line = "") {
@@ -78,4 +78,18 @@ Deno.test("idleMs 0 and no prompt patterns report nothing", () => {
   watch.output();
   h.advance(10_000);
   assert.deepEqual(h.events, []);
+});
+
+Deno.test("a shell's prompt mark makes the settled line a prompt, whatever it reads, once per mark", () => {
+  const h = host("z> ");
+  const watch = new QuietWatch({ idleMs: 0, promptSettleMs: 100, promptRegex: [] }, h.host);
+  watch.promptMark();
+  watch.output(); // The prompt's own text, after the mark: still reported, from its settle.
+  h.advance(99);
+  assert.deepEqual(h.events, []);
+  h.advance(1);
+  assert.deepEqual(h.events, [{ type: "prompt", regex: PROMPT_MARK, line: "z> " }]);
+  watch.output(); // Typing at the prompt: no mark, no pattern, no prompt.
+  h.advance(500);
+  assert.equal(h.events.length, 1);
 });

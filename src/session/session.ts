@@ -129,6 +129,7 @@ export class Session {
     this.#marks = new CommandMarks({
       emit: (body) => this.#emit(body),
       now: () => performance.now(),
+      prompt: () => this.#quiet.promptMark(),
       ...(options.commandMarkNonce === null ? {} : { nonce: options.commandMarkNonce }),
     });
     this.#log = new FrameLog({ onDrain: () => this.#flow.drained() });

@@ -28,6 +28,7 @@ import {
 } from "./options.ts";
 import { nowSeconds } from "../clock.ts";
 import { Session } from "./session.ts";
+import { setUpShell } from "./shell_setup.ts";
 import { kernelEnforces } from "../ceilings/mod.ts";
 import { cgroupMode, launch, type Launched } from "../launch/mod.ts";
 
@@ -101,6 +102,11 @@ export interface PrepareOptions {
    * Absent: none (a plan to render shows no temp directory; only `fs.write` is writable).
    */
   readonly privateTmp?: () => string;
+  /**
+   * Without a sandbox: makes a private directory for shell integration's files (`shellIntegration`),
+   * removed after `exit`. Absent: none (bash then gets its marks through the environment).
+   */
+  readonly shellDir?: () => string;
 }
 
 function prepare(
@@ -180,13 +186,21 @@ function prepare(
     ...(rlimits === undefined ? {} : { rlimits }),
   };
   if (!sandboxed || policy === null) {
-    return {
-      plan: compileLaunchPlan(policy, request, backend, NO_HOST),
-      program,
-      options,
-      opened: null,
-      tmpDir: null,
-    };
+    const shell = setUpShell(request, options, backend, {
+      ...(launchOptions.shellDir === undefined ? {} : { makeDir: launchOptions.shellDir }),
+    });
+    try {
+      return {
+        plan: compileLaunchPlan(policy, shell.request, backend, NO_HOST),
+        program,
+        options: shell.options,
+        opened: null,
+        tmpDir: shell.madeDir,
+      };
+    } catch (error: unknown) {
+      if (shell.madeDir !== null) removeTmpDir(shell.madeDir);
+      throw error;
+    }
   }
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
   const realized = realizePolicy(policy, {
@@ -204,13 +218,14 @@ function prepare(
     ], { canHide: backend === "bwrap" });
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
     if (backend === "seatbelt" && launchOptions.privateTmp !== undefined) tmpDir = launchOptions.privateTmp();
-    const plan = compileLaunchPlan(realized.policy, { ...request, cwd: realized.cwd }, backend, host, {
+    const shell = setUpShell({ ...request, cwd: realized.cwd }, options, backend, { tmpDir });
+    const plan = compileLaunchPlan(realized.policy, shell.request, backend, host, {
       protect: realized.protect,
       opened: realized.opened,
       hide,
       ...(tmpDir === null ? {} : { tmpDir }),
     });
-    return { plan, program, options, opened: realized, tmpDir };
+    return { plan, program, options: shell.options, opened: realized, tmpDir };
   } catch (error: unknown) {
     realized.close();
     realized.watch?.close();
@@ -254,10 +269,10 @@ export function spawn(options: SpawnOptions): Session {
     limitRaised = true;
   }
   // Only macOS runs a Seatbelt plan: elsewhere no directory is made for a run that is refused below.
-  const { plan, program, options: effective, opened, tmpDir } = prepare(
-    resolved,
-    Deno.build.os === "darwin" ? { privateTmp: makePrivateTmp } : {},
-  );
+  const { plan, program, options: effective, opened, tmpDir } = prepare(resolved, {
+    ...(Deno.build.os === "darwin" ? { privateTmp: makePrivateTmp } : {}),
+    shellDir: makeShellDir,
+  });
   const cleanUp = () => {
     opened?.watch?.close();
     if (tmpDir !== null) removeTmpDir(tmpDir);
@@ -331,6 +346,11 @@ export function spawn(options: SpawnOptions): Session {
 /** A private (0700) temp directory for one Seatbelt run, by its resolved path (`/var` is a symlink there). */
 function makePrivateTmp(): string {
   return Deno.realPathSync(Deno.makeTempDirSync({ prefix: "specter-tmp-" }));
+}
+
+/** A private directory (0700) for shell integration's files of a run without a sandbox. */
+function makeShellDir(): string {
+  return Deno.realPathSync(Deno.makeTempDirSync({ prefix: "specter-shell-" }));
 }
 
 /**

@@ -5,6 +5,7 @@
  * @module
  */
 export { CHUNK_BYTES, chunks, CompactView, type FlushOptions, PAGER_PROMPT } from "./compact.ts";
-export { ParsedView, type ParsedViewOptions } from "./parsed.ts";
+export { ParsedView, type ParsedViewOptions, screenDiff } from "./parsed.ts";
+export { screenOf } from "./screen_of.ts";
 export { renderText } from "./render.ts";
 export { parseRecording, type Recording, SETTLE_SECONDS, viewRecording } from "./recording.ts";

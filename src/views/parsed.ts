@@ -20,6 +20,44 @@ const REPAINT_SHARE = 0.5;
  */
 export const SCREEN_INTERVAL_SECONDS = 2;
 
+/** At most this many scroll distances are tried per diff (each costs a pass over the rows). */
+const MAX_SCROLL_TRIES = 8;
+
+/** Rows of `rows` that differ from `shown` once `shown` moved up `by` rows (1-based row numbers). */
+function changedRows(shown: readonly string[], rows: readonly string[], by: number) {
+  const changed: { row: number; text: string }[] = [];
+  for (let i = 0; i < Math.max(shown.length - by, rows.length); i++) {
+    const text = rows[i] ?? "";
+    if ((shown[i + by] ?? "") !== text) changed.push({ row: i + 1, text });
+  }
+  return changed;
+}
+
+/**
+ * The smallest report of how `shown` became `rows`: the rows that changed in place, or, when the screen
+ * scrolled (a program that ends with a newline on the last row, a log under a status line), how far it
+ * moved up and the rows that then differ. Scroll distances are taken from where the first rows of the new
+ * screen appear in the old one, so a diff costs a few passes, not one per row.
+ */
+export function screenDiff(
+  shown: readonly string[],
+  rows: readonly string[],
+): { scrolled: number; changed: { row: number; text: string }[] } {
+  let best = { scrolled: 0, changed: changedRows(shown, rows, 0) };
+  const tried = new Set<number>();
+  for (let i = 0; i < Math.min(3, rows.length) && best.changed.length > 1; i++) {
+    if (rows[i] === "") continue;
+    for (let j = i + 1; j < shown.length && tried.size < MAX_SCROLL_TRIES; j++) {
+      const by = j - i;
+      if (shown[j] !== rows[i] || tried.has(by)) continue;
+      tried.add(by);
+      const changed = changedRows(shown, rows, by);
+      if (changed.length < best.changed.length) best = { scrolled: by, changed };
+    }
+  }
+  return best;
+}
+
 /** Size of the screen the parsed view models. */
 export interface ParsedViewOptions {
   readonly cols?: number;
@@ -119,14 +157,11 @@ export class ParsedView {
     if (shown === null) {
       events.push({ type: "screen", rows, alternate: snapshot.alt_screen });
     } else {
-      const changed: { row: number; text: string }[] = [];
-      for (let i = 0; i < Math.max(shown.length, rows.length); i++) {
-        const text = rows[i] ?? "";
-        if ((shown[i] ?? "") !== text) changed.push({ row: i + 1, text });
-      }
+      const { scrolled, changed } = screenDiff(shown, rows);
       if (changed.length > snapshot.rows * REPAINT_SHARE) {
         events.push({ type: "screen", rows, alternate: snapshot.alt_screen });
-      } else if (changed.length > 0) events.push({ type: "rows", rows: changed });
+      } else if (scrolled > 0) events.push({ type: "rows", scrolled, rows: changed });
+      else if (changed.length > 0) events.push({ type: "rows", rows: changed });
     }
     this.#shown = rows;
     if (prompt !== null && prompt !== this.#prompt) {

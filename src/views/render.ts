@@ -1,7 +1,7 @@
 /**
  * View events as the plain text an agent reads (`specter view --text`, the agent tools' `output`).
  *
- * Text is as it came; a screen is its rows under a one-line header; changed rows are `row N: text`; a
+ * Text is as it came; a screen is its rows under a one-line header; changed rows are `row N: text` (after `[screen scrolled up N rows]` when it scrolled); a
  * pager prompt is one bracketed line. Line updates are transient (the final state of a progress line
  * reaches the text once the line ends): only the last update of each row that no later text finished is
  * shown, at the end, as `[progress] …`.
@@ -40,6 +40,9 @@ export function renderText(events: readonly ViewEvent[]): string {
         for (const row of event.rows) line(row);
         break;
       case "rows":
+        if (event.scrolled !== undefined) {
+          line(`[screen scrolled up ${event.scrolled} row${event.scrolled === 1 ? "" : "s"}]`);
+        }
         for (const { row, text } of event.rows) line(`row ${row}: ${text}`);
         break;
       case "prompt":

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { knownShell, shellIntegration } from "./shell_integration.ts";
+
+const NONCE = "0123456789abcdef";
+
+Deno.test("knownShell: an interactive bash or zsh, by name, with options only", () => {
+  const cases: [string, string[], string | null][] = [
+    ["/usr/bin/bash", [], "bash"],
+    ["/bin/bash", ["-i"], "bash"],
+    ["/usr/bin/zsh", ["--login"], "zsh"],
+    ["/usr/bin/bash", ["-c", "ls"], null],
+    ["/usr/bin/bash", ["script.sh"], null],
+    ["/usr/bin/zsh", ["-"], null],
+    ["/usr/bin/bash", ["--", "x"], null],
+    ["/usr/bin/sh", [], null],
+    ["/usr/bin/fish", [], null],
+    ["/opt/bashful", [], null],
+  ];
+  for (const [program, args, want] of cases) {
+    assert.equal(knownShell(program, args), want, `${program} ${args}`);
+  }
+});
+
+Deno.test("bash: an init file that runs the rc files first, then marks carrying the nonce", () => {
+  const it = shellIntegration("bash", ["-i"], {}, "/run/specter/shell", NONCE)!;
+  assert.deepEqual(it.args, ["--init-file", "/run/specter/shell/bash_init", "-i"]);
+  assert.deepEqual(it.env, {});
+  assert.equal(it.nonce, NONCE);
+  const init = it.files[0]!.content;
+  assert.equal(it.files[0]!.name, "bash_init");
+  const rc = init.indexOf(". ~/.bashrc");
+  assert.ok(init.indexOf(". /etc/bash.bashrc") < rc && rc < init.indexOf("PROMPT_COMMAND="));
+  assert.ok(init.includes(`133;C;specter=${NONCE}`) && init.includes(`133;D;%s;specter=${NONCE}`));
+});
+
+Deno.test("bash: a login shell, --norc or --rcfile, or no directory, gets its marks through the environment", () => {
+  for (const args of [["-l"], ["--login"], ["--norc"], ["--rcfile", "x"], ["--posix"]]) {
+    const it = shellIntegration("bash", args, {}, "/run/specter/shell", NONCE)!;
+    assert.deepEqual(it.args, args);
+    assert.deepEqual(it.files, []);
+    assert.ok(it.env.PROMPT_COMMAND?.includes(`specter=${NONCE}`), String(args));
+  }
+  assert.deepEqual(shellIntegration("bash", [], {}, null, NONCE)!.files, []);
+});
+
+Deno.test("zsh: ZDOTDIR points at the integration, the user's own travels beside it", () => {
+  const it = shellIntegration("zsh", [], { ZDOTDIR: "/home/me/.config/zsh" }, "/run/specter/shell", NONCE)!;
+  assert.deepEqual(it.env, { ZDOTDIR: "/run/specter/shell", SPECTER_USER_ZDOTDIR: "/home/me/.config/zsh" });
+  assert.deepEqual(it.args, []);
+  assert.equal(it.files[0]!.name, ".zshenv");
+  assert.ok(it.files[0]!.content.includes(`133;D;%s;specter=${NONCE}`));
+  assert.equal(shellIntegration("zsh", [], {}, "/d", NONCE)!.env.SPECTER_USER_ZDOTDIR, "");
+});
+
+Deno.test("zsh: no startup files (-f) or no directory: no integration", () => {
+  assert.equal(shellIntegration("zsh", ["-f"], {}, "/d", NONCE), null);
+  assert.equal(shellIntegration("zsh", [], {}, null, NONCE), null);
+});
+
+Deno.test("a nonce that could break out of the files is refused", () => {
+  for (const nonce of ["short", "abc'def0123", "abcdefgh\n123", "a".repeat(65)]) {
+    assert.throws(() => shellIntegration("bash", [], {}, "/d", nonce));
+  }
+});
