@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   E_SPAWN_CWD: "The working directory is not absolute or does not exist",
   E_SESSION_CLOSED: "The session has already ended",
   E_SESSION_UNKNOWN: "No session has that id (agent tools): it never existed, was closed or was pruned",
+  E_EXPECT_TIMEOUT:
+    "A wait for output (the SDK's expect) did not match within its timeout; the session goes on",
   E_PROTOCOL: "A driver message is not valid JSON, has an unknown type or invalid fields",
   E_PROTOCOL_VERSION: "A driver message has a missing or unsupported protocol version `v`",
   E_PROTOCOL_LINE_TOO_LONG:
@@ -104,6 +106,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_SPAWN_CWD: "0.1.0",
   E_SESSION_CLOSED: "0.1.0",
   E_SESSION_UNKNOWN: "0.7.0",
+  E_EXPECT_TIMEOUT: "0.7.0",
   E_PROTOCOL: "0.1.0",
   E_PROTOCOL_VERSION: "0.1.0",
   E_RECORD: "0.1.0",
@@ -280,13 +283,14 @@ export class ProtocolError extends SpecterError {
 /** An operation on a session failed (the session ended, a recording, audit log or bundle could not be written, I/O failed). */
 export class SessionError extends SpecterError {
   /**
-   * Creates an `E_SESSION_CLOSED`, `E_SESSION_UNKNOWN`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS`, `E_IO` or
+   * Creates an `E_SESSION_CLOSED`, `E_SESSION_UNKNOWN`, `E_EXPECT_TIMEOUT`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS`, `E_IO` or
    * `E_STDOUT_CLOSED` error.
    */
   constructor(
     code:
       | "E_SESSION_CLOSED"
       | "E_SESSION_UNKNOWN"
+      | "E_EXPECT_TIMEOUT"
       | "E_RECORD"
       | "E_AUDIT"
       | "E_ARTIFACTS"

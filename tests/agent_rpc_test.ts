@@ -167,3 +167,31 @@ Deno.test({
     assert.equal(output(2), "\n");
   },
 });
+
+Deno.test({
+  name: "agent rpc: session.start returns at once; a subscription's answer comes before its first frame",
+  ...sanitize,
+  async fn() {
+    const cli = new CliProcess(["agent", "--unsafe-no-sandbox", "--ack-no-network-enforcement"]);
+    await cli.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "session.start",
+      params: { cmd: ["python3", "-c", "print('started')"] },
+    });
+    await cli.waitForStdout('"id":1');
+    await cli.send({ jsonrpc: "2.0", id: 2, method: "session.subscribe", params: { session_id: "1" } });
+    await cli.waitForStdout('"method":"session.end"');
+    await cli.closeStdin();
+    const all = messages((await cli.result()).stdout);
+    assert.deepEqual(all[0], { jsonrpc: "2.0", id: 1, result: { session_id: "1" } });
+    const answer = all.findIndex((m) => m.id === 2);
+    const first = all.findIndex((m) => m.method === "session.frame");
+    assert.ok(answer >= 0 && answer < first, "the answer, then the frames");
+    const frames = all.filter((m) => m.method === "session.frame")
+      .map((m) => (m.params as { frame: Record<string, unknown> }).frame);
+    assert.equal(frames[0]?.type, "start");
+    assert.ok(frames.some((f) => f.type === "stdout" && String(f.data).includes("started")));
+    assert.equal(frames.at(-1)?.type, "exit");
+  },
+});

@@ -34,6 +34,7 @@ export const LAYERS = [
   "artifacts",
   "session",
   "agent",
+  "sdk",
   "scenario",
   "replay",
   "cli",

@@ -26,10 +26,10 @@ import {
   UnsubscribeParamsSchema,
   WriteStdinParamsSchema,
 } from "../protocol/mod.ts";
-import { DriverLineSplitter, payloadText } from "../frames/mod.ts";
+import { DriverLineSplitter } from "../frames/mod.ts";
 import type { Subscription } from "../session/mod.ts";
-import { CompactView, ParsedView } from "../views/mod.ts";
 import type { AgentTools } from "./tools.ts";
+import { viewFrames } from "./view_stream.ts";
 
 /** Longest request line taken (bytes); a longer one is answered with -32600 and skipped. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -90,7 +90,10 @@ export async function serveAgent(
       const id = `s${nextSubscription++}`;
       const subscription = agent.session.subscribe({ from: params.from_seq ?? 0 });
       subscriptions.set(id, subscription);
-      void stream(id, subscription, params.token_mode ?? "raw", send)
+      // The first frames go out after the answer: it is queued in the microtask that follows this
+      // handler, before any timer runs, so a client knows the subscription before its frames arrive.
+      const started = new Promise<void>((resolve) => setTimeout(resolve, 0));
+      void started.then(() => stream(id, subscription, params.token_mode ?? "raw", send))
         .catch((error: unknown) => {
           // The stream broke (the session's view failed): say so to the subscriber, then end it.
           void send({
@@ -211,32 +214,14 @@ function toRpcError(error: unknown, code?: number): { code: number; message: str
   return { code: rpcCode, message: failure.message, data: { code: failure.code, ...failure.details } };
 }
 
-/** Streams a subscription as notifications, each written before the next batch is read. */
+/** Streams a subscription as notifications, each written before the next frame is read. */
 async function stream(
   id: string,
   subscription: Subscription,
   mode: TokenMode,
   send: (message: unknown) => Promise<void>,
 ): Promise<void> {
-  const view = mode === "compact" ? new CompactView() : mode === "parsed" ? await ParsedView.create() : null;
-  const notify = (frame: unknown) =>
-    send({ jsonrpc: "2.0", method: "session.frame", params: { subscription: id, frame } });
-  for (;;) {
-    const frames = await subscription.take();
-    if (frames.length === 0) break;
-    if (view === null) {
-      for (const frame of frames) await notify(frame);
-      continue;
-    }
-    for (const frame of frames) {
-      if (frame.type === "stdout") view.push(payloadText(frame));
-      else {
-        for (const event of await view.flush({ partial: true })) await notify({ ...event, seq: frame.seq });
-        await notify(frame);
-      }
-    }
-    const last = frames.at(-1)!;
-    for (const event of await view.flush({ partial: true })) await notify({ ...event, seq: last.seq });
+  for await (const frame of viewFrames(subscription, mode)) {
+    await send({ jsonrpc: "2.0", method: "session.frame", params: { subscription: id, frame } });
   }
-  if (view !== null) { for (const event of await view.end()) await notify(event); }
 }

@@ -1,0 +1,202 @@
+/**
+ * `Client`: a `specter agent` process and its tools. Results carry the JSON field names (`exit_code`,
+ * `session_id`, …), exactly as the server sends them (spec/agent.md).
+ *
+ * @module
+ */
+import { RpcConnection } from "./rpc.js";
+import { SpecterError } from "./errors.js";
+import { Subscription } from "./subscription.js";
+import { shellWords } from "./words.js";
+/** The argv `options` start the agent with. */
+export function agentCommand(options = {}, env = process.env) {
+    if (options.command !== undefined) {
+        return typeof options.command === "string" ? shellWords(options.command) : [...options.command];
+    }
+    const base = env.SPECTER_COMMAND;
+    return base !== undefined && base.trim() !== "" ? [...shellWords(base), "agent"] : ["specter", "agent"];
+}
+/** A session started by `spawn`: send input, read its frames, wait for text. */
+export class Session {
+    #client;
+    /** The session's id (as in `list_sessions`). */
+    id;
+    #frames = null;
+    /** @internal Made by `Client.spawn`. */
+    constructor(client, id) {
+        this.#client = client;
+        this.id = id;
+    }
+    /** The session's frames from the first (`mode`: raw by default), as one stream shared by `expect`. */
+    async frames(options = {}) {
+        this.#frames ??= await this.#client.subscribe(this.id, {
+            fromSeq: 0,
+            tokenMode: options.mode ?? "raw",
+        });
+        return this.#frames;
+    }
+    /** Waits for `pattern` in the output (see `Subscription.expect`). */
+    async expect(pattern, options = {}) {
+        return await (await this.frames()).expect(pattern, options);
+    }
+    /** Types `text` and returns at once (the output comes through `frames` or `expect`). */
+    async send(text) {
+        await this.#client.writeStdin({
+            session_id: this.id,
+            chars: text,
+            yield_time_ms: 250,
+        });
+    }
+    /** Presses named keys (`enter`, `up`, `ctrl-c`, …), as the driver protocol names them. */
+    async press(...keys) {
+        await this.#client.writeStdin({
+            session_id: this.id,
+            keys,
+            yield_time_ms: 250,
+        });
+    }
+    /** Ends the session (SIGTERM, a grace, then SIGKILL) and stops its stream. */
+    async close(options = {}) {
+        await this.#frames?.close();
+        return await this.#client.closeSession({ session_id: this.id, ...options });
+    }
+}
+/** A `specter agent` process and its tools. */
+export class Client {
+    #rpc;
+    #streams = new Map();
+    #idle = [];
+    #closed = null;
+    constructor(options = {}) {
+        this.#rpc = new RpcConnection(agentCommand(options), {
+            ...(options.env === undefined ? {} : { env: options.env }),
+            ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        });
+        this.#rpc.listen((message, error) => {
+            if (message === null) {
+                for (const stream of this.#streams.values())
+                    stream.end(error);
+                this.#streams.clear();
+                return;
+            }
+            const id = message.params.subscription;
+            const stream = typeof id === "string" ? this.#streams.get(id) : undefined;
+            if (stream === undefined)
+                return;
+            if (message.method === "session.frame") {
+                stream.push(message.params.frame);
+            }
+            else if (message.method === "session.end") {
+                stream.end();
+                this.#streams.delete(id);
+            }
+            else if (message.method === "session.error") {
+                const failure = message.params.error;
+                stream.end(new SpecterError(failure?.data?.code ?? "E_RPC", failure?.message ?? "The stream broke"));
+                this.#streams.delete(id);
+            }
+        });
+    }
+    /** The agent's process id. */
+    get pid() {
+        return this.#rpc.pid;
+    }
+    /** How the agent process ended, once it has. */
+    get exited() {
+        return this.#rpc.exited;
+    }
+    /** `exec_command`: runs `cmd` (a shell line or an argv) and returns at exit, a prompt or the yield. */
+    execCommand(params) {
+        return this.#rpc.request("exec_command", params);
+    }
+    /** `write_stdin`: types `chars` / `keys`; with neither, waits for something to happen. */
+    writeStdin(params) {
+        return this.#rpc.request("write_stdin", params);
+    }
+    /** `read_output`: any range of a session's output, in any view. */
+    readOutput(params) {
+        return this.#rpc.request("read_output", params);
+    }
+    /** `close_session`: ends a session. */
+    closeSession(params) {
+        return this.#rpc.request("close_session", params);
+    }
+    /** `list_sessions`: the sessions the agent holds. */
+    async listSessions() {
+        return (await this.#rpc.request("list_sessions", {})).sessions;
+    }
+    /** Streams a session's frames from `fromSeq` (default 0) in a view (default raw). */
+    async subscribe(sessionId, options = {}) {
+        const { subscription } = await this.#rpc.request("session.subscribe", {
+            session_id: sessionId,
+            from_seq: options.fromSeq ?? 0,
+            token_mode: options.tokenMode ?? "raw",
+        });
+        const stream = new Subscription(subscription, async () => {
+            this.#streams.delete(subscription);
+            await this.#rpc.request("session.unsubscribe", { subscription }).catch(() => {
+                // The agent is gone or the stream already ended: nothing left to stop.
+            });
+        });
+        this.#streams.set(subscription, stream);
+        return stream;
+    }
+    /** Starts `cmd` and returns its `Session` at once (`session.start`). */
+    async spawn(cmd, options = {}) {
+        const { session_id } = await this.#rpc.request("session.start", {
+            cmd: typeof cmd === "string" ? cmd : [...cmd],
+            ...options,
+        });
+        return new Session(this, session_id);
+    }
+    /** Runs `cmd` and yields its frames (in `mode`, raw by default) until it ends: the adapter contract's `run`. */
+    async *run(cmd, options = {}) {
+        const { mode, ...start } = options;
+        const session = await this.spawn(cmd, start);
+        const frames = await session.frames({ mode: mode ?? "raw" });
+        try {
+            yield* frames;
+        }
+        finally {
+            await frames.close();
+        }
+    }
+    /** A persistent shell from the pool (an idle one when there is one, else a new `bash`). */
+    async lease() {
+        for (let lease = this.#idle.pop(); lease !== undefined; lease = this.#idle.pop()) {
+            const listing = (await this.listSessions()).find((s) => s.session_id === lease.session.id);
+            if (listing?.running === true)
+                return lease;
+        }
+        const shell = await this.execCommand({
+            cmd: ["bash"],
+            yield_time_ms: 10_000,
+        });
+        if (shell.session_id === undefined) {
+            throw new SpecterError("E_SESSION_CLOSED", `The leased shell ended at once: ${shell.output.slice(-500)}`);
+        }
+        const session = new Session(this, shell.session_id);
+        return {
+            session,
+            exec: (command, options = {}) => this.writeStdin({
+                session_id: session.id,
+                chars: `${command}\r`,
+                yield_time_ms: 30_000,
+                ...options,
+            }),
+        };
+    }
+    /** Gives a leased shell back to the pool (a shell that ended is dropped). */
+    release(lease) {
+        if (!this.#idle.includes(lease))
+            this.#idle.push(lease);
+    }
+    /**
+     * Ends the agent and every session it holds (the agent ends them when its stdin closes; after `graceMs`
+     * it is killed). Calls after this fail with `E_CLIENT_CLOSED`.
+     */
+    close(graceMs) {
+        this.#closed ??= this.#rpc.close(graceMs);
+        return this.#closed;
+    }
+}

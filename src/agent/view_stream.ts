@@ -1,0 +1,37 @@
+/**
+ * A session's frames in a view: raw frames as they are, or compact/parsed view events (each with the `seq`
+ * of the last raw frame it covers) with the other frames (start, exit, …) in their places. One reader of the
+ * frame log: what `session.subscribe` streams and what the in-process SDK's `frames({ mode })` yields.
+ *
+ * @module
+ */
+import { payloadText } from "../frames/mod.ts";
+import type { Frame, TokenMode, ViewEvent } from "../protocol/mod.ts";
+import type { Subscription } from "../session/mod.ts";
+import { CompactView, ParsedView } from "../views/mod.ts";
+
+/** A frame as a view delivers it: a raw frame, or a view event with the `seq` it covers. */
+export type ViewFrame = Frame | (ViewEvent & { seq?: number });
+
+/** Yields `subscription`'s frames in `mode` until the session ends (or the subscription is closed). */
+export async function* viewFrames(subscription: Subscription, mode: TokenMode): AsyncGenerator<ViewFrame> {
+  const view = mode === "compact" ? new CompactView() : mode === "parsed" ? await ParsedView.create() : null;
+  for (;;) {
+    const frames = await subscription.take();
+    if (frames.length === 0) break;
+    if (view === null) {
+      yield* frames;
+      continue;
+    }
+    for (const frame of frames) {
+      if (frame.type === "stdout") view.push(payloadText(frame));
+      else {
+        for (const event of await view.flush({ partial: true })) yield { ...event, seq: frame.seq };
+        yield frame;
+      }
+    }
+    const last = frames.at(-1)!;
+    for (const event of await view.flush({ partial: true })) yield { ...event, seq: last.seq };
+  }
+  if (view !== null) yield* await view.end();
+}
