@@ -246,3 +246,35 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "agent: the parsed view models the session's own terminal size, not 80x24",
+  ...sanitize,
+  async fn() {
+    const tools = new AgentTools({ base: { sandbox: NO_SANDBOX, cwd: ROOT, cols: 120, rows: 10 } });
+    try {
+      // A full-screen program writing at column 101 of row 9: on an 80x24 model it would wrap or vanish.
+      const script =
+        "import sys,time; sys.stdout.write('\\x1b[?1049h\\x1b[H\\x1b[2Jtop\\x1b[9;101Hfar-right'); " +
+        "sys.stdout.flush(); time.sleep(1)";
+      const result = await tools.execCommand({ cmd: ["python3", "-c", script], token_mode: "parsed" });
+      assert.match(result.output, /^top$/m);
+      const row = result.output.split("\n").find((line) => line.includes("far-right"));
+      assert.equal(row, `${" ".repeat(100)}far-right`);
+      const again = await tools.readOutput({
+        session_id: result.session_id ?? "1",
+        from_seq: 0,
+        token_mode: "parsed",
+      });
+      assert.ok(again.output.includes(`${" ".repeat(100)}far-right`), again.output);
+      assert.equal(again.returned_on, "exit");
+      // A read while the program runs returns at once and says so.
+      const repl = await tools.execCommand({ cmd: ["python3", "-q"] });
+      const read = await tools.readOutput({ session_id: repl.session_id!, from_seq: 0 });
+      assert.equal(read.returned_on, "yield");
+      assert.equal(read.running, true);
+    } finally {
+      await tools.close();
+    }
+  },
+});

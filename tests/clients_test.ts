@@ -9,7 +9,7 @@ import { DENO, ROOT, withTempDir } from "./_helpers.ts";
 
 const sanitize = { sanitizeOps: false, sanitizeResources: false };
 const TS = `${ROOT}/clients/ts`;
-const ENV = { SPECTER_COMMAND: `${DENO} run -A ${ROOT}/main.ts`, NO_COLOR: "1" };
+const ENV = { SPECTER_COMMAND: `${DENO} run -A ${ROOT}/main.ts agent`, NO_COLOR: "1" };
 
 /** The README's examples of "Use it from an agent": the command in each first line, and what it prints. */
 async function readmeExamples(): Promise<{ runner: string; file: string; code: string; prints: string }[]> {
@@ -55,7 +55,7 @@ Deno.test({
     await installed();
     const { code, text } = await run(["node", "--test", "clients/ts/test/"]);
     assert.equal(code, 0, text);
-    assert.match(text, /# pass 10\n/);
+    assert.match(text, /# pass 13\n/);
   },
 });
 
@@ -65,7 +65,7 @@ Deno.test({
   async fn() {
     const { code, text } = await run([DENO, "test", "-A", "--no-check", "clients/ts/test/client_test.mjs"]);
     assert.equal(code, 0, text);
-    assert.match(text, /ok \| 9 passed \| 0 failed/);
+    assert.match(text, /ok \| 12 passed \| 0 failed/);
   },
 });
 
@@ -78,7 +78,7 @@ Deno.test({
       { env: { PYTHONPATH: `${ROOT}/clients/python` } },
     );
     assert.equal(code, 0, text);
-    assert.match(text, /Ran 9 tests/);
+    assert.match(text, /Ran 12 tests/);
   },
 });
 

@@ -3,7 +3,7 @@
  * `press` and `screen()`; `specter.exec` returning the `exec_command` result; a pool's lease and release.
  */
 import assert from "node:assert/strict";
-import { createSpecter, Session, SessionPool } from "../src/sdk/mod.ts";
+import { createSpecter, run, Session, SessionPool } from "../src/sdk/mod.ts";
 import { SpecterError } from "../src/errors.ts";
 
 const sanitize = { sanitizeOps: false, sanitizeResources: false };
@@ -61,12 +61,58 @@ Deno.test({
       const result = await lease.exec("(exit 5)");
       assert.equal(result.returned_on, "command");
       assert.equal(result.command?.exit_code, 5);
-      pool.release(lease);
-      assert.equal((await pool.lease()).sessionId, lease.sessionId);
+      await pool.release(lease);
+      const again = await pool.lease();
+      assert.equal(again.sessionId, lease.sessionId);
       const other = await pool.lease();
       assert.notEqual(other.sessionId, lease.sessionId);
+      // A shell still running a command is ended on release, not handed out again.
+      assert.equal((await again.exec("read -t 30", { yield_time_ms: 500 })).returned_on, "yield");
+      await pool.release(again);
+      const third = await pool.lease();
+      assert.notEqual(third.sessionId, again.sessionId);
+      assert.ok(!specter.listSessions().some((s) => s.session_id === again.sessionId && s.running));
     } finally {
       await specter.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "sdk: run yields a sandboxed program's frames in a view until it ends",
+  ...sanitize,
+  async fn() {
+    const frames = [];
+    for await (
+      const frame of run(["python3", "-c", "print('\\x1b[31mred\\x1b[0m'); print('done')"], {
+        mode: "compact",
+      })
+    ) {
+      frames.push(frame);
+    }
+    assert.equal(frames[0]?.type, "start");
+    assert.equal(frames.at(-1)?.type, "exit");
+    const text = frames.flatMap((f) => f.type === "text" ? [f.data] : []).join("");
+    assert.equal(text, "red\ndone\n");
+  },
+});
+
+Deno.test({
+  name:
+    "sdk: a session printing more than the frame buffer (8 MiB) runs to its end with nobody reading frames",
+  ...sanitize,
+  async fn() {
+    const big = await Session.spawn([
+      "python3",
+      "-c",
+      "import sys; sys.stdout.write('x' * (12 << 20)); print('END')",
+    ]);
+    try {
+      await big.expect(/END/, { timeoutMs: 30_000 });
+      const exit = await big.core.exited;
+      assert.equal(exit.code, 0);
+    } finally {
+      await big.close();
     }
   },
 });

@@ -52,6 +52,8 @@ export class AgentSession {
   /** The last `seq` seen by the drain, and of the last prompt frame. */
   #lastSeq = 0;
   #lastPromptSeq = -1;
+  /** The terminal's size (from the start frame, then each resize): the parsed view models it. */
+  #size = { cols: 80, rows: 24 };
   /** The last `command` frame (a shell's OSC 133 marks). */
   #lastCommand: FrameOf<"command"> | null = null;
   #lastOutputAt = 0;
@@ -119,6 +121,8 @@ export class AgentSession {
           // The last switch of the alternate screen in this frame says where the program is.
           for (const match of frame.data.matchAll(ALTERNATE_SCREEN)) this.#alternate = match[1] === "h";
         }
+      } else if (frame.type === "start" || frame.type === "resize_ack") {
+        this.#size = { cols: frame.cols, rows: frame.rows };
       } else if (frame.type === "prompt") {
         this.#lastPromptSeq = frame.seq;
       } else if (frame.type === "command") {
@@ -217,7 +221,7 @@ export class AgentSession {
     let raw = "";
     let missed = "";
     const view = mode === "raw" ? null : (keep ? this.#views.get(mode) : undefined) ??
-      (mode === "compact" ? new CompactView() : await ParsedView.create());
+      (mode === "compact" ? new CompactView() : await ParsedView.create(this.#size));
     if (keep && view !== null) this.#views.set(mode, view);
     for (const frame of frames) {
       if (frame.type === "stdout") {
@@ -226,6 +230,8 @@ export class AgentSession {
         else view.push(text);
       } else if (frame.type === "stdin") {
         if (view instanceof ParsedView) view.input(); // The screen the input leads to is reported.
+      } else if (frame.type === "resize_ack") {
+        if (view instanceof ParsedView) view.resize(frame.cols, frame.rows);
       } else if (frame.type === "overflow" && frame.reason === "lagged") {
         missed += `[frames ${frame.missed_from}-${frame.missed_to} are no longer held]\n`;
       }

@@ -244,7 +244,9 @@ export class AgentTools {
     const agent = this.get(params.session_id);
     const mode = params.token_mode ?? "compact";
     const taken = await agent.read(params.from_seq, params.to_seq, mode);
-    return this.#shape(agent, taken, mode, params.max_output_tokens, "exit", 0);
+    // A read returns at once: "exit" once the program has ended, else "yield" (it runs on).
+    const returnedOn = agent.exit === null ? "yield" : "exit";
+    return this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, 0);
   }
 
   async closeSession(params: CloseSessionParams): Promise<ToolResult> {

@@ -13,19 +13,33 @@ import { CompactView, ParsedView } from "../views/mod.ts";
 /** A frame as a view delivers it: a raw frame, or a view event with the `seq` it covers. */
 export type ViewFrame = Frame | (ViewEvent & { seq?: number });
 
-/** Yields `subscription`'s frames in `mode` until the session ends (or the subscription is closed). */
-export async function* viewFrames(subscription: Subscription, mode: TokenMode): AsyncGenerator<ViewFrame> {
-  const view = mode === "compact" ? new CompactView() : mode === "parsed" ? await ParsedView.create() : null;
+/**
+ * Yields `subscription`'s frames in `mode` until the session ends (or the subscription is closed). The
+ * parsed view models the terminal at `size` (default 80×24), or at the size the session's `start` frame
+ * gives when the subscription begins there, and follows every `resize_ack`.
+ */
+export async function* viewFrames(
+  subscription: Subscription,
+  mode: TokenMode,
+  size: { cols: number; rows: number } = { cols: 80, rows: 24 },
+): AsyncGenerator<ViewFrame> {
+  let view: CompactView | ParsedView | null = null;
   for (;;) {
     const frames = await subscription.take();
     if (frames.length === 0) break;
-    if (view === null) {
+    if (mode === "raw") {
       yield* frames;
       continue;
+    }
+    if (view === null) {
+      const first = frames[0]!;
+      const at = first.type === "start" ? { cols: first.cols, rows: first.rows } : size;
+      view = mode === "compact" ? new CompactView() : await ParsedView.create(at);
     }
     for (const frame of frames) {
       if (frame.type === "stdout") view.push(payloadText(frame));
       else {
+        if (frame.type === "resize_ack" && view instanceof ParsedView) view.resize(frame.cols, frame.rows);
         for (const event of await view.flush({ partial: true })) yield { ...event, seq: frame.seq };
         yield frame;
       }

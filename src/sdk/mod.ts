@@ -1,8 +1,8 @@
 /**
- * The in-process SDK for Deno: `Session.spawn(argv)` with `frames({ mode })`, `expect`, `send`, `press`
- * and `screen()`; `specter.exec(cmd)` with the `exec_command` result; a `SessionPool` with `lease()` /
- * `release()`. The same shapes as the clients for Node, Bun and Python (`clients/`), without a process
- * boundary.
+ * The in-process SDK for Deno: `run(cmd, { mode })` yields a program's frames; `Session.spawn(argv)` with
+ * `frames({ mode })`, `expect`, `send`, `press` and `screen()`; `specter.exec(cmd)` with the `exec_command`
+ * result; a `SessionPool` with `lease()` / `release()`. The same shapes as the clients for Node and Python
+ * (`clients/`), without a process boundary.
  *
  * ```ts
  * import { Session, specter } from "@specter/specter/sdk";
@@ -14,6 +14,6 @@
  *
  * @module
  */
-export { type ExpectMatch, frameText, Session, type SessionSpawnOptions } from "./session.ts";
+export { type ExpectMatch, frameText, run, Session, type SessionSpawnOptions } from "./session.ts";
 export { createSpecter, type Lease, SessionPool, type Specter, specter } from "./specter.ts";
 export type { ViewFrame } from "../agent/mod.ts";

@@ -46,14 +46,40 @@ export function frameText(frame: ViewFrame): string {
 
 /** A program on a terminal in the sandbox (see the module documentation). */
 export class Session {
-  /** The core session underneath (frames, signals, resize, the driver protocol). */
+  /**
+   * The core session underneath (signals, resize, the driver protocol, `subscribe`). Its `frames()` are
+   * read by this Session (the authoritative reader); read frames through {@link Session.frames}.
+   */
   readonly core: CoreSession;
-  readonly #expect;
+  /** Output not yet consumed by a match (the newest {@link EXPECT_WINDOW} characters). */
   #text = "";
+  #ended = false;
+  #waiters: (() => void)[] = [];
 
   private constructor(core: CoreSession) {
     this.core = core;
-    this.#expect = viewFrames(core.subscribe({ from: 0 }), "raw");
+    void this.#drain();
+  }
+
+  /**
+   * Reads every frame as the authoritative reader, so the program never waits for (and is never ended
+   * because of) a slow reader of `frames()`; collects the output `expect` searches.
+   */
+  async #drain(): Promise<void> {
+    try {
+      for await (const frame of this.core.frames()) {
+        if (frame.type !== "stdout") continue;
+        this.#text = (this.#text + payloadText(frame)).slice(-EXPECT_WINDOW);
+        this.#wake();
+      }
+    } finally {
+      this.#ended = true;
+      this.#wake();
+    }
+  }
+
+  #wake(): void {
+    for (const waiter of this.#waiters.splice(0)) waiter();
   }
 
   /**
@@ -77,14 +103,20 @@ export class Session {
     return Promise.resolve(new Session(core));
   }
 
-  /** The session's frames from the first, in a view (raw by default); each call is its own stream. */
+  /**
+   * The session's frames from `fromSeq` (default: the first), in a view (raw by default); each call is its
+   * own stream. A stream that falls behind the frames the session still holds gets an `overflow` frame
+   * (`reason: "lagged"`); the program never waits for it.
+   */
   frames(options: { mode?: TokenMode; fromSeq?: number } = {}): AsyncGenerator<ViewFrame> {
-    return viewFrames(this.core.subscribe({ from: options.fromSeq ?? 0 }), options.mode ?? "raw");
+    const start = this.core.subscribe({ from: options.fromSeq ?? 0 });
+    return viewFrames(start, options.mode ?? "raw");
   }
 
   /**
    * Waits until the output since the last match matches `pattern` (a string matches literally); throws
-   * `E_EXPECT_TIMEOUT` after `timeoutMs` (default 10 000) and `E_SESSION_CLOSED` when the program ends first.
+   * `E_EXPECT_TIMEOUT` after `timeoutMs` (default 10 000) and `E_SESSION_CLOSED` when the program ended
+   * without it.
    */
   async expect(pattern: RegExp | string, options: { timeoutMs?: number } = {}): Promise<ExpectMatch> {
     const regex = typeof pattern === "string"
@@ -100,31 +132,18 @@ export class Session {
         this.#text = this.#text.slice(end);
         return { match, before };
       }
+      if (this.#ended) {
+        throw new SessionError("E_SESSION_CLOSED", `The program ended before ${regex} matched`);
+      }
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new SessionError("E_EXPECT_TIMEOUT", `No match for ${regex} within ${timeoutMs} ms`);
       }
-      const next = await this.#nextBefore(left);
-      if (next === null) {
-        throw new SessionError("E_SESSION_CLOSED", `The program ended before ${regex} matched`);
-      }
-      if (next !== "") this.#text = (this.#text + next).slice(-EXPECT_WINDOW);
-    }
-  }
-
-  /** Output text of the next frame, "" for one without, null at the end; waits at most `ms`. */
-  #pending: Promise<IteratorResult<ViewFrame>> | null = null;
-  async #nextBefore(ms: number): Promise<string | null> {
-    // The pending read is kept across a timeout, so no frame is lost.
-    this.#pending ??= this.#expect.next();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), ms));
-    try {
-      const result = await Promise.race([this.#pending, timeout]);
-      if (result === "timeout") return "";
-      this.#pending = null;
-      return result.done ? null : frameText(result.value);
-    } finally {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        timer = setTimeout(resolve, left);
+      });
       clearTimeout(timer);
     }
   }
@@ -152,5 +171,22 @@ export class Session {
   /** Ends the program (SIGHUP/SIGTERM, a grace, SIGKILL) and resolves with its exit frame. */
   async close(): Promise<void> {
     await this.core.terminate();
+  }
+}
+
+/**
+ * Runs `cmd` (see {@link Session.spawn}) and yields its frames in `mode` (raw by default) until it ends:
+ * the adapter contract's `run`. Leaving the loop early ends the program.
+ */
+export async function* run(
+  cmd: string | readonly string[],
+  options: SessionSpawnOptions & { mode?: TokenMode } = {},
+): AsyncGenerator<ViewFrame> {
+  const { mode, ...spawnOptions } = options;
+  const session = await Session.spawn(cmd, spawnOptions);
+  try {
+    yield* session.frames({ mode: mode ?? "raw" });
+  } finally {
+    await session.close();
   }
 }

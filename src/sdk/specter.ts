@@ -72,6 +72,8 @@ export interface Lease {
 export class SessionPool {
   readonly #specter: Specter;
   readonly #idle: Lease[] = [];
+  /** Whether each lease's shell is back at its prompt (see `release`). */
+  readonly #atPrompt = new WeakMap<Lease, boolean>();
 
   /** A pool over `specter`'s sessions (default: the default tools). */
   constructor(tools: Specter = specter) {
@@ -89,20 +91,34 @@ export class SessionPool {
       throw new SessionError("E_SESSION_CLOSED", `The shell ended at once: ${shell.output.slice(-500)}`);
     }
     const sessionId = String(shell.session_id);
-    return {
+    const lease: Lease = {
       sessionId,
-      exec: (command, options = {}) =>
-        this.#specter.writeStdin({
+      exec: async (command, options = {}) => {
+        const result = await this.#specter.writeStdin({
           session_id: sessionId,
           chars: `${command}\r`,
           yield_time_ms: 30_000,
           ...options,
-        }),
+        });
+        // Back at the prompt only when the command finished (its mark) or a prompt shows.
+        this.#atPrompt.set(lease, result.returned_on === "command" || result.returned_on === "prompt");
+        return result;
+      },
     };
+    this.#atPrompt.set(lease, true);
+    return lease;
   }
 
-  /** Gives `lease` back; the next `lease()` may hand it out again. */
-  release(lease: Lease): void {
+  /**
+   * Gives `lease` back; the next `lease()` may hand it out again. A shell whose last command has not
+   * finished (it returned at the yield) is ended instead: the next lease would type into that command.
+   */
+  async release(lease: Lease): Promise<void> {
+    if (this.#atPrompt.get(lease) === false) {
+      this.#atPrompt.delete(lease);
+      await this.#specter.closeSession({ session_id: lease.sessionId, force: true }).catch(() => null);
+      return;
+    }
     if (!this.#idle.includes(lease)) this.#idle.push(lease);
   }
 }

@@ -74,6 +74,16 @@ export class QuietWatch {
     this.#schedule();
   }
 
+  /**
+   * Input was sent: a prompt a shell marked before it is no longer where the shell waits (a report still
+   * pending would arrive after the input, as if the input had led to it).
+   */
+  input(): void {
+    if (!this.#atMark) return;
+    this.#atMark = false;
+    this.#promptArmed = this.#options.promptRegex.length > 0;
+  }
+
   /** The session ended: nothing more is reported. */
   stop(): void {
     this.#stopped = true;

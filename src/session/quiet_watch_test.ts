@@ -93,3 +93,16 @@ Deno.test("a shell's prompt mark makes the settled line a prompt, whatever it re
   h.advance(500);
   assert.equal(h.events.length, 1);
 });
+
+Deno.test("input cancels a marked prompt not reported yet: it would arrive as if the input led to it", () => {
+  const h = host("$ ");
+  const watch = new QuietWatch({ idleMs: 0, promptSettleMs: 100, promptRegex: [] }, h.host);
+  watch.promptMark();
+  h.advance(50);
+  watch.input();
+  h.advance(500);
+  assert.deepEqual(h.events, []);
+  watch.promptMark(); // The next prompt is reported again.
+  h.advance(100);
+  assert.deepEqual(h.events, [{ type: "prompt", regex: PROMPT_MARK, line: "$ " }]);
+});

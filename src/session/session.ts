@@ -419,6 +419,7 @@ export class Session {
     const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     this.#marks.input(text ?? lossy.decode(bytes));
+    this.#quiet.input();
     if (this.#options.record?.input) this.#recording.event("i", text ?? lossy.decode(bytes));
     this.#pump.push(bytes);
     this.#afterInput();

@@ -71,7 +71,9 @@ export function shellIntegration(
 ): ShellIntegration | null {
   if (!/^[A-Za-z0-9]{8,64}$/.test(nonce)) throw new Error(`Bad nonce "${nonce.slice(0, 80)}"`);
   if (shell === "bash") {
-    if (dir === null || args.some((arg) => BASH_STARTUP_OPTIONS.has(arg))) {
+    // A login shell (`-l`, also bundled as in `-il`) reads the profile files, not the init file.
+    const login = args.some((arg) => /^-[A-Za-z]*l[A-Za-z]*$/.test(arg));
+    if (dir === null || login || args.some((arg) => BASH_STARTUP_OPTIONS.has(arg))) {
       return { shell, args, env: bashMarks(nonce), files: [], nonce };
     }
     return {

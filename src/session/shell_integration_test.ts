@@ -34,7 +34,7 @@ Deno.test("bash: an init file that runs the rc files first, then marks carrying 
 });
 
 Deno.test("bash: a login shell, --norc or --rcfile, or no directory, gets its marks through the environment", () => {
-  for (const args of [["-l"], ["--login"], ["--norc"], ["--rcfile", "x"], ["--posix"]]) {
+  for (const args of [["-l"], ["-il"], ["-li"], ["--login"], ["--norc"], ["--rcfile", "x"], ["--posix"]]) {
     const it = shellIntegration("bash", args, {}, "/run/specter/shell", NONCE)!;
     assert.deepEqual(it.args, args);
     assert.deepEqual(it.files, []);

@@ -9,7 +9,7 @@
  */
 import { DATA_ROOT, type LaunchRequest, type SandboxBackend } from "../sandbox/mod.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { knownShell, type ShellFile, shellIntegration } from "./shell_integration.ts";
+import { knownShell, type ShellFile, type ShellIntegration, shellIntegration } from "./shell_integration.ts";
 
 /** Where bwrap places the integration's files inside the sandbox. */
 export const SANDBOX_SHELL_DIR = `${DATA_ROOT}/shell`;
@@ -55,9 +55,16 @@ export function setUpShell(
     const at = dir = madeDir = placement.makeDir();
     write = (files) => writeFiles(at, files, false);
   }
-  const integration = shellIntegration(shell, request.args, request.env, dir);
+  let integration: ShellIntegration | null;
+  try {
+    integration = shellIntegration(shell, request.args, request.env, dir);
+    if (integration !== null) write?.(integration.files);
+  } catch (error: unknown) {
+    // The directory made for the files goes with them (a full disk, say): nothing is left behind.
+    if (madeDir !== null) Deno.removeSync(madeDir, { recursive: true });
+    throw error;
+  }
   if (integration === null) return { ...unchanged, madeDir };
-  write?.(integration.files);
   const env = { ...request.env, ...integration.env };
   const encoder = new TextEncoder();
   return {

@@ -57,3 +57,18 @@ Deno.test("setUpShell: without a sandbox a private directory is made; under exte
   assert.deepEqual(external.request.args, []);
   assert.ok(external.request.env.PROMPT_COMMAND?.includes("133;D"));
 });
+
+Deno.test("setUpShell: a directory made for files that cannot be written is removed", () => {
+  const made: string[] = [];
+  assert.throws(() =>
+    setUpShell({ ...request, program: "/usr/bin/zsh" }, options, "none", {
+      makeDir: () => {
+        const dir = Deno.makeTempDirSync();
+        made.push(dir);
+        Deno.writeTextFileSync(`${dir}/.zshenv`, "taken"); // createNew fails on it
+        return dir;
+      },
+    })
+  );
+  assert.throws(() => Deno.statSync(made[0]!), Deno.errors.NotFound);
+});

@@ -4,7 +4,7 @@
     from specter import Client
 
     async def main():
-        async with Client() as c:  # `specter agent`, or the words in $SPECTER_COMMAND + "agent"
+        async with Client() as c:  # the command in $SPECTER_COMMAND, else `specter agent`
             repl = await c.exec_command(["python3", "-q"])
             answer = await c.write_stdin(repl.session_id, "6 * 7\\r")
             print(answer.output)  # 42

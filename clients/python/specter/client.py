@@ -19,6 +19,8 @@ from ._protocol import SessionListing, ToolResult
 
 #: How much of the agent's stderr is kept for error messages.
 STDERR_TAIL = 8192
+#: Most notifications kept for subscriptions not registered yet.
+EARLY_LIMIT = 10_000
 #: Most text `expect` keeps to search (the newest).
 EXPECT_WINDOW = 1 << 20
 
@@ -43,12 +45,12 @@ class SpecterError(Exception):
 
 
 def agent_command(command: str | Sequence[str] | None = None, env: dict[str, str] | None = None) -> list[str]:
-    """The argv of the agent: `command` (shell words or an argv), else $SPECTER_COMMAND + agent, else
-    `specter agent`."""
+    """The argv of the agent: `command` (shell words or an argv), else the shell words in
+    $SPECTER_COMMAND (e.g. "deno run -A /opt/specter/main.ts agent --policy basic"), else `specter agent`."""
     if command is not None:
         return shlex.split(command) if isinstance(command, str) else list(command)
     base = (os.environ if env is None else env).get("SPECTER_COMMAND", "")
-    return [*shlex.split(base), "agent"] if base.strip() else ["specter", "agent"]
+    return shlex.split(base) if base.strip() else ["specter", "agent"]
 
 
 def frame_text(frame: dict[str, Any]) -> str:
@@ -120,6 +122,11 @@ class Subscription:
         regex = re.compile(pattern) if isinstance(pattern, str) else pattern
         deadline = time.monotonic() + timeout
         while True:
+            # Text already received first: one frame may hold what two calls wait for.
+            match = regex.search(self._text)
+            if match is not None:
+                self._text = self._text[match.end():]
+                return match
             left = deadline - time.monotonic()
             if left <= 0:
                 raise SpecterError("E_EXPECT_TIMEOUT", f"No match for {regex.pattern!r} within {timeout} s")
@@ -130,13 +137,8 @@ class Subscription:
             if frame is None:
                 raise SpecterError("E_SESSION_CLOSED", f"The stream ended before {regex.pattern!r} matched")
             text = frame_text(frame)
-            if not text:
-                continue
-            self._text = (self._text + text)[-EXPECT_WINDOW:]
-            match = regex.search(self._text)
-            if match is not None:
-                self._text = self._text[match.end():]
-                return match
+            if text:
+                self._text = (self._text + text)[-EXPECT_WINDOW:]
 
     async def close(self) -> None:
         """Stops the stream (session.unsubscribe); frames already queued can still be read."""
@@ -144,6 +146,7 @@ class Subscription:
             return
         self._end()
         self._client._streams.pop(self.id, None)
+        self._client._gone.add(self.id)
         try:
             await self._client._request("session.unsubscribe", {"subscription": self.id})
         except SpecterError:
@@ -189,9 +192,14 @@ class Lease:
     def __init__(self, client: Client, session: Session):
         self._client = client
         self.session = session
+        #: Back at the shell's prompt: the last command finished (its mark) or a prompt shows.
+        self.at_prompt = True
 
     async def exec(self, command: str, **opts: Any) -> ToolResult:
-        return await self._client.write_stdin(self.session.id, command + "\r", **{"yield_time_ms": 30000, **opts})
+        """Runs `command` in the shell; returns when it finishes (result.command.exit_code) or at the yield."""
+        result = await self._client.write_stdin(self.session.id, command + "\r", **{"yield_time_ms": 30000, **opts})
+        self.at_prompt = result.returned_on in ("command", "prompt")
+        return result
 
 
 class Client:
@@ -214,6 +222,9 @@ class Client:
         self._stderr = ""
         self._failure: SpecterError | None = None
         self._closing = False
+        self._early: dict[str, list[dict[str, Any]]] = {}
+        self._early_count = 0
+        self._gone: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._idle: list[Lease] = []
 
@@ -252,20 +263,28 @@ class Client:
     async def _read_stdout(self) -> None:
         assert self._process is not None and self._process.stdout is not None
         pieces: list[bytes] = []
-        while True:
-            chunk = await self._process.stdout.read(1 << 16)
-            if not chunk:
-                break
-            start = 0
-            while (nl := chunk.find(b"\n", start)) >= 0:
-                pieces.append(chunk[start:nl])
-                line = b"".join(pieces)
-                pieces = []
-                start = nl + 1
-                if line.strip():
-                    self._line(line)
-            if start < len(chunk):
-                pieces.append(chunk[start:])
+        failure: BaseException | None = None
+        try:
+            while True:
+                chunk = await self._process.stdout.read(1 << 16)
+                if not chunk:
+                    break
+                start = 0
+                while (nl := chunk.find(b"\n", start)) >= 0:
+                    pieces.append(chunk[start:nl])
+                    line = b"".join(pieces)
+                    pieces = []
+                    start = nl + 1
+                    if line.strip():
+                        self._line(line)
+                if start < len(chunk):
+                    pieces.append(chunk[start:])
+        except BaseException as error:  # noqa: BLE001 -- every call and stream must learn the reader died
+            failure = error
+            raise
+        finally:
+            if failure is not None:
+                self._fail(SpecterError("E_AGENT_EXITED", f"The client stopped reading the agent: {failure!r}"))
         code = await self._process.wait()
         said = self._stderr.strip()[-2000:]
         how = f"exit code {code}" if code >= 0 else f"signal {-code}"
@@ -287,22 +306,23 @@ class Client:
             message = json.loads(line)
         except ValueError:
             return  # Not a protocol line (the agent writes only JSON to stdout).
+        if not isinstance(message, dict):
+            return  # Not a JSON-RPC message: nothing to answer or deliver.
         if "method" in message:
             params = message.get("params") or {}
-            stream = self._streams.get(params.get("subscription", ""))
+            subscription = params.get("subscription", "")
+            stream = self._streams.get(subscription)
             if stream is None:
+                # Frames that came in the same read as the answer to session.subscribe arrive before the
+                # caller has its stream: kept (bounded) until it registers; a closed stream's are dropped.
+                if subscription not in self._gone:
+                    self._early.setdefault(subscription, []).append(message)
+                    self._early_count += 1
+                    if self._early_count > EARLY_LIMIT:
+                        oldest = next(iter(self._early))
+                        self._early_count -= len(self._early.pop(oldest))
                 return
-            method = message["method"]
-            if method == "session.frame":
-                stream._push(params.get("frame", {}))
-            elif method == "session.end":
-                stream._end()
-                self._streams.pop(stream.id, None)
-            elif method == "session.error":
-                error = params.get("error") or {}
-                code = (error.get("data") or {}).get("code", "E_RPC")
-                stream._end(SpecterError(code, error.get("message", "The stream broke")))
-                self._streams.pop(stream.id, None)
+            self._deliver(stream, message)
             return
         future = self._pending.pop(message.get("id"), None)
         if future is None or future.done():
@@ -316,6 +336,20 @@ class Client:
             )
         else:
             future.set_result(message.get("result"))
+
+    def _deliver(self, stream: Subscription, message: dict[str, Any]) -> None:
+        params = message.get("params") or {}
+        method = message["method"]
+        if method == "session.frame":
+            stream._push(params.get("frame", {}))
+        elif method == "session.end":
+            stream._end()
+            self._streams.pop(stream.id, None)
+        elif method == "session.error":
+            error = params.get("error") or {}
+            code = (error.get("data") or {}).get("code", "E_RPC")
+            stream._end(SpecterError(code, error.get("message", "The stream broke")))
+            self._streams.pop(stream.id, None)
 
     def _fail(self, error: SpecterError) -> None:
         if self._failure is not None:
@@ -376,6 +410,10 @@ class Client:
         result = await self._request("session.subscribe", params)
         stream = Subscription(self, result["subscription"])
         self._streams[stream.id] = stream
+        early = self._early.pop(stream.id, [])
+        self._early_count -= len(early)
+        for message in early:
+            self._deliver(stream, message)
         return stream
 
     async def spawn(self, cmd: str | Sequence[str], **opts: Any) -> Session:
@@ -392,6 +430,11 @@ class Client:
             async for frame in frames:
                 yield frame
         finally:
+            if not frames._ended:  # Left before the end (a break, an exception): the program is ended too.
+                try:
+                    await self.close_session(session.id)
+                except SpecterError:
+                    pass  # It ended meanwhile, or the agent is gone.
             await frames.close()
 
     async def lease(self) -> Lease:
@@ -401,12 +444,19 @@ class Client:
             if any(s.session_id == lease.session.id and s.running for s in await self.list_sessions()):
                 return lease
         shell = await self.exec_command(["bash"], yield_time_ms=10000)
-        if shell.session_id is None:
+        if shell.session_id is None or not shell.running:
             raise SpecterError("E_SESSION_CLOSED", f"The leased shell ended at once: {shell.output[-500:]}")
         return Lease(self, Session(self, shell.session_id))
 
-    def release(self, lease: Lease) -> None:
-        """Gives a leased shell back to the pool."""
+    async def release(self, lease: Lease) -> None:
+        """Gives a leased shell back to the pool. A shell whose last command has not finished (it returned
+        at the yield) is ended instead: the next lease would type into that command."""
+        if not lease.at_prompt:
+            try:
+                await self.close_session(lease.session.id, force=True)
+            except SpecterError:
+                pass  # It ended already, or the agent is gone: nothing to end.
+            return
         if lease not in self._idle:
             self._idle.append(lease)
 

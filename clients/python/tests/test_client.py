@@ -1,6 +1,6 @@
 """The Python client against a real `specter agent` (sandboxed programs, the default policy), under the
 system Python: `PYTHONPATH=clients/python python3 -m unittest discover -s clients/python/tests`. The agent
-comes from $SPECTER_COMMAND (the repository's tests set it to `deno run -A main.ts`)."""
+comes from $SPECTER_COMMAND (the repository's tests set it to `deno run -A main.ts agent`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import signal
 import time
 import unittest
 
-from specter import Client, SpecterError, ToolResult
+from specter import Client, SpecterError, ToolResult, agent_command
 
 SLEEP = ["python3", "-c", "import time; time.sleep(60)"]
 
@@ -44,7 +44,21 @@ def alive(pid: int) -> bool:
         return False
 
 
+class CommandTest(unittest.TestCase):
+    def test_agent_command(self) -> None:
+        self.assertEqual(agent_command(["x", "agent"], {}), ["x", "agent"])
+        self.assertEqual(agent_command("deno run -A 'my dir/main.ts' agent", {}), ["deno", "run", "-A", "my dir/main.ts", "agent"])
+        self.assertEqual(agent_command(None, {"SPECTER_COMMAND": "deno run -A main.ts agent"}), ["deno", "run", "-A", "main.ts", "agent"])
+        self.assertEqual(agent_command(None, {}), ["specter", "agent"])
+
+
 class ClientTest(unittest.IsolatedAsyncioTestCase):
+    async def test_an_agent_that_cannot_start(self) -> None:
+        with self.assertRaises(SpecterError) as caught:
+            async with Client(["/nonexistent/specter", "agent"]):
+                pass
+        self.assertEqual(caught.exception.code, "E_AGENT_START")
+
     async def test_python_repl_through_write_stdin(self) -> None:
         async with Client() as c:
             repl = await c.exec_command(["python3", "-q"])
@@ -117,9 +131,35 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             result = await lease.exec("(exit 4)")
             self.assertEqual(result.returned_on, "command")
             self.assertEqual(result.command.exit_code, 4)
-            c.release(lease)
+            await c.release(lease)
             again = await c.lease()
             self.assertEqual(again.session.id, lease.session.id)
+            busy = await again.exec("read -t 30", yield_time_ms=500)
+            self.assertEqual(busy.returned_on, "yield")
+            await c.release(again)  # Still running a command: ended, not pooled.
+            other = await c.lease()
+            self.assertNotEqual(other.session.id, again.session.id)
+
+    async def test_two_expects_in_one_frame_and_leaving_run_early(self) -> None:
+        async with Client() as c:
+            session = await c.spawn(["python3", "-q"])
+            await session.frames()
+            await session.send("print('foo' + chr(10) + 'bar')\r")
+            self.assertEqual((await session.expect(r"(?m)^foo\r?$")).group(0).strip(), "foo")
+            self.assertEqual((await session.expect(r"(?m)^bar\r?$")).group(0).strip(), "bar")
+            ticker = ["python3", "-c", "import time\nwhile True: print('tick', flush=True); time.sleep(0.1)"]
+            async for frame in c.run(ticker):
+                if frame["type"] == "stdout" and "tick" in frame["data"]:
+                    break
+
+            async def running() -> list[str]:
+                return [s.session_id for s in await c.list_sessions() if "-c" in s.argv and s.running]
+
+            for _ in range(50):
+                if not await running():
+                    break
+                await asyncio.sleep(0.1)
+            self.assertEqual(await running(), [])
 
     async def test_agent_dying_mid_call_is_a_typed_error(self) -> None:
         c = Client()

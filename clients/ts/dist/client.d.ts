@@ -12,8 +12,8 @@ export type TokenMode = "raw" | "compact" | "parsed";
 /** How to start the agent. */
 export interface ClientOptions {
     /**
-     * The agent's command: an argv, or shell words. Default: the words in `$SPECTER_COMMAND` followed by
-     * `agent`, else `specter agent` from `PATH`. Policy flags go here (`["specter", "agent", "--policy",
+     * The agent's command: an argv, or shell words. Default: the shell words in `$SPECTER_COMMAND` (e.g.
+     * `deno run -A /opt/specter/main.ts agent`), else `specter agent` from `PATH`. Policy flags go here (`["specter", "agent", "--policy",
      * "basic"]`): no tool argument can change the policy.
      */
     readonly command?: string | readonly string[];
@@ -93,8 +93,11 @@ export declare class Client {
     }): AsyncGenerator<Frame>;
     /** A persistent shell from the pool (an idle one when there is one, else a new `bash`). */
     lease(): Promise<Lease>;
-    /** Gives a leased shell back to the pool (a shell that ended is dropped). */
-    release(lease: Lease): void;
+    /**
+     * Gives a leased shell back to the pool. A shell whose last command has not finished (it returned at the
+     * yield) is ended instead: the next lease would type into that command.
+     */
+    release(lease: Lease): Promise<void>;
     /**
      * Ends the agent and every session it holds (the agent ends them when its stdin closes; after `graceMs`
      * it is killed). Calls after this fail with `E_CLIENT_CLOSED`.

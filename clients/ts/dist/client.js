@@ -5,6 +5,8 @@
  * @module
  */
 import { RpcConnection } from "./rpc.js";
+/** Most notifications kept for subscriptions not registered yet (see `Client.#holdEarly`). */
+const EARLY_LIMIT = 10_000;
 import { SpecterError } from "./errors.js";
 import { Subscription } from "./subscription.js";
 import { shellWords } from "./words.js";
@@ -14,7 +16,7 @@ export function agentCommand(options = {}, env = process.env) {
         return typeof options.command === "string" ? shellWords(options.command) : [...options.command];
     }
     const base = env.SPECTER_COMMAND;
-    return base !== undefined && base.trim() !== "" ? [...shellWords(base), "agent"] : ["specter", "agent"];
+    return base !== undefined && base.trim() !== "" ? shellWords(base) : ["specter", "agent"];
 }
 /** A session started by `spawn`: send input, read its frames, wait for text. */
 export class Session {
@@ -28,8 +30,9 @@ export class Session {
         this.id = id;
     }
     /** The session's frames from the first (`mode`: raw by default), as one stream shared by `expect`. */
-    async frames(options = {}) {
-        this.#frames ??= await this.#client.subscribe(this.id, {
+    frames(options = {}) {
+        // The promise is kept, so calls made at once share one subscription.
+        this.#frames ??= this.#client.subscribe(this.id, {
             fromSeq: 0,
             tokenMode: options.mode ?? "raw",
         });
@@ -57,7 +60,7 @@ export class Session {
     }
     /** Ends the session (SIGTERM, a grace, then SIGKILL) and stops its stream. */
     async close(options = {}) {
-        await this.#frames?.close();
+        await (await this.#frames?.catch(() => null))?.close();
         return await this.#client.closeSession({ session_id: this.id, ...options });
     }
 }
@@ -67,6 +70,12 @@ export class Client {
     #streams = new Map();
     #idle = [];
     #closed = null;
+    #early = new Map();
+    /** Subscriptions closed by this client. */
+    #gone = new Set();
+    #earlyCount = 0;
+    /** Whether each lease's shell is back at its prompt (see `release`). */
+    #atPrompt = new WeakMap();
     constructor(options = {}) {
         this.#rpc = new RpcConnection(agentCommand(options), {
             ...(options.env === undefined ? {} : { env: options.env }),
@@ -80,22 +89,45 @@ export class Client {
                 return;
             }
             const id = message.params.subscription;
-            const stream = typeof id === "string" ? this.#streams.get(id) : undefined;
-            if (stream === undefined)
+            if (typeof id !== "string")
                 return;
-            if (message.method === "session.frame") {
-                stream.push(message.params.frame);
+            const stream = this.#streams.get(id);
+            if (stream === undefined) {
+                if (!this.#gone.has(id))
+                    this.#holdEarly(id, message);
+                return;
             }
-            else if (message.method === "session.end") {
-                stream.end();
-                this.#streams.delete(id);
-            }
-            else if (message.method === "session.error") {
-                const failure = message.params.error;
-                stream.end(new SpecterError(failure?.data?.code ?? "E_RPC", failure?.message ?? "The stream broke"));
-                this.#streams.delete(id);
-            }
+            this.#deliver(stream, id, message);
         });
+    }
+    /**
+     * Keeps a notification for a subscription not registered yet: the lines of one read are handled at once,
+     * so frames that arrived with the answer to `session.subscribe` come before the caller has its stream.
+     * Bounded: the oldest are dropped past {@link EARLY_LIMIT} (frames of a closed stream end up here too).
+     */
+    #holdEarly(id, message) {
+        const held = this.#early.get(id) ?? [];
+        held.push(message);
+        this.#early.set(id, held);
+        if (++this.#earlyCount > EARLY_LIMIT) {
+            const [oldest] = this.#early.keys();
+            this.#earlyCount -= this.#early.get(oldest).length;
+            this.#early.delete(oldest);
+        }
+    }
+    #deliver(stream, id, message) {
+        if (message.method === "session.frame") {
+            stream.push(message.params.frame);
+        }
+        else if (message.method === "session.end") {
+            stream.end();
+            this.#streams.delete(id);
+        }
+        else if (message.method === "session.error") {
+            const failure = message.params.error;
+            stream.end(new SpecterError(failure?.data?.code ?? "E_RPC", failure?.message ?? "The stream broke"));
+            this.#streams.delete(id);
+        }
     }
     /** The agent's process id. */
     get pid() {
@@ -134,11 +166,17 @@ export class Client {
         });
         const stream = new Subscription(subscription, async () => {
             this.#streams.delete(subscription);
+            this.#gone.add(subscription); // Frames still on their way are dropped, not held.
             await this.#rpc.request("session.unsubscribe", { subscription }).catch(() => {
                 // The agent is gone or the stream already ended: nothing left to stop.
             });
         });
         this.#streams.set(subscription, stream);
+        const early = this.#early.get(subscription) ?? [];
+        this.#early.delete(subscription);
+        this.#earlyCount -= early.length;
+        for (const message of early)
+            this.#deliver(stream, subscription, message);
         return stream;
     }
     /** Starts `cmd` and returns its `Session` at once (`session.start`). */
@@ -158,6 +196,9 @@ export class Client {
             yield* frames;
         }
         finally {
+            // Left before the end (a break, a throw): the program is ended too.
+            if (!frames.ended)
+                await session.close().catch(() => null);
             await frames.close();
         }
     }
@@ -172,22 +213,37 @@ export class Client {
             cmd: ["bash"],
             yield_time_ms: 10_000,
         });
-        if (shell.session_id === undefined) {
+        if (shell.session_id === undefined || !shell.running) {
             throw new SpecterError("E_SESSION_CLOSED", `The leased shell ended at once: ${shell.output.slice(-500)}`);
         }
         const session = new Session(this, shell.session_id);
-        return {
+        const lease = {
             session,
-            exec: (command, options = {}) => this.writeStdin({
-                session_id: session.id,
-                chars: `${command}\r`,
-                yield_time_ms: 30_000,
-                ...options,
-            }),
+            exec: async (command, options = {}) => {
+                const result = await this.writeStdin({
+                    session_id: session.id,
+                    chars: `${command}\r`,
+                    yield_time_ms: 30_000,
+                    ...options,
+                });
+                // Back at the shell's prompt only when the command finished (its mark) or a prompt shows.
+                this.#atPrompt.set(lease, result.returned_on === "command" || result.returned_on === "prompt");
+                return result;
+            },
         };
+        this.#atPrompt.set(lease, true);
+        return lease;
     }
-    /** Gives a leased shell back to the pool (a shell that ended is dropped). */
-    release(lease) {
+    /**
+     * Gives a leased shell back to the pool. A shell whose last command has not finished (it returned at the
+     * yield) is ended instead: the next lease would type into that command.
+     */
+    async release(lease) {
+        if (this.#atPrompt.get(lease) === false) {
+            this.#atPrompt.delete(lease);
+            await lease.session.close({ force: true }).catch(() => null);
+            return;
+        }
         if (!this.#idle.includes(lease))
             this.#idle.push(lease);
     }

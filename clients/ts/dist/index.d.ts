@@ -4,7 +4,7 @@
  *
  * ```ts
  * import { Client } from "@specter/client";
- * const client = new Client(); // `specter agent`, or the words in $SPECTER_COMMAND + "agent"
+ * const client = new Client(); // the command in $SPECTER_COMMAND, else `specter agent`
  * const repl = await client.execCommand({ cmd: ["python3", "-q"] });
  * const answer = await client.writeStdin({ session_id: repl.session_id!, chars: "6 * 7\r" });
  * console.log(answer.output); // 42

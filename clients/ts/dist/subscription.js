@@ -34,10 +34,12 @@ export class Subscription {
     /** The server's subscription id. */
     id;
     #queue = [];
-    #waiter = null;
+    #waiters = [];
     #ended = false;
     #error = null;
     #text = "";
+    /** The frame whose text was last added to what `expect` searches. */
+    #lastFrame = null;
     #unsubscribe;
     /** @internal Made by `Client.subscribe`. */
     constructor(id, unsubscribe) {
@@ -82,7 +84,7 @@ export class Subscription {
                 return TIMED_OUT;
             let timer;
             await new Promise((resolve) => {
-                this.#waiter = resolve;
+                this.#waiters.push(resolve);
                 if (Number.isFinite(left))
                     timer = setTimeout(resolve, left);
             });
@@ -105,6 +107,14 @@ export class Subscription {
         const timeoutMs = options.timeoutMs ?? 10_000;
         const deadline = Date.now() + timeoutMs;
         for (;;) {
+            // Text already received first: one frame may hold what two calls wait for.
+            const match = regex.exec(this.#text);
+            if (match !== null && this.#lastFrame !== null) {
+                const end = match.index + match[0].length;
+                const before = this.#text.slice(0, end);
+                this.#text = this.#text.slice(end);
+                return { match, frame: this.#lastFrame, before };
+            }
             const frame = await this.#nextBefore(deadline);
             if (frame === TIMED_OUT) {
                 throw new SpecterError("E_EXPECT_TIMEOUT", `No match for ${regex} within ${timeoutMs} ms`);
@@ -116,13 +126,7 @@ export class Subscription {
             if (text === "")
                 continue;
             this.#text = (this.#text + text).slice(-EXPECT_WINDOW);
-            const match = regex.exec(this.#text);
-            if (match !== null) {
-                const end = match.index + match[0].length;
-                const before = this.#text.slice(0, end);
-                this.#text = this.#text.slice(end);
-                return { match, frame, before };
-            }
+            this.#lastFrame = frame;
         }
     }
     /** Stops the stream (`session.unsubscribe`); frames already queued can still be read. */
@@ -133,8 +137,7 @@ export class Subscription {
         await this.#unsubscribe();
     }
     #wake() {
-        const waiter = this.#waiter;
-        this.#waiter = null;
-        waiter?.();
+        for (const waiter of this.#waiters.splice(0))
+            waiter();
     }
 }

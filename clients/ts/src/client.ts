@@ -4,7 +4,10 @@
  *
  * @module
  */
-import { type AgentExit, RpcConnection } from "./rpc.js";
+import { type AgentExit, type Notification, RpcConnection } from "./rpc.js";
+
+/** Most notifications kept for subscriptions not registered yet (see `Client.#holdEarly`). */
+const EARLY_LIMIT = 10_000;
 import { SpecterError } from "./errors.js";
 import { type ExpectMatch, type Frame, Subscription } from "./subscription.js";
 import { shellWords } from "./words.js";
@@ -23,8 +26,8 @@ export type TokenMode = "raw" | "compact" | "parsed";
 /** How to start the agent. */
 export interface ClientOptions {
   /**
-   * The agent's command: an argv, or shell words. Default: the words in `$SPECTER_COMMAND` followed by
-   * `agent`, else `specter agent` from `PATH`. Policy flags go here (`["specter", "agent", "--policy",
+   * The agent's command: an argv, or shell words. Default: the shell words in `$SPECTER_COMMAND` (e.g.
+   * `deno run -A /opt/specter/main.ts agent`), else `specter agent` from `PATH`. Policy flags go here (`["specter", "agent", "--policy",
    * "basic"]`): no tool argument can change the policy.
    */
   readonly command?: string | readonly string[];
@@ -43,7 +46,7 @@ export function agentCommand(
     return typeof options.command === "string" ? shellWords(options.command) : [...options.command];
   }
   const base = env.SPECTER_COMMAND;
-  return base !== undefined && base.trim() !== "" ? [...shellWords(base), "agent"] : ["specter", "agent"];
+  return base !== undefined && base.trim() !== "" ? shellWords(base) : ["specter", "agent"];
 }
 
 /** What `spawn` and `run` take besides the command. */
@@ -57,7 +60,7 @@ export class Session {
   readonly #client: Client;
   /** The session's id (as in `list_sessions`). */
   readonly id: string;
-  #frames: Subscription | null = null;
+  #frames: Promise<Subscription> | null = null;
 
   /** @internal Made by `Client.spawn`. */
   constructor(client: Client, id: string) {
@@ -66,8 +69,9 @@ export class Session {
   }
 
   /** The session's frames from the first (`mode`: raw by default), as one stream shared by `expect`. */
-  async frames(options: { mode?: TokenMode } = {}): Promise<Subscription> {
-    this.#frames ??= await this.#client.subscribe(this.id, {
+  frames(options: { mode?: TokenMode } = {}): Promise<Subscription> {
+    // The promise is kept, so calls made at once share one subscription.
+    this.#frames ??= this.#client.subscribe(this.id, {
       fromSeq: 0,
       tokenMode: options.mode ?? "raw",
     });
@@ -102,7 +106,7 @@ export class Session {
 
   /** Ends the session (SIGTERM, a grace, then SIGKILL) and stops its stream. */
   async close(options: { force?: boolean } = {}): Promise<ToolResult> {
-    await this.#frames?.close();
+    await (await this.#frames?.catch(() => null))?.close();
     return await this.#client.closeSession({ session_id: this.id, ...options });
   }
 }
@@ -123,6 +127,12 @@ export class Client {
   readonly #streams = new Map<string, Subscription>();
   readonly #idle: Lease[] = [];
   #closed: Promise<AgentExit> | null = null;
+  readonly #early = new Map<string, Notification[]>();
+  /** Subscriptions closed by this client. */
+  readonly #gone = new Set<string>();
+  #earlyCount = 0;
+  /** Whether each lease's shell is back at its prompt (see `release`). */
+  readonly #atPrompt = new WeakMap<Lease, boolean>();
 
   constructor(options: ClientOptions = {}) {
     this.#rpc = new RpcConnection(agentCommand(options), {
@@ -136,27 +146,51 @@ export class Client {
         return;
       }
       const id = message.params.subscription;
-      const stream = typeof id === "string" ? this.#streams.get(id) : undefined;
-      if (stream === undefined) return;
-      if (message.method === "session.frame") {
-        stream.push(message.params.frame as Frame);
-      } else if (message.method === "session.end") {
-        stream.end();
-        this.#streams.delete(id as string);
-      } else if (message.method === "session.error") {
-        const failure = message.params.error as {
-          message?: string;
-          data?: { code?: string };
-        } | undefined;
-        stream.end(
-          new SpecterError(
-            failure?.data?.code ?? "E_RPC",
-            failure?.message ?? "The stream broke",
-          ),
-        );
-        this.#streams.delete(id as string);
+      if (typeof id !== "string") return;
+      const stream = this.#streams.get(id);
+      if (stream === undefined) {
+        if (!this.#gone.has(id)) this.#holdEarly(id, message);
+        return;
       }
+      this.#deliver(stream, id, message);
     });
+  }
+
+  /**
+   * Keeps a notification for a subscription not registered yet: the lines of one read are handled at once,
+   * so frames that arrived with the answer to `session.subscribe` come before the caller has its stream.
+   * Bounded: the oldest are dropped past {@link EARLY_LIMIT} (frames of a closed stream end up here too).
+   */
+  #holdEarly(id: string, message: Notification): void {
+    const held = this.#early.get(id) ?? [];
+    held.push(message);
+    this.#early.set(id, held);
+    if (++this.#earlyCount > EARLY_LIMIT) {
+      const [oldest] = this.#early.keys();
+      this.#earlyCount -= this.#early.get(oldest!)!.length;
+      this.#early.delete(oldest!);
+    }
+  }
+
+  #deliver(stream: Subscription, id: string, message: Notification): void {
+    if (message.method === "session.frame") {
+      stream.push(message.params.frame as Frame);
+    } else if (message.method === "session.end") {
+      stream.end();
+      this.#streams.delete(id as string);
+    } else if (message.method === "session.error") {
+      const failure = message.params.error as {
+        message?: string;
+        data?: { code?: string };
+      } | undefined;
+      stream.end(
+        new SpecterError(
+          failure?.data?.code ?? "E_RPC",
+          failure?.message ?? "The stream broke",
+        ),
+      );
+      this.#streams.delete(id as string);
+    }
   }
 
   /** The agent's process id. */
@@ -212,6 +246,7 @@ export class Client {
     );
     const stream = new Subscription(subscription, async () => {
       this.#streams.delete(subscription);
+      this.#gone.add(subscription); // Frames still on their way are dropped, not held.
       await this.#rpc.request("session.unsubscribe", { subscription }).catch(
         () => {
           // The agent is gone or the stream already ended: nothing left to stop.
@@ -219,6 +254,10 @@ export class Client {
       );
     });
     this.#streams.set(subscription, stream);
+    const early = this.#early.get(subscription) ?? [];
+    this.#early.delete(subscription);
+    this.#earlyCount -= early.length;
+    for (const message of early) this.#deliver(stream, subscription, message);
     return stream;
   }
 
@@ -248,6 +287,8 @@ export class Client {
     try {
       yield* frames;
     } finally {
+      // Left before the end (a break, a throw): the program is ended too.
+      if (!frames.ended) await session.close().catch(() => null);
       await frames.close();
     }
   }
@@ -266,27 +307,44 @@ export class Client {
       cmd: ["bash"],
       yield_time_ms: 10_000,
     });
-    if (shell.session_id === undefined) {
+    if (shell.session_id === undefined || !shell.running) {
       throw new SpecterError(
         "E_SESSION_CLOSED",
         `The leased shell ended at once: ${shell.output.slice(-500)}`,
       );
     }
     const session = new Session(this, shell.session_id);
-    return {
+    const lease = {
       session,
-      exec: (command, options = {}) =>
-        this.writeStdin({
+      exec: async (command: string, options = {}) => {
+        const result = await this.writeStdin({
           session_id: session.id,
           chars: `${command}\r`,
           yield_time_ms: 30_000,
           ...options,
-        }),
+        });
+        // Back at the shell's prompt only when the command finished (its mark) or a prompt shows.
+        this.#atPrompt.set(
+          lease,
+          result.returned_on === "command" || result.returned_on === "prompt",
+        );
+        return result;
+      },
     };
+    this.#atPrompt.set(lease, true);
+    return lease;
   }
 
-  /** Gives a leased shell back to the pool (a shell that ended is dropped). */
-  release(lease: Lease): void {
+  /**
+   * Gives a leased shell back to the pool. A shell whose last command has not finished (it returned at the
+   * yield) is ended instead: the next lease would type into that command.
+   */
+  async release(lease: Lease): Promise<void> {
+    if (this.#atPrompt.get(lease) === false) {
+      this.#atPrompt.delete(lease);
+      await lease.session.close({ force: true }).catch(() => null);
+      return;
+    }
     if (!this.#idle.includes(lease)) this.#idle.push(lease);
   }
 

@@ -53,10 +53,12 @@ export class Subscription implements AsyncIterable<Frame> {
   /** The server's subscription id. */
   readonly id: string;
   readonly #queue: Frame[] = [];
-  #waiter: (() => void) | null = null;
+  #waiters: (() => void)[] = [];
   #ended = false;
   #error: SpecterError | null = null;
   #text = "";
+  /** The frame whose text was last added to what `expect` searches. */
+  #lastFrame: Frame | null = null;
   readonly #unsubscribe: () => Promise<void>;
 
   /** @internal Made by `Client.subscribe`. */
@@ -105,7 +107,7 @@ export class Subscription implements AsyncIterable<Frame> {
       if (left <= 0) return TIMED_OUT;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
-        this.#waiter = resolve;
+        this.#waiters.push(resolve);
         if (Number.isFinite(left)) timer = setTimeout(resolve, left);
       });
       clearTimeout(timer);
@@ -138,6 +140,14 @@ export class Subscription implements AsyncIterable<Frame> {
     const timeoutMs = options.timeoutMs ?? 10_000;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      // Text already received first: one frame may hold what two calls wait for.
+      const match = regex.exec(this.#text);
+      if (match !== null && this.#lastFrame !== null) {
+        const end = match.index + match[0].length;
+        const before = this.#text.slice(0, end);
+        this.#text = this.#text.slice(end);
+        return { match, frame: this.#lastFrame, before };
+      }
       const frame = await this.#nextBefore(deadline);
       if (frame === TIMED_OUT) {
         throw new SpecterError(
@@ -154,13 +164,7 @@ export class Subscription implements AsyncIterable<Frame> {
       const text = frameText(frame);
       if (text === "") continue;
       this.#text = (this.#text + text).slice(-EXPECT_WINDOW);
-      const match = regex.exec(this.#text);
-      if (match !== null) {
-        const end = match.index + match[0].length;
-        const before = this.#text.slice(0, end);
-        this.#text = this.#text.slice(end);
-        return { match, frame, before };
-      }
+      this.#lastFrame = frame;
     }
   }
 
@@ -172,8 +176,6 @@ export class Subscription implements AsyncIterable<Frame> {
   }
 
   #wake(): void {
-    const waiter = this.#waiter;
-    this.#waiter = null;
-    waiter?.();
+    for (const waiter of this.#waiters.splice(0)) waiter();
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Shell words: how `$SPECTER_COMMAND` (e.g. `deno run -A /opt/specter/main.ts`) becomes an argv. Single and
+ * Shell words: how `$SPECTER_COMMAND` (e.g. `deno run -A /opt/specter/main.ts agent`) becomes an argv. Single and
  * double quotes and backslashes work as in a POSIX shell; nothing is expanded.
  *
  * @module

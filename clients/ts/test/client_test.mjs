@@ -1,10 +1,10 @@
 // The TypeScript client against a real `specter agent` (sandboxed programs, the default policy), run as
 // written under Node (`node --test clients/ts/test/`) and under Deno (`deno test -A clients/ts/test/`).
-// The agent comes from $SPECTER_COMMAND (the repository's tests set it to `deno run -A main.ts`).
+// The agent comes from $SPECTER_COMMAND (the repository's tests set it to `deno run -A main.ts agent`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import { Client, SpecterError } from "../dist/index.js";
+import { agentCommand, Client, shellWords, SpecterError } from "../dist/index.js";
 
 /** Pids of every process below `pid` (from /proc). */
 function descendants(pid) {
@@ -50,6 +50,35 @@ async function withClient(fn) {
     await client.close();
   }
 }
+
+test("the agent's command: an option, else $SPECTER_COMMAND as shell words, else specter agent", () => {
+  assert.deepEqual(shellWords(`deno run -A "/opt/my specter/main.ts" agent --env 'A=b c' x\\ y`), [
+    "deno",
+    "run",
+    "-A",
+    "/opt/my specter/main.ts",
+    "agent",
+    "--env",
+    "A=b c",
+    "x y",
+  ]);
+  assert.throws(() => shellWords("a 'b"), { code: "E_AGENT_START" });
+  assert.deepEqual(agentCommand({ command: ["x", "agent"] }, {}), ["x", "agent"]);
+  assert.deepEqual(agentCommand({}, { SPECTER_COMMAND: "deno run -A main.ts agent" }), [
+    "deno",
+    "run",
+    "-A",
+    "main.ts",
+    "agent",
+  ]);
+  assert.deepEqual(agentCommand({}, {}), ["specter", "agent"]);
+});
+
+test("an agent that cannot start is E_AGENT_START in the first call", async () => {
+  const client = new Client({ command: ["/nonexistent/specter", "agent"] });
+  await assert.rejects(client.listSessions(), { code: "E_AGENT_START" });
+  await client.close();
+});
 
 test("a python3 REPL driven through writeStdin, each call returning at the prompt", () =>
   withClient(async (client) => {
@@ -142,7 +171,7 @@ test("lease and release: a pooled shell runs commands and returns on their exit 
     const result = await lease.exec("(exit 4)");
     assert.equal(result.returned_on, "command");
     assert.equal(result.command.exit_code, 4);
-    client.release(lease);
+    await client.release(lease);
     const again = await client.lease();
     assert.equal(again.session.id, lease.session.id, "the released shell is leased again");
   }));
@@ -184,3 +213,29 @@ test("close() ends the agent and every program it ran", async () => {
   assert.deepEqual(below.filter(alive), [], "nothing left behind");
   await assert.rejects(client.listSessions(), { code: "E_CLIENT_CLOSED" });
 });
+
+test("two expects match within one frame; leaving run early ends the program; a busy lease is not pooled", () =>
+  withClient(async (client) => {
+    const session = await client.spawn(["python3", "-q"]);
+    await session.frames();
+    await session.send("print('foo' + chr(10) + 'bar')\r");
+    assert.equal((await session.expect(/^foo\r?$/m)).match[0].trim(), "foo");
+    assert.equal((await session.expect(/^bar\r?$/m)).match[0].trim(), "bar");
+
+    const ticker = ["python3", "-c", "import time\nwhile True: print('tick', flush=True); time.sleep(0.1)"];
+    let id;
+    for await (const frame of client.run(ticker)) {
+      if (frame.type === "start") id = frame.session?.id;
+      if (frame.type === "stdout" && frame.data.includes("tick")) break;
+    }
+    const ended = async () => (await client.listSessions()).filter((s) => s.argv.includes("-c") && s.running);
+    for (let i = 0; i < 50 && (await ended()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(await ended(), [], `the ticker (${id}) ends when the loop is left`);
+
+    const lease = await client.lease();
+    const busy = await lease.exec("read -t 30", { yield_time_ms: 500 });
+    assert.equal(busy.returned_on, "yield");
+    await client.release(lease);
+    const next = await client.lease();
+    assert.notEqual(next.session.id, lease.session.id, "a shell still running a command is not handed out");
+  }));
