@@ -278,3 +278,43 @@ Deno.test({
     }
   },
 });
+
+/** A program that reports whether fds 0-2 are terminals, then echoes one line of stdin upper-cased. */
+const PROBE = [
+  "python3",
+  "-c",
+  "import os,sys; print(os.isatty(0), os.isatty(1), os.isatty(2), flush=True); " +
+  "print(sys.stdin.readline().strip().upper(), flush=True); print('err', file=sys.stderr)",
+];
+
+async function probeWithoutTty(tools: AgentTools): Promise<void> {
+  const started = await tools.execCommand({ cmd: PROBE, tty: false, yield_time_ms: 1000 });
+  assert.equal(started.running, true, JSON.stringify(started));
+  assert.equal(started.output.trim(), "False False False");
+  const answer = await tools.writeStdin({ session_id: started.session_id!, chars: "hello\n" });
+  assert.equal(answer.exit_code, 0, JSON.stringify(answer));
+  assert.match(answer.output, /^HELLO$/m);
+  assert.match(answer.output, /^err$/m, "stderr comes too");
+  assert.ok(!/hello/.test(answer.output), "no echo: nothing types back what was sent");
+  const raw = await tools.readOutput({ session_id: started.session_id!, from_seq: 0, token_mode: "raw" });
+  assert.ok(raw.output.includes("HELLO\n") && !raw.output.includes("\r\n"), "plain newlines, no \\r\\n");
+}
+
+Deno.test({
+  name: "agent: tty false runs the program on a socket: not a terminal, no echo, stdin read as from a pipe",
+  ...sanitize,
+  fn: () => withTools(probeWithoutTty),
+});
+
+Deno.test({
+  name: "agent: tty false in the sandbox too",
+  ...sanitize,
+  async fn() {
+    const tools = new AgentTools({ base: { cwd: ROOT } }); // The default: sandboxed.
+    try {
+      await probeWithoutTty(tools);
+    } finally {
+      await tools.close();
+    }
+  },
+});

@@ -206,9 +206,11 @@ sessionTest("a release reads what the kernel still holds before the thread lets 
   const child = startShell("seq 1 300000; sleep 30");
   const channel = thread.open(child.master, () => {});
   const buffer = new Uint8Array(2 * 1024 * 1024);
-  // Wait until the ring is full and the writer blocked: the thread then skips the terminal.
+  // Wait until the ring is full and the writer blocked: the thread then skips the terminal. (A fixed
+  // wait was not enough on a loaded machine.)
   let taken = 0;
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await eventually("the ring is full", () => channel.unread === 1024 * 1024, 20_000);
+  await new Promise((resolve) => setTimeout(resolve, 100));
   // Taking makes room, and the release comes in the same task: the thread sees both at once.
   taken = channel.take(buffer);
   channel.release();

@@ -170,7 +170,6 @@ export class AgentTools {
   #start(
     params: StartParams,
   ): { agent: AgentSession; shell: string | undefined; pruned: string | undefined } {
-    if (params.tty === false) throw new UsageError('exec_command "tty": false is not supported; omit it');
     for (const name of Object.keys(params.env ?? {})) {
       if (name === "" || name.includes("=") || DENIED_ENV.some((re) => re.test(name))) {
         throw new UsageError(
@@ -200,6 +199,7 @@ export class AgentTools {
         // An interactive bash or zsh gets OSC 133 marks (with a nonce: marks that only appear in output
         // cannot end a command), so a command returns when it finishes, with its exit code.
         shellIntegration: true,
+        ...(params.tty === false ? { tty: false } : {}),
         ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
       });
     } catch (error: unknown) {

@@ -90,7 +90,8 @@ export function setupFailure(child: SpawnedChild): SandboxError {
   let text = "";
   // The helper is exiting; give its last words a moment to reach the terminal.
   for (let i = 0; i < 50 && text === ""; i++) {
-    const n = Number(lib.sym.read(child.master, buffer, BigInt(buffer.length)));
+    // Without a terminal, bwrap's stderr is the socket on the program's fds.
+    const n = Number(lib.sym.read(child.io ?? child.master, buffer, BigInt(buffer.length)));
     if (n > 0) text = new TextDecoder().decode(buffer.subarray(0, n));
     else sleepMs(2);
   }
@@ -149,4 +150,5 @@ export function killHelper(child: SpawnedChild): void {
   // Blocking, but the process was just SIGKILLed: it is gone at once. EINTR: wait again.
   while (lib.sym.waitpid(child.pid, new Uint8Array(status.buffer), 0) < 0 && lib.errno() === 4);
   closeQuietly(child.master);
+  if (child.io !== undefined) closeQuietly(child.io);
 }

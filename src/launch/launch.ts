@@ -53,6 +53,8 @@ export interface LaunchRequest {
   readonly id: string;
   /** The ceilings its cgroup enforces. */
   readonly limits: CeilingLimits;
+  /** False: the program runs without a terminal, on a socket (`SpawnRequest.tty`). Default true. */
+  readonly tty?: boolean;
 }
 
 /** A launched process, held at the gate until {@link release} (see the module documentation). */
@@ -99,6 +101,7 @@ export function launch(request: LaunchRequest): Launched {
       cwd: plan.cwd,
       cols: request.cols,
       rows: request.rows,
+      ...(request.tty === false ? { tty: false } : {}),
       inheritFds: [
         ...request.inheritFds,
         ...plan.files.map((file, i) => ({ fd: passed[i]!, target: file.target })),

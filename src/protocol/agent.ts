@@ -33,7 +33,10 @@ export const ExecCommandParamsSchema = z.strictObject({
     "A shell command line (run by the sandbox's shell) or an argv array (run directly)",
   ),
   workdir: z.string().optional().describe("Working directory (absolute); default: the server's"),
-  tty: z.boolean().optional().describe("Run on a terminal (default true; false is not supported yet)"),
+  tty: z.boolean().optional().describe(
+    "Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours " +
+      "or pagers from programs that check for a terminal; control keys are bytes, not signals",
+  ),
   yield_time_ms: z.number().optional().describe(
     "Return after this long if the program neither exits, finishes the command nor waits at a prompt " +
       "(default 10000, clamped 250-30000). A program still running keeps its session_id.",

@@ -15,13 +15,14 @@ print(json.dumps({
   "wait": {"WNOHANG": os.WNOHANG, "WUNTRACED": os.WUNTRACED, "WCONTINUED": os.WCONTINUED},
   "signals": {n: int(getattr(signal, "SIG" + n)) for n in ${JSON.stringify(SIGNAL_NAMES)}},
   "fcntl": {"F_GETFD": 1, "F_SETFD": 2, "F_GETFL": 3, "F_SETFL": 4, "FD_CLOEXEC": 1},
+  "socket": {"AF_UNIX": __import__("socket").AF_UNIX, "SOCK_STREAM": __import__("socket").SOCK_STREAM},
 }))`;
   const { stdout, success } = await new Deno.Command("python3", { args: ["-c", script], stdout: "piped" })
     .output();
   assert.ok(success);
   const real = JSON.parse(new TextDecoder().decode(stdout));
   const table = platformTable("linux", Deno.build.arch);
-  for (const group of ["o", "errno", "ioctl", "wait", "signals", "fcntl"] as const) {
+  for (const group of ["o", "errno", "ioctl", "wait", "signals", "fcntl", "socket"] as const) {
     for (const [name, value] of Object.entries(real[group])) {
       assert.equal((table[group] as Record<string, number>)[name], value, `${group}.${name}`);
     }
@@ -49,6 +50,7 @@ Deno.test("macOS rows carry the XNU values (data only: never executed here)", ()
     assert.equal(table.signals.CHLD, 20);
     assert.equal(table.errnoFunction, "__error");
     assert.equal(table.continued, "bsd-0x13-stopsig");
+    assert.deepEqual(table.socket, { AF_UNIX: 1, SOCK_STREAM: 1 }); // <sys/socket.h>
   }
   assert.equal(PLATFORMS["darwin-aarch64"].variadic, "stack");
   assert.equal(PLATFORMS["darwin-x86_64"].variadic, "registers");

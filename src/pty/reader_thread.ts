@@ -55,6 +55,8 @@ export interface ReaderChannel {
   readonly active: boolean;
   /** Moves up to `into.length` unread bytes into `into` and returns how many (0: none right now). */
   take(into: Uint8Array): number;
+  /** Bytes the thread has read and nobody has taken yet (at most the ring's size). */
+  readonly unread: number;
   /**
    * True once the thread will never touch the fd again: EOF/EIO, a read error, {@link release}, or a
    * failure.
@@ -116,6 +118,10 @@ class Channel implements ReaderChannel {
 
   get active(): boolean {
     return this.#active;
+  }
+
+  get unread(): number {
+    return (Atomics.load(this.#header, SLOT.write) - this.#read) | 0;
   }
 
   take(into: Uint8Array): number {

@@ -7,7 +7,7 @@
 import { isAbsolute, join } from "node:path";
 import { SpawnError } from "../errors.ts";
 import { closeQuietly, cString, libc, pointerArray } from "./_libc.ts";
-import { openPty, type PtyPair, setCloseOnExec } from "./pty.ts";
+import { openPty, type PtyPair, setCloseOnExec, setNonBlocking } from "./pty.ts";
 
 /** An fd of this process to hand to the child at a fixed number (e.g. a seccomp filter as fd 3). */
 export interface InheritedFd {
@@ -33,6 +33,13 @@ export interface SpawnRequest {
   readonly rows: number;
   /** Extra fds to pass; none when absent or empty. */
   readonly inheritFds?: readonly InheritedFd[];
+  /**
+   * False: the program runs without a terminal on fds 0–2. They are one end of a unix stream socket pair
+   * (what `isatty()` calls not a terminal; bidirectional, so input and output go through one descriptor
+   * as with a terminal's master), and the other end is {@link SpawnedChild.io}. The terminal still exists,
+   * as the session's controlling terminal, unused. Default true.
+   */
+  readonly tty?: boolean;
 }
 
 /** A started child: its pid and the master side of its terminal. */
@@ -43,6 +50,11 @@ export interface SpawnedChild {
   readonly master: number;
   /** Slave path, for diagnostics. */
   readonly ttyPath: string;
+  /**
+   * Without a terminal (`tty: false`): this side of the socket on the program's fds 0–2 (non-blocking,
+   * close-on-exec; the caller owns it). Its output is read and its input written here, not on `master`.
+   */
+  readonly io?: number;
 }
 
 /**
@@ -102,6 +114,16 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     throw new SpawnError("E_SPAWN_CWD", `The working directory must be absolute, got "${request.cwd}"`);
   }
   const pty: PtyPair = openPty(request.cols, request.rows);
+  let io: [ours: number, theirs: number] | null = null;
+  if (request.tty === false) {
+    try {
+      io = socketPair();
+    } catch (error: unknown) {
+      closeQuietly(pty.master);
+      closeQuietly(pty.slave);
+      throw error;
+    }
+  }
   const { actions, attr, allSignals: all, noSignals: none } = scratch(table);
   let actionsReady = false;
   const lifted: number[] = [];
@@ -116,8 +138,10 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     // which job control needs. glibc runs setsid() before the file actions.
     const ttyPath = cString(pty.path);
     check(sym.posix_spawn_file_actions_addopen(actions, 0, ttyPath, table.o.RDWR, 0), "addopen");
-    check(sym.posix_spawn_file_actions_adddup2(actions, 0, 1), "adddup2(1)");
-    check(sym.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2(2)");
+    if (io === null) {
+      check(sym.posix_spawn_file_actions_adddup2(actions, 0, 1), "adddup2(1)");
+      check(sym.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2(2)");
+    }
     const targets = new Set<number>();
     for (const { fd, target } of request.inheritFds ?? []) {
       if (target < 3 || targets.has(target)) {
@@ -142,6 +166,21 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
         lifted.push(source);
       }
       check(sym.posix_spawn_file_actions_adddup2(actions, source, target), `adddup2(${target})`);
+    }
+    if (io !== null) {
+      // After the slave became the controlling terminal (fd 0 above): the socket replaces it on 0–2. A
+      // source at or below the highest target is lifted above it first, as for the inherited fds.
+      let source = io[1];
+      if (source <= highest) {
+        source = lib.fcntl(io[1], table.fcntl.F_DUPFD_CLOEXEC, highest + 1);
+        if (source < 0) {
+          throw new SpawnError("E_SPAWN", `Could not duplicate fd ${io[1]} (errno ${lib.errno()})`);
+        }
+        lifted.push(source);
+      }
+      for (const target of [0, 1, 2]) {
+        check(sym.posix_spawn_file_actions_adddup2(actions, source, target), `adddup2(${target})`);
+      }
     }
     closeEverythingElse(actions, targets);
     let cwdBytes: Uint8Array<ArrayBuffer> | undefined;
@@ -178,16 +217,36 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     void ttyPath;
     if (result !== 0) throw spawnFailure(result, program, request.cwd);
     closeQuietly(pty.slave); // The child holds the slave now; ours would hide EOF/EIO on the master.
-    return { pid: pid[0]!, master: pty.master, ttyPath: pty.path };
+    if (io === null) return { pid: pid[0]!, master: pty.master, ttyPath: pty.path };
+    closeQuietly(io[1]); // Likewise the program's end of the socket: ours would hide its EOF.
+    return { pid: pid[0]!, master: pty.master, ttyPath: pty.path, io: io[0] };
   } catch (error: unknown) {
     closeQuietly(pty.master);
     closeQuietly(pty.slave);
+    if (io !== null) { for (const fd of io) closeQuietly(fd); }
     throw error;
   } finally {
     for (const fd of lifted) closeQuietly(fd);
     if (actionsReady) sym.posix_spawn_file_actions_destroy(actions);
     if (attrReady) sym.posix_spawnattr_destroy(attr);
   }
+}
+
+/** A unix stream socket pair, both ends close-on-exec, ours non-blocking (throws `E_SPAWN`). */
+function socketPair(): [ours: number, theirs: number] {
+  const lib = libc();
+  const pair = new Int32Array(2);
+  const { AF_UNIX, SOCK_STREAM } = lib.table.socket;
+  if (lib.sym.socketpair(AF_UNIX, SOCK_STREAM, 0, new Uint8Array(pair.buffer)) !== 0) {
+    throw new SpawnError("E_SPAWN", `socketpair() failed with errno ${lib.errno()}`);
+  }
+  const [ours, theirs] = [pair[0]!, pair[1]!];
+  if (!setCloseOnExec(ours) || !setCloseOnExec(theirs) || !setNonBlocking(ours)) {
+    closeQuietly(ours);
+    closeQuietly(theirs);
+    throw new SpawnError("E_SPAWN", `Could not set up the socket pair (errno ${lib.errno()})`);
+  }
+  return [ours, theirs];
 }
 
 let scratchBuffers:

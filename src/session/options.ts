@@ -103,6 +103,12 @@ export interface SpawnOptions {
    * `ZDOTDIR`, without touching the user's rc files (see `shell_integration.ts`). Default false.
    */
   readonly shellIntegration?: boolean;
+  /**
+   * False: run the program without a terminal. Its stdin, stdout and stderr are one unix stream socket
+   * (`isatty()` is false, so programs print plainly and read input as from a pipe); there is no line
+   * discipline: no echo, no `\r\n`, and control keys are bytes, not signals. Default true.
+   */
+  readonly tty?: boolean;
   /** Write an asciicast v2 recording; `input: true` also records what was typed. None when absent. */
   readonly record?: { readonly path: string; readonly input?: boolean };
   /** The run's artifacts directory, named in the `start` frame; none when absent. */
@@ -173,6 +179,7 @@ export interface ResolvedOptions {
   readonly record: { readonly path: string; readonly input: boolean } | null;
   readonly commandMarkNonce: string | null;
   readonly shellIntegration: boolean;
+  readonly tty: boolean;
   readonly inheritFds: readonly InheritedFd[];
   readonly screen: boolean;
   readonly screenHistory: number;
@@ -293,6 +300,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
     commandMarkNonce: options.commandMarkNonce ?? null,
     shellIntegration: options.shellIntegration ?? false,
+    tty: options.tty ?? true,
     inheritFds: options.inheritFds ?? [],
     screen: options.screen ?? false,
     screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),

@@ -82,6 +82,8 @@ export class Session {
   /** The program's processes: signals, kills, the sandbox's init (whatever the backend). */
   readonly #tree: ProcessTree;
   readonly #master: number;
+  /** Where the program's output is read and its input written: the master, or the socket without a tty. */
+  readonly #io: number;
   /** Every frame of the session, for its subscribers. */
   readonly #log: FrameLog;
   /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
@@ -114,7 +116,9 @@ export class Session {
     this.#tree = launched.processTree((ms, fn) => void this.#later(ms, fn));
     this.#options = options;
     this.#master = child.master;
-    this.#pump = new InputPump(terminalWrite(child.master));
+    // Without a terminal (`tty: false`) the program's fds are a socket: its input and output go there.
+    this.#io = child.io ?? child.master;
+    this.#pump = new InputPump(terminalWrite(this.#io));
     this.pid = child.pid;
     this.argv = options.argv;
     this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
@@ -186,7 +190,7 @@ export class Session {
       ...(launch.policy === null ? {} : { policy: launch.policy.source }),
       ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
     });
-    this.#reader = new TerminalReader(child.master, options.readerThread, {
+    this.#reader = new TerminalReader(this.#io, options.readerThread, {
       output: (bytes) => this.#output.read(bytes),
       eof: () => this.#onEof(),
       blocked: () => this.#flow.blocked,
@@ -493,6 +497,7 @@ export class Session {
     this.#timers.clearAll();
     this.#quiet.stop();
     libc().sym.close(this.#master);
+    if (this.#io !== this.#master) libc().sym.close(this.#io);
     this.#tree.close();
     const { code, signal } = this.#tree.exitStatus(this.#reaped!);
     const frame = {

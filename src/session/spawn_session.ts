@@ -306,6 +306,7 @@ export function spawn(options: SpawnOptions): Session {
       inheritFds: effective.inheritFds,
       id: effective.id,
       limits: effective.limits,
+      ...(effective.tty ? {} : { tty: false }),
     });
   } catch (error: unknown) {
     recorder?.close();

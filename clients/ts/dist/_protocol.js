@@ -28,7 +28,7 @@ export const TOOL_DEFINITIONS = [
                     "type": "string"
                 },
                 "tty": {
-                    "description": "Run on a terminal (default true; false is not supported yet)",
+                    "description": "Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours or pagers from programs that check for a terminal; control keys are bytes, not signals",
                     "type": "boolean"
                 },
                 "yield_time_ms": {

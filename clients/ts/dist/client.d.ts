@@ -28,6 +28,8 @@ export declare function agentCommand(options?: ClientOptions, env?: NodeJS.Proce
 export interface StartOptions {
     readonly workdir?: string;
     readonly env?: Record<string, string>;
+    /** False: no terminal (see `exec_command`'s `tty`). */
+    readonly tty?: boolean;
 }
 /** A session started by `spawn`: send input, read its frames, wait for text. */
 export declare class Session {

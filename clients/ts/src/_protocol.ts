@@ -6,7 +6,7 @@ export type ExecCommandParams = {
   cmd: string | string[];
   /** Working directory (absolute); default: the server's */
   workdir?: string;
-  /** Run on a terminal (default true; false is not supported yet) */
+  /** Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours or pagers from programs that check for a terminal; control keys are bytes, not signals */
   tty?: boolean;
   /** Return after this long if the program neither exits, finishes the command nor waits at a prompt (default 10000, clamped 250-30000). A program still running keeps its session_id. */
   yield_time_ms?: number;
@@ -421,7 +421,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
           "type": "string"
         },
         "tty": {
-          "description": "Run on a terminal (default true; false is not supported yet)",
+          "description": "Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours or pagers from programs that check for a terminal; control keys are bytes, not signals",
           "type": "boolean"
         },
         "yield_time_ms": {

@@ -53,6 +53,8 @@ export function agentCommand(
 export interface StartOptions {
   readonly workdir?: string;
   readonly env?: Record<string, string>;
+  /** False: no terminal (see `exec_command`'s `tty`). */
+  readonly tty?: boolean;
 }
 
 /** A session started by `spawn`: send input, read its frames, wait for text. */

@@ -2,10 +2,11 @@
  * The SDKs under the runtimes they claim, each against a real `specter agent` (this checkout's `main.ts`,
  * through `$SPECTER_COMMAND`) running sandboxed programs: the TypeScript client under Node (`node --test`)
  * and Deno, its LangChain.js tools under Node, the Python client under the system Python, and the npm
- * package installed into a fresh directory and imported from plain Node ESM.
+ * package installed into a fresh directory and imported from plain Node ESM. Serial: each test starts several
+ * agents, and beside the parallel suite that load made its timing-sensitive tests miss their deadlines.
  */
 import assert from "node:assert/strict";
-import { DENO, ROOT, withTempDir } from "./_helpers.ts";
+import { DENO, ROOT, withTempDir } from "../_helpers.ts";
 
 const sanitize = { sanitizeOps: false, sanitizeResources: false };
 const TS = `${ROOT}/clients/ts`;
