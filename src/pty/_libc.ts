@@ -18,6 +18,8 @@ const SYMBOLS = {
   ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
   ioctl_stack: { name: "ioctl", parameters: ["i32", "u64", ...STACK_PAD, "buffer"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  // Called with (path, flags, 0): no mode is ever needed (no O_CREAT), so no variadic argument matters.
+  open: { parameters: ["buffer", "i32", "i32"], result: "i32" },
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   close: { parameters: ["i32"], result: "i32" },
   pipe: { parameters: ["buffer"], result: "i32" },
@@ -26,6 +28,7 @@ const SYMBOLS = {
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   poll_now: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },
   kill: { parameters: ["i32", "i32"], result: "i32" },
+  getsid: { parameters: ["i32"], result: "i32" },
   // Linux (glibc 2.36+): a descriptor for one process, so a signal never reaches one that reused its pid.
   pidfd_open: { parameters: ["i32", "u32"], result: "i32", optional: true },
   pidfd_send_signal: { parameters: ["i32", "i32", "pointer", "u32"], result: "i32", optional: true },

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { libc } from "./_libc.ts";
+import { cString, libc } from "./_libc.ts";
 import type { SignalName } from "../protocol/mod.ts";
 import { decodeWaitStatus, type WaitStatus } from "./platform.ts";
 
@@ -20,20 +20,21 @@ const SNAPSHOT_MS = 5;
 interface Snapshot {
   readonly startedAt: number;
   readonly endedAt: number;
-  /** Session id → live (not zombie) pids. */
+  /** Session id → pids, zombies included (sorted out per session when asked: {@link split}). */
   readonly bySession: Map<number, number[]>;
-  /** Session id → zombies not yet reaped (they still count against RLIMIT_NPROC). */
-  readonly zombiesBySession: Map<number, number>;
+  /** Session id → its live pids and its zombies, once asked for. */
+  readonly split: Map<number, { live: number[]; zombies: number }>;
 }
 
 let snapshot: Snapshot | undefined;
 
 /**
- * Maps session id → live (not zombie) pids by reading `/proc` once (a scan of a busy machine takes
- * ~10 ms). Many sessions ending together (1000 at once in the sessions benchmark) share one scan: a
- * snapshot is reused for {@link SNAPSHOT_MS} ms after it was taken, but only by callers whose question
- * is not newer than the scan (`notBefore`: a scan that began before your last kill cannot tell whether
- * the kill worked).
+ * Maps session id → pids by listing `/proc` once and asking the kernel each pid's session (`getsid`, one
+ * system call: reading every `/proc/<pid>/stat` cost ~2.5 ms for 72 processes here, and a scan runs for
+ * every session that ends). Many sessions ending together (1000 at once in the sessions benchmark) share
+ * one scan: a snapshot is reused for {@link SNAPSHOT_MS} ms after it was taken, but only by callers whose
+ * question is not newer than the scan (`notBefore`: a scan that began before your last kill cannot tell
+ * whether the kill worked).
  */
 function scanSessions(notBefore: number): Snapshot {
   if (
@@ -41,32 +42,77 @@ function scanSessions(notBefore: number): Snapshot {
   ) {
     return snapshot;
   }
+  const lib = libc();
   const startedAt = performance.now();
   const bySession = new Map<number, number[]>();
-  const zombiesBySession = new Map<number, number>();
   for (const entry of Deno.readDirSync("/proc")) {
     const pid = Number(entry.name);
     if (!Number.isInteger(pid) || pid === Deno.pid) continue;
-    let stat: string;
-    try {
-      stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    } catch {
-      continue; // The process exited while we were scanning.
-    }
-    // "pid (comm) state ppid pgrp session …"; comm may itself contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const sid = Number(fields[3]);
-    if (fields[0] === "Z" || fields[0] === "X") {
-      // Dead already, only waiting to be reaped: nothing to kill, but it still counts as a process.
-      zombiesBySession.set(sid, (zombiesBySession.get(sid) ?? 0) + 1);
-      continue;
-    }
+    const sid = lib.sym.getsid(pid);
+    if (sid < 0) continue; // The process exited while we were scanning.
     const members = bySession.get(sid);
     if (members) members.push(pid);
     else bySession.set(sid, [pid]);
   }
-  snapshot = { startedAt, endedAt: performance.now(), bySession, zombiesBySession };
+  snapshot = { startedAt, endedAt: performance.now(), bySession, split: new Map() };
   return snapshot;
+}
+
+/** Session `sid`'s live pids and zombies in `scan` (zombies still count against RLIMIT_NPROC). */
+function split(scan: Snapshot, sid: number): { live: number[]; zombies: number } {
+  let found = scan.split.get(sid);
+  if (found === undefined) {
+    found = { live: [], zombies: 0 };
+    for (const pid of scan.bySession.get(sid) ?? []) {
+      const stat = readStat(pid);
+      if (stat === null) continue; // Gone since the scan.
+      if (stat.dead) found.zombies++;
+      else found.live.push(pid);
+    }
+    scan.split.set(sid, found);
+  }
+  return found;
+}
+
+/** Bytes of one `/proc/<pid>/stat` (a few hundred in practice; the rest of a longer one is not needed). */
+const STAT_BUFFER = new Uint8Array(4096);
+const SPACE = 0x20;
+const CLOSE_PAREN = 0x29;
+
+/**
+ * The state and session id of `pid` from `/proc/<pid>/stat`, read through libc into one buffer (one
+ * `Deno.readTextFileSync` per process cost 36 µs here, and a scan runs for every session that ends); null
+ * when it is gone or the line is not understood.
+ */
+function readStat(pid: number): { dead: boolean; sid: number } | null {
+  const lib = libc();
+  const fd = lib.sym.open(cString(`/proc/${pid}/stat`), lib.table.o.CLOEXEC, 0);
+  if (fd < 0) return null;
+  let n: number;
+  try {
+    n = Number(lib.sym.read(fd, STAT_BUFFER, BigInt(STAT_BUFFER.length)));
+  } finally {
+    lib.sym.close(fd);
+  }
+  // "pid (comm) state ppid pgrp session …"; comm may itself contain spaces and parentheses.
+  let at = n - 1;
+  while (at >= 0 && STAT_BUFFER[at] !== CLOSE_PAREN) at--;
+  if (at < 0 || at + 2 >= n) return null;
+  const state = STAT_BUFFER[at + 2]!;
+  // Fields after the state: ppid, pgrp, then the session id.
+  let field = 0;
+  let sid = 0;
+  for (let i = at + 3; i < n; i++) {
+    const byte = STAT_BUFFER[i]!;
+    if (byte === SPACE) {
+      if (++field > 3) break;
+    } else if (field === 3) {
+      if (byte < 0x30 || byte > 0x39) return null;
+      sid = sid * 10 + (byte - 0x30);
+    }
+  }
+  if (field < 3) return null;
+  return { dead: state === 0x5a /* Z */ || state === 0x58, /* X */ sid };
 }
 
 /**
@@ -76,7 +122,7 @@ function scanSessions(notBefore: number): Snapshot {
  */
 export function sessionMembers(sid: number, notBefore = -Infinity): number[] {
   if (Deno.build.os !== "linux") return [];
-  return scanSessions(notBefore).bySession.get(sid) ?? [];
+  return split(scanSessions(notBefore), sid).live;
 }
 
 /** What {@link signalSession} did. */
@@ -125,10 +171,11 @@ const USER_HZ = 100;
 export function treeUsage(sid: number): TreeUsage | null {
   if (Deno.build.os !== "linux") return null;
   const scan = scanSessions(performance.now());
-  let processes = scan.zombiesBySession.get(sid) ?? 0; // RLIMIT_NPROC counts them too.
+  const { live, zombies } = split(scan, sid);
+  let processes = zombies; // RLIMIT_NPROC counts them too.
   let rssBytes = 0;
   let ticks = 0;
-  for (const pid of scan.bySession.get(sid) ?? []) {
+  for (const pid of live) {
     try {
       const status = Deno.readTextFileSync(`/proc/${pid}/status`);
       const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
@@ -224,12 +271,28 @@ export class ChildWatcher {
 
   /** Collects pending status changes of every watched child. */
   check(): void {
+    this.#collect([...this.#listeners]);
+  }
+
+  /**
+   * Collects a pending status change of `pid` alone, if it is watched. A hint that it may have ended (its
+   * terminal reached EOF): SIGCHLD reaches a listener only after the event loop's next turn (2-3 ms here),
+   * while one `waitpid` costs microseconds. Returns true when `pid` was reaped.
+   */
+  look(pid: number): boolean {
+    const listener = this.#listeners.get(pid);
+    if (listener === undefined) return false;
+    this.#collect([[pid, listener]]);
+    return !this.#listeners.has(pid);
+  }
+
+  #collect(watched: readonly [number, StatusListener][]): void {
     const lib = libc();
     const { WNOHANG, WUNTRACED, WCONTINUED } = lib.table.wait;
     // Collect every change first, then dispatch: listeners of one batch share the time `at`, so that a
     // thousand sessions reaped together can share one /proc scan taken after all of them.
     const changes: [StatusListener, WaitStatus][] = [];
-    for (const [pid, listener] of [...this.#listeners]) {
+    for (const [pid, listener] of watched) {
       for (;;) {
         const result = lib.sym.waitpid(pid, this.#status, WNOHANG | WUNTRACED | WCONTINUED);
         if (result === 0) break; // No change.

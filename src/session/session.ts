@@ -48,6 +48,8 @@ import type { LaunchInfo } from "./launch_info.ts";
 
 /** How long the terminal model may still parse a program's output after it exited (ScreenTracker.finish). */
 const SCREEN_FINISH_MS = 2000;
+/** `waitpid` looks for the program's exit after its terminal's EOF: at once, then 1 ms apart. */
+const EXIT_LOOKS = 3;
 
 const encoder = new TextEncoder();
 const lossy = new TextDecoder();
@@ -437,6 +439,11 @@ export class Session {
 
   // ── exit ────────────────────────────────────────────────────────────────────────────────────────
 
+  #lookForExit(looks: number): void {
+    if (this.#reaped !== null || looks <= 0) return;
+    if (!childWatcher().look(this.pid)) this.#later(1, () => this.#lookForExit(looks - 1));
+  }
+
   #onStatus(status: WaitStatus, at: number): void {
     const table = libc().table;
     switch (status.kind) {
@@ -489,6 +496,9 @@ export class Session {
     this.#flow.wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
     this.#output.end();
     this.#windDown.check();
+    // The terminal's last holder closed it: usually the program exiting. Look for its exit now and twice
+    // more shortly, rather than wait for SIGCHLD to come through the event loop.
+    this.#lookForExit(EXIT_LOOKS);
   }
 
   /** Everything is over ({@link WindDown}): release what is left and emit `exit`. */
