@@ -89,17 +89,12 @@ Deno.test({
   async fn() {
     await withTempDir(async (dir) => {
       await Deno.writeTextFile(`${dir}/package.json`, JSON.stringify({ name: "fresh", private: true }));
+      // The package as npm publishes it (`npm pack`), installed by its path like any tarball.
+      const pack = await run(["npm", "pack", "--silent", "--pack-destination", dir], { cwd: TS });
+      assert.equal(pack.code, 0, pack.text);
+      const tarball = `${dir}/${pack.text.trim().split("\n").at(-1)}`;
       const install = await run(
-        [
-          "npm",
-          "install",
-          "--install-links",
-          "--no-audit",
-          "--no-fund",
-          "--loglevel=error",
-          TS,
-          "@langchain/core@1.4.0",
-        ],
+        ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", tarball, "@langchain/core@1.4.0"],
         { cwd: dir },
       );
       assert.equal(install.code, 0, install.text);
