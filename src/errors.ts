@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   E_UNSAFE_ACK_REQUIRED: "An unsafe mode was asked for without the flag that acknowledges it",
   E_PLATFORM_UNSUPPORTED: "This OS/architecture pair has no constants table",
   E_FFI: "libc could not be loaded or a symbol is missing",
+  E_FD_PASSING:
+    "Descriptors could not be passed over a unix socket (sendmsg/recvmsg failed, more than 253 at once, or some were cut off)",
   E_PTY_OPEN: "openpty() or a follow-up fcntl() on the new terminal failed",
   E_SPAWN: "posix_spawn() failed for a reason other than the ones below",
   E_SPAWN_NOT_FOUND: "The program was not found on the child's PATH",
@@ -99,6 +101,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_UNSAFE_ACK_REQUIRED: "0.1.0",
   E_PLATFORM_UNSUPPORTED: "0.1.0",
   E_FFI: "0.1.0",
+  E_FD_PASSING: "0.7.0",
   E_PTY_OPEN: "0.1.0",
   E_SPAWN: "0.1.0",
   E_SPAWN_NOT_FOUND: "0.1.0",
@@ -203,10 +206,11 @@ export class UsageError extends SpecterError {
 
 /** Opening the terminal or starting the program failed. */
 export class SpawnError extends SpecterError {
-  /** Creates a spawn-related error (`E_PTY_OPEN`, `E_SPAWN*`, `E_FFI`, `E_PLATFORM_UNSUPPORTED`). */
+  /** Creates a spawn-related error (`E_PTY_OPEN`, `E_SPAWN*`, `E_FFI`, `E_FD_PASSING`, `E_PLATFORM_UNSUPPORTED`). */
   constructor(
     code:
       | "E_PTY_OPEN"
+      | "E_FD_PASSING"
       | "E_SPAWN"
       | "E_SPAWN_NOT_FOUND"
       | "E_SPAWN_NOT_EXECUTABLE"

@@ -24,6 +24,9 @@ const SYMBOLS = {
   close: { parameters: ["i32"], result: "i32" },
   pipe: { parameters: ["buffer"], result: "i32" },
   socketpair: { parameters: ["i32", "i32", "i32", "buffer"], result: "i32" },
+  sendmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
+  recvmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
+  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
   // The one call that blocks: run off the JS thread, and only ever one at a time (see reactor.ts).
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   poll_now: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },

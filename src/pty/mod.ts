@@ -35,6 +35,16 @@ export {
 export { contentFd, MAX_CONTENT_BYTES } from "./content_fd.ts";
 export { closeQuietly, libc } from "./_libc.ts";
 export {
+  LINUX_SOCKET,
+  MAX_FDS_PER_MESSAGE,
+  type PeerCredentials,
+  peerCredentials,
+  type ReceivedFds,
+  receiveFds,
+  sendFds,
+  seqpacketPair,
+} from "./fd_passing.ts";
+export {
   closeChildEnds,
   closeGate,
   GATE_DEADLINE_MS,
