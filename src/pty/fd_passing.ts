@@ -12,12 +12,10 @@
  */
 import { SpawnError } from "../errors.ts";
 import { closeQuietly, libc } from "./_libc.ts";
-import { setCloseOnExec } from "./pty.ts";
+import { unixSocketPair } from "./pty.ts";
 
 /** Linux's constants (<sys/socket.h>, <bits/socket.h>); each is checked against the C headers in a test. */
 export const LINUX_SOCKET = {
-  AF_UNIX: 1,
-  SOCK_SEQPACKET: 5,
   SOL_SOCKET: 1,
   SCM_RIGHTS: 1,
   SO_PEERCRED: 17,
@@ -66,21 +64,7 @@ function messageHeader(payload: Uint8Array, control: Uint8Array): { msg: Uint8Ar
 /** A unix `SOCK_SEQPACKET` socket pair (message boundaries kept), both ends close-on-exec. */
 export function seqpacketPair(): [number, number] {
   linuxOnly("A unix socket pair for descriptors");
-  const lib = libc();
-  const pair = new Int32Array(2);
-  const { AF_UNIX, SOCK_SEQPACKET } = LINUX_SOCKET;
-  if (lib.sym.socketpair(AF_UNIX, SOCK_SEQPACKET, 0, new Uint8Array(pair.buffer)) !== 0) {
-    throw new SpawnError("E_FD_PASSING", `socketpair() failed with errno ${lib.errno()}`);
-  }
-  const ends: [number, number] = [pair[0]!, pair[1]!];
-  if (!setCloseOnExec(ends[0]) || !setCloseOnExec(ends[1])) {
-    for (const fd of ends) closeQuietly(fd);
-    throw new SpawnError(
-      "E_FD_PASSING",
-      `Could not make the socket pair close-on-exec (errno ${lib.errno()})`,
-    );
-  }
-  return ends;
+  return unixSocketPair("seqpacket", "E_FD_PASSING");
 }
 
 /**

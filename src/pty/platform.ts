@@ -87,7 +87,11 @@ export interface PlatformTable {
   /** `access()` modes. */
   readonly access: { readonly F_OK: number; readonly X_OK: number };
   /** `socketpair()` arguments (a program run without a terminal gets one end on fds 0–2). */
-  readonly socket: { readonly AF_UNIX: number; readonly SOCK_STREAM: number };
+  readonly socket: {
+    readonly AF_UNIX: number;
+    readonly SOCK_STREAM: number;
+    readonly SOCK_SEQPACKET: number;
+  };
   /** `waitpid()` options. */
   readonly wait: { readonly WNOHANG: number; readonly WUNTRACED: number; readonly WCONTINUED: number };
   /** How "continued" is encoded in a wait status. */
@@ -190,7 +194,7 @@ const LINUX_GLIBC: Omit<PlatformTable, "id"> = {
   sizes: { posix_spawn_file_actions_t: 80, posix_spawnattr_t: 336, sigset_t: 128, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 8 },
   access: { F_OK: 0, X_OK: 1 },
-  socket: { AF_UNIX: 1, SOCK_STREAM: 1 },
+  socket: { AF_UNIX: 1, SOCK_STREAM: 1, SOCK_SEQPACKET: 5 },
   continued: "linux-0xffff",
   rlimit: { RLIMIT_NOFILE: 7 },
   maxNoFile: null,
@@ -221,7 +225,7 @@ const DARWIN: Omit<PlatformTable, "id" | "variadic"> = {
   sizes: { posix_spawn_file_actions_t: 8, posix_spawnattr_t: 8, sigset_t: 4, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 0x10 },
   access: { F_OK: 0, X_OK: 1 },
-  socket: { AF_UNIX: 1, SOCK_STREAM: 1 },
+  socket: { AF_UNIX: 1, SOCK_STREAM: 1, SOCK_SEQPACKET: 5 },
   continued: "bsd-0x13-stopsig",
   rlimit: { RLIMIT_NOFILE: 8 },
   maxNoFile: 10240,

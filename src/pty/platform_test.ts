@@ -15,7 +15,7 @@ print(json.dumps({
   "wait": {"WNOHANG": os.WNOHANG, "WUNTRACED": os.WUNTRACED, "WCONTINUED": os.WCONTINUED},
   "signals": {n: int(getattr(signal, "SIG" + n)) for n in ${JSON.stringify(SIGNAL_NAMES)}},
   "fcntl": {"F_GETFD": 1, "F_SETFD": 2, "F_GETFL": 3, "F_SETFL": 4, "FD_CLOEXEC": 1},
-  "socket": {"AF_UNIX": __import__("socket").AF_UNIX, "SOCK_STREAM": __import__("socket").SOCK_STREAM},
+  "socket": {n: getattr(__import__("socket"), n) for n in ["AF_UNIX", "SOCK_STREAM", "SOCK_SEQPACKET"]},
 }))`;
   const { stdout, success } = await new Deno.Command("python3", { args: ["-c", script], stdout: "piped" })
     .output();
@@ -50,7 +50,7 @@ Deno.test("macOS rows carry the XNU values (data only: never executed here)", ()
     assert.equal(table.signals.CHLD, 20);
     assert.equal(table.errnoFunction, "__error");
     assert.equal(table.continued, "bsd-0x13-stopsig");
-    assert.deepEqual(table.socket, { AF_UNIX: 1, SOCK_STREAM: 1 }); // <sys/socket.h>
+    assert.deepEqual(table.socket, { AF_UNIX: 1, SOCK_STREAM: 1, SOCK_SEQPACKET: 5 }); // <sys/socket.h>
   }
   assert.equal(PLATFORMS["darwin-aarch64"].variadic, "stack");
   assert.equal(PLATFORMS["darwin-x86_64"].variadic, "registers");

@@ -65,7 +65,8 @@ function split(scan: Snapshot, sid: number): { live: number[]; zombies: number }
     found = { live: [], zombies: 0 };
     for (const pid of scan.bySession.get(sid) ?? []) {
       const stat = readStat(pid);
-      if (stat === null) continue; // Gone since the scan.
+      // Gone since the scan, or its pid already reused by a process of another session.
+      if (stat === null || stat.sid !== sid) continue;
       if (stat.dead) found.zombies++;
       else found.live.push(pid);
     }
@@ -80,9 +81,9 @@ const SPACE = 0x20;
 const CLOSE_PAREN = 0x29;
 
 /**
- * The state and session id of `pid` from `/proc/<pid>/stat`, read through libc into one buffer (one
- * `Deno.readTextFileSync` per process cost 36 µs here, and a scan runs for every session that ends); null
- * when it is gone or the line is not understood.
+ * The state and session id of `pid` from `/proc/<pid>/stat`, read through libc into one buffer (a
+ * `Deno.readTextFileSync` cost 36 µs here); null when it is gone or the line is not understood. Read only
+ * for the processes of the session asked about (the scan itself asks `getsid`).
  */
 function readStat(pid: number): { dead: boolean; sid: number } | null {
   const lib = libc();

@@ -43,6 +43,30 @@ export function setNonBlocking(fd: number): boolean {
   return addFdFlags(fd, table.fcntl.F_GETFL, table.fcntl.F_SETFL, table.o.NONBLOCK);
 }
 
+/**
+ * A unix socket pair (`stream`, or `seqpacket` keeping message boundaries), both ends close-on-exec. Throws
+ * a `SpawnError` with `code` when it cannot be made.
+ */
+export function unixSocketPair(
+  type: "stream" | "seqpacket",
+  code: "E_SPAWN" | "E_FD_PASSING",
+): [number, number] {
+  const lib = libc();
+  const pair = new Int32Array(2);
+  const { AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET } = lib.table.socket;
+  const kind = type === "stream" ? SOCK_STREAM : SOCK_SEQPACKET;
+  if (lib.sym.socketpair(AF_UNIX, kind, 0, new Uint8Array(pair.buffer)) !== 0) {
+    throw new SpawnError(code, `socketpair() failed with errno ${lib.errno()}`);
+  }
+  const ends: [number, number] = [pair[0]!, pair[1]!];
+  if (!setCloseOnExec(ends[0]) || !setCloseOnExec(ends[1])) {
+    const errno = lib.errno();
+    for (const fd of ends) closeQuietly(fd);
+    throw new SpawnError(code, `Could not make the socket pair close-on-exec (errno ${errno})`);
+  }
+  return ends;
+}
+
 /** Opens a pipe whose ends are both non-blocking and close-on-exec: `[read, write]` (a wake-up channel). */
 export function openWakePipe(): [number, number] {
   const pair = new Int32Array(2);

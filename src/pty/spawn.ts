@@ -7,7 +7,7 @@
 import { isAbsolute, join } from "node:path";
 import { SpawnError } from "../errors.ts";
 import { closeQuietly, cString, libc, pointerArray } from "./_libc.ts";
-import { openPty, type PtyPair, setCloseOnExec, setNonBlocking } from "./pty.ts";
+import { openPty, type PtyPair, setCloseOnExec, setNonBlocking, unixSocketPair } from "./pty.ts";
 
 /** An fd of this process to hand to the child at a fixed number (e.g. a seccomp filter as fd 3). */
 export interface InheritedFd {
@@ -117,7 +117,12 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
   let io: [ours: number, theirs: number] | null = null;
   if (request.tty === false) {
     try {
-      io = socketPair();
+      io = unixSocketPair("stream", "E_SPAWN");
+      if (!setNonBlocking(io[0])) {
+        const errno = libc().errno();
+        for (const fd of io) closeQuietly(fd);
+        throw new SpawnError("E_SPAWN", `Could not make the socket non-blocking (errno ${errno})`);
+      }
     } catch (error: unknown) {
       closeQuietly(pty.master);
       closeQuietly(pty.slave);
@@ -156,28 +161,19 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     // copied (and one equal to its own target would keep its close-on-exec flag). Sources at or below
     // the highest target are first lifted above it.
     const highest = Math.max(2, ...targets);
+    const lift = (fd: number): number => {
+      if (fd > highest) return fd;
+      const copy = lib.fcntl(fd, table.fcntl.F_DUPFD_CLOEXEC, highest + 1);
+      if (copy < 0) throw new SpawnError("E_SPAWN", `Could not duplicate fd ${fd} (errno ${lib.errno()})`);
+      lifted.push(copy);
+      return copy;
+    };
     for (const { fd, target } of request.inheritFds ?? []) {
-      let source = fd;
-      if (source <= highest) {
-        source = lib.fcntl(fd, table.fcntl.F_DUPFD_CLOEXEC, highest + 1);
-        if (source < 0) {
-          throw new SpawnError("E_SPAWN", `Could not duplicate fd ${fd} (errno ${lib.errno()})`);
-        }
-        lifted.push(source);
-      }
-      check(sym.posix_spawn_file_actions_adddup2(actions, source, target), `adddup2(${target})`);
+      check(sym.posix_spawn_file_actions_adddup2(actions, lift(fd), target), `adddup2(${target})`);
     }
     if (io !== null) {
-      // After the slave became the controlling terminal (fd 0 above): the socket replaces it on 0–2. A
-      // source at or below the highest target is lifted above it first, as for the inherited fds.
-      let source = io[1];
-      if (source <= highest) {
-        source = lib.fcntl(io[1], table.fcntl.F_DUPFD_CLOEXEC, highest + 1);
-        if (source < 0) {
-          throw new SpawnError("E_SPAWN", `Could not duplicate fd ${io[1]} (errno ${lib.errno()})`);
-        }
-        lifted.push(source);
-      }
+      // After the slave became the controlling terminal (fd 0 above): the socket replaces it on 0–2.
+      const source = lift(io[1]);
       for (const target of [0, 1, 2]) {
         check(sym.posix_spawn_file_actions_adddup2(actions, source, target), `adddup2(${target})`);
       }
@@ -230,23 +226,6 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     if (actionsReady) sym.posix_spawn_file_actions_destroy(actions);
     if (attrReady) sym.posix_spawnattr_destroy(attr);
   }
-}
-
-/** A unix stream socket pair, both ends close-on-exec, ours non-blocking (throws `E_SPAWN`). */
-function socketPair(): [ours: number, theirs: number] {
-  const lib = libc();
-  const pair = new Int32Array(2);
-  const { AF_UNIX, SOCK_STREAM } = lib.table.socket;
-  if (lib.sym.socketpair(AF_UNIX, SOCK_STREAM, 0, new Uint8Array(pair.buffer)) !== 0) {
-    throw new SpawnError("E_SPAWN", `socketpair() failed with errno ${lib.errno()}`);
-  }
-  const [ours, theirs] = [pair[0]!, pair[1]!];
-  if (!setCloseOnExec(ours) || !setCloseOnExec(theirs) || !setNonBlocking(ours)) {
-    closeQuietly(ours);
-    closeQuietly(theirs);
-    throw new SpawnError("E_SPAWN", `Could not set up the socket pair (errno ${lib.errno()})`);
-  }
-  return [ours, theirs];
 }
 
 let scratchBuffers:
