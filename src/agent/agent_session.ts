@@ -10,6 +10,7 @@ import type { ExitFrame, Frame, FrameOf, TokenMode } from "../protocol/mod.ts";
 import type { Session, Subscription } from "../session/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { payloadText } from "../frames/mod.ts";
+import { feedView } from "./view_stream.ts";
 
 /** Entering (`h`) or leaving (`l`) the alternate screen, in any of its three spellings. */
 // deno-lint-ignore no-control-regex -- the sequence starts with ESC
@@ -224,15 +225,9 @@ export class AgentSession {
       (mode === "compact" ? new CompactView() : await ParsedView.create(this.#size));
     if (keep && view !== null) this.#views.set(mode, view);
     for (const frame of frames) {
-      if (frame.type === "stdout") {
-        const text = payloadText(frame);
-        if (view === null) raw += text;
-        else view.push(text);
-      } else if (frame.type === "stdin") {
-        if (view instanceof ParsedView) view.input(); // The screen the input leads to is reported.
-      } else if (frame.type === "resize_ack") {
-        if (view instanceof ParsedView) view.resize(frame.cols, frame.rows);
-      } else if (frame.type === "overflow" && frame.reason === "lagged") {
+      if (view !== null) feedView(view, frame);
+      else if (frame.type === "stdout") raw += payloadText(frame);
+      if (frame.type === "overflow" && frame.reason === "lagged") {
         missed += `[frames ${frame.missed_from}-${frame.missed_to} are no longer held]\n`;
       }
     }

@@ -14,15 +14,24 @@ import { CompactView, ParsedView } from "../views/mod.ts";
 export type ViewFrame = Frame | (ViewEvent & { seq?: number });
 
 /**
- * Yields `subscription`'s frames in `mode` until the session ends (or the subscription is closed). The
- * parsed view models the terminal at `size` (default 80×24), or at the size the session's `start` frame
- * gives when the subscription begins there, and follows every `resize_ack`.
+ * Feeds one raw frame to a view: output is pushed, input tells a parsed view that the screen it leads to is
+ * reported at once, and a resize resizes its model. The one place a frame reaches a view (the agent's
+ * reads and every subscription's stream).
  */
-export async function* viewFrames(
-  subscription: Subscription,
-  mode: TokenMode,
-  size: { cols: number; rows: number } = { cols: 80, rows: 24 },
-): AsyncGenerator<ViewFrame> {
+export function feedView(view: CompactView | ParsedView, frame: Frame): void {
+  if (frame.type === "stdout") view.push(payloadText(frame));
+  else if (view instanceof ParsedView) {
+    if (frame.type === "stdin") view.input();
+    else if (frame.type === "resize_ack") view.resize(frame.cols, frame.rows);
+  }
+}
+
+/**
+ * Yields `subscription`'s frames in `mode` until the session ends (or the subscription is closed). The
+ * parsed view models the terminal at the size the session's `start` frame gives when the subscription
+ * begins there (else 80×24), and follows every `resize_ack`.
+ */
+export async function* viewFrames(subscription: Subscription, mode: TokenMode): AsyncGenerator<ViewFrame> {
   let view: CompactView | ParsedView | null = null;
   for (;;) {
     const frames = await subscription.take();
@@ -33,16 +42,14 @@ export async function* viewFrames(
     }
     if (view === null) {
       const first = frames[0]!;
-      const at = first.type === "start" ? { cols: first.cols, rows: first.rows } : size;
-      view = mode === "compact" ? new CompactView() : await ParsedView.create(at);
+      const size = first.type === "start" ? { cols: first.cols, rows: first.rows } : {};
+      view = mode === "compact" ? new CompactView() : await ParsedView.create(size);
     }
     for (const frame of frames) {
-      if (frame.type === "stdout") view.push(payloadText(frame));
-      else {
-        if (frame.type === "resize_ack" && view instanceof ParsedView) view.resize(frame.cols, frame.rows);
-        for (const event of await view.flush({ partial: true })) yield { ...event, seq: frame.seq };
-        yield frame;
-      }
+      feedView(view, frame);
+      if (frame.type === "stdout") continue;
+      for (const event of await view.flush({ partial: true })) yield { ...event, seq: frame.seq };
+      yield frame;
     }
     const last = frames.at(-1)!;
     for (const event of await view.flush({ partial: true })) yield { ...event, seq: last.seq };
