@@ -18,7 +18,7 @@
  * @module
  */
 import { isWithin } from "../fsafe/mod.ts";
-import type { Policy } from "../policy/mod.ts";
+import { pathFault, type Policy } from "../policy/mod.ts";
 import {
   DATA_ROOT,
   type DataFile,
@@ -102,11 +102,8 @@ function dataArgs(files: readonly DataFile[]): { args: string[]; files: LaunchPl
   const args: string[] = [];
   const planFiles: LaunchPlan["files"][number][] = [];
   for (const [i, { dest, content }] of files.entries()) {
-    const parts = dest.split("/");
-    if (
-      !dest.startsWith(`${DATA_ROOT}/`) ||
-      parts.some((p, j) => j > 0 && (p === "" || p === "." || p === ".."))
-    ) {
+    // Normalised (no "..", ".", "//", NUL) and strictly beneath the root.
+    if (pathFault(dest) !== null || dest === DATA_ROOT || !isWithin(dest, DATA_ROOT)) {
       throw new SandboxError(
         "E_SANDBOX_START",
         `A data file may only go beneath "${DATA_ROOT}", not "${dest}"`,

@@ -223,6 +223,8 @@ Deno.test("a data file anywhere but beneath /run/specter is refused", () => {
       "/run/specter/../etc/passwd",
       "/run/specter//x",
       "/run/specter/",
+      "/run/specter",
+      "/run/specter/a\0b",
     ]
   ) {
     assert.throws(
