@@ -134,17 +134,3 @@ function commandLine(typed: string): string | undefined {
     .trim();
   return text === "" ? undefined : text;
 }
-
-/**
- * Environment that makes bash mark its commands (PS0 at execution, PROMPT_COMMAND at the next prompt), each
- * mark carrying `specter=NONCE` (see {@link CommandMarksHost.nonce}).
- */
-export function bashMarks(nonce: string): Record<string, string> {
-  if (!/^[A-Za-z0-9]{8,64}$/.test(nonce)) throw new Error(`Bad nonce "${nonce.slice(0, 80)}"`);
-  return {
-    PS0: `\\e]133;C;specter=${nonce}\\a`,
-    PROMPT_COMMAND:
-      `__specter_status=$?; printf '\\033]133;D;%s;specter=${nonce}\\007\\033]133;A;specter=${nonce}\\007' ` +
-      `"$__specter_status"`,
-  };
-}

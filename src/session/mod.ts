@@ -12,7 +12,7 @@ export {
   spawn,
 } from "./spawn_session.ts";
 export { Session } from "./session.ts";
-export { bashMarks, CommandMarks } from "./command_marks.ts";
+export { CommandMarks } from "./command_marks.ts";
 export type { LaunchInfo } from "./launch_info.ts";
 export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";
 export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";

@@ -94,7 +94,7 @@ export interface SpawnOptions {
   readonly heartbeatMs?: number;
   /**
    * Only OSC 133 marks carrying `specter=NONCE` make `command` frames (the shell integration Specter
-   * injected prints it; see `bashMarks`). Absent: every mark counts.
+   * injected prints it; see `shell_integration.ts`). Absent: every mark counts.
    */
   readonly commandMarkNonce?: string;
   /**

@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { bashMarks } from "./command_marks.ts";
 
 /** The shells Specter integrates with. */
 export type KnownShell = "bash" | "zsh";
@@ -74,7 +73,7 @@ export function shellIntegration(
     // A login shell (`-l`, also bundled as in `-il`) reads the profile files, not the init file.
     const login = args.some((arg) => /^-[A-Za-z]*l[A-Za-z]*$/.test(arg));
     if (dir === null || login || args.some((arg) => BASH_STARTUP_OPTIONS.has(arg))) {
-      return { shell, args, env: bashMarks(nonce), files: [], nonce };
+      return { shell, args, env: bashMarksEnv(nonce), files: [], nonce };
     }
     return {
       shell,
@@ -95,15 +94,36 @@ export function shellIntegration(
   };
 }
 
+/**
+ * The marks for `nonce` as escapes that both `printf` and bash's prompt expansion (`PS0`) turn into bytes:
+ * `start` (C, a command runs) and `end`, a printf format taking the status (D;STATUS, then A: the prompt).
+ */
+function marks(nonce: string): { start: string; end: string } {
+  return {
+    start: `\\033]133;C;specter=${nonce}\\007`,
+    end: `\\033]133;D;%s;specter=${nonce}\\007\\033]133;A;specter=${nonce}\\007`,
+  };
+}
+
+/**
+ * The environment that marks bash's commands where no init file can be given: `PS0` at execution,
+ * `PROMPT_COMMAND` at the next prompt (an rc file that sets either replaces it).
+ */
+function bashMarksEnv(nonce: string): Record<string, string> {
+  const { start, end } = marks(nonce);
+  return { PS0: start, PROMPT_COMMAND: `__specter_status=$?; printf '${end}' "$__specter_status"` };
+}
+
 /** The bash init file: what an interactive bash runs, then the marks. */
 function bashInit(nonce: string): string {
+  const { start, end } = marks(nonce);
   return `# Specter's shell integration (OSC 133 command marks). bash reads this instead of ~/.bashrc
 # (--init-file), so it first runs what an interactive bash runs.
 if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
 if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
 __specter_prompt() {
   local code=$?
-  printf '\\033]133;D;%s;specter=${nonce}\\007\\033]133;A;specter=${nonce}\\007' "$code"
+  printf '${end}' "$code"
   return "$code"
 }
 # Before the user's prompt commands, so that $? is the command's status; PROMPT_COMMAND may be an array.
@@ -112,12 +132,13 @@ if [[ "$(declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
 else
   PROMPT_COMMAND="__specter_prompt\${PROMPT_COMMAND:+; \$PROMPT_COMMAND}"
 fi
-PS0="\${PS0-}\\e]133;C;specter=${nonce}\\a"
+PS0="\${PS0-}${start}"
 `;
 }
 
 /** The zsh `.zshenv`: the user's ZDOTDIR back, the user's `.zshenv`, then the marks' hooks. */
 function zshEnv(nonce: string): string {
+  const { start, end } = marks(nonce);
   return `# Specter's shell integration (OSC 133 command marks). zsh read this because ZDOTDIR pointed here;
 # the user's ZDOTDIR is put back first, so zsh reads the user's own startup files after this one.
 if [[ -n "\${SPECTER_USER_ZDOTDIR-}" ]]; then ZDOTDIR=$SPECTER_USER_ZDOTDIR; else unset ZDOTDIR; fi
@@ -126,9 +147,9 @@ if [[ -r "\${ZDOTDIR:-$HOME}/.zshenv" ]]; then source "\${ZDOTDIR:-$HOME}/.zshen
 if [[ -o interactive ]]; then
   __specter_precmd() {
     local code=$?
-    printf '\\033]133;D;%s;specter=${nonce}\\007\\033]133;A;specter=${nonce}\\007' "$code"
+    printf '${end}' "$code"
   }
-  __specter_preexec() { printf '\\033]133;C;specter=${nonce}\\007'; }
+  __specter_preexec() { printf '${start}'; }
   # First in line, so that $? is the command's status whatever the user's rc files add.
   typeset -ga precmd_functions preexec_functions
   precmd_functions=(__specter_precmd $precmd_functions)
