@@ -41,16 +41,17 @@ export function createSpecter(options: ToolOptions = { base: {} }): Specter {
 }
 
 let shared: Specter | null = null;
+const sharedTools = (): Specter => shared ??= createSpecter();
 
 /**
  * The default tools (the strict preset, in the bwrap sandbox), made on first use: `await
  * specter.exec("make test")`. `specter.close()` ends their sessions.
  */
 export const specter: Specter = {
-  exec: (cmd, options) => (shared ??= createSpecter()).exec(cmd, options),
-  writeStdin: (params) => (shared ??= createSpecter()).writeStdin(params),
-  readOutput: (params) => (shared ??= createSpecter()).readOutput(params),
-  closeSession: (params) => (shared ??= createSpecter()).closeSession(params),
+  exec: (cmd, options) => sharedTools().exec(cmd, options),
+  writeStdin: (params) => sharedTools().writeStdin(params),
+  readOutput: (params) => sharedTools().readOutput(params),
+  closeSession: (params) => sharedTools().closeSession(params),
   listSessions: () => shared?.listSessions() ?? [],
   close: async () => {
     const tools = shared;
