@@ -20,6 +20,21 @@ export const ERROR_CODES = {
   E_SPAWN_CWD: "The working directory is not absolute or does not exist",
   E_SESSION_CLOSED: "The session has already ended",
   E_SESSION_UNKNOWN: "No session has that id (agent tools): it never existed, was closed or was pruned",
+  E_DAEMON_UNAVAILABLE:
+    "No daemon answers on the socket and none may be started (`--no-autostart`), or the one started did not come up",
+  E_DAEMON_LOCKED:
+    "Another daemon already holds this state directory or socket (one daemon per user and state directory)",
+  E_DAEMON_PEER:
+    "A socket peer was refused: it runs as another user (kernel peer credentials), or spoke garbage or a wrong protocol version",
+  E_KEEPER:
+    "The keeper (which holds the sessions' terminals) could not be started, reached, or died; its sessions are reported ended",
+  E_LOG_WRITE:
+    "A session's frame log could not be written (disk full, I/O error): logging stopped, the session goes on",
+  E_LOG_CORRUPT:
+    "A frame log segment is damaged: it was reported and skipped (a torn last record is cut on recovery without this error)",
+  E_LOG_SEEK:
+    "A frame log has no frame at that seq any more (removed by rotation), or the log id does not match",
+  E_SESSION_EXISTS: "A named session with that name already runs in the daemon",
   E_EXPECT_TIMEOUT:
     "A wait for output (the SDK's expect) did not match within its timeout; the session goes on",
   E_PROTOCOL: "A driver message is not valid JSON, has an unknown type or invalid fields",
@@ -110,6 +125,14 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_SESSION_CLOSED: "0.1.0",
   E_SESSION_UNKNOWN: "0.7.0",
   E_EXPECT_TIMEOUT: "0.7.0",
+  E_DAEMON_UNAVAILABLE: "0.7.0",
+  E_DAEMON_LOCKED: "0.7.0",
+  E_DAEMON_PEER: "0.7.0",
+  E_KEEPER: "0.7.0",
+  E_LOG_WRITE: "0.7.0",
+  E_LOG_CORRUPT: "0.7.0",
+  E_LOG_SEEK: "0.7.0",
+  E_SESSION_EXISTS: "0.7.0",
   E_PROTOCOL: "0.1.0",
   E_PROTOCOL_VERSION: "0.1.0",
   E_RECORD: "0.1.0",
@@ -326,6 +349,21 @@ export class FileError extends SpecterError {
   constructor(code: FileErrorCode, message: string, options: SpecterErrorOptions = {}) {
     super(code, message, options);
     this.name = "FileError";
+  }
+}
+
+/** The codes a {@link DaemonError} can have. */
+export type DaemonErrorCode = Extract<
+  ErrorCode,
+  `E_DAEMON_${string}` | "E_KEEPER" | `E_LOG_${string}` | "E_SESSION_EXISTS"
+>;
+
+/** The daemon, its keeper or a session's durable frame log failed, or a socket peer was refused. */
+export class DaemonError extends SpecterError {
+  /** Creates an `E_DAEMON_*`, `E_KEEPER`, `E_LOG_*` or `E_SESSION_EXISTS` error. */
+  constructor(code: DaemonErrorCode, message: string, options: SpecterErrorOptions = {}) {
+    super(code, message, options);
+    this.name = "DaemonError";
   }
 }
 

@@ -35,6 +35,7 @@ export const LAYERS = [
   "session",
   "agent",
   "sdk",
+  "daemon",
   "scenario",
   "replay",
   "cli",

@@ -13,7 +13,7 @@ export {
   WAIT_QUIET_MS,
 } from "./tools.ts";
 export { AgentSession } from "./agent_session.ts";
-export { type ViewFrame, viewFrames } from "./view_stream.ts";
+export { feedView, type ViewFrame, viewFrames } from "./view_stream.ts";
 export { MAX_REQUEST_BYTES, type RpcIo, serveAgent } from "./server.ts";
 export { IMPORTANT_LINE, tokenCount, type Truncated, truncateOutput } from "./truncate.ts";
 export { TOOL_SCHEMA_FLAVOURS, toolDefinitions, type ToolSchemaFlavour } from "./tool_definitions.ts";

@@ -101,6 +101,8 @@ export function lostRecords(
 /** Records how `session` was launched. */
 export function auditLaunch(audit: RunAudit, session: Session): void {
   const { launch } = session;
+  // Only a session taken back by a restarted daemon has no plan; its start was audited by the first.
+  if (launch.plan === null) return;
   const fingerprint = fingerprintPlan(launch.plan);
   audit.log.record("launch", {
     session_id: session.info.id,

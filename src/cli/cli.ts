@@ -17,6 +17,8 @@ import { testCommand } from "./test.ts";
 import { verifyCommand } from "./verify.ts";
 import { viewCommand } from "./view.ts";
 import { agentCommand } from "./agent.ts";
+import { daemonCommand, keeperCommand } from "./daemon.ts";
+import { attachCommand, killCommand, logsCommand, lsCommand, newCommand, sendCommand } from "./sessions.ts";
 
 const encoder = new TextEncoder();
 
@@ -81,6 +83,22 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await viewCommand(rest, out);
       case "agent":
         return await agentCommand(rest, out, err);
+      case "daemon":
+        return await daemonCommand(rest, err);
+      case "keeper":
+        return await keeperCommand(rest);
+      case "new":
+        return await newCommand(rest, out);
+      case "attach":
+        return await attachCommand(rest, err);
+      case "ls":
+        return await lsCommand(rest, out);
+      case "send":
+        return await sendCommand(rest);
+      case "kill":
+        return await killCommand(rest);
+      case "logs":
+        return await logsCommand(rest, out, err);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }

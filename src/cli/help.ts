@@ -17,6 +17,8 @@ import { TEST_DOC } from "./test.ts";
 import { VERIFY_DOC } from "./verify.ts";
 import { VIEW_DOC } from "./view.ts";
 import { AGENT_DOC } from "./agent.ts";
+import { DAEMON_DOC, KEEPER_DOC } from "./daemon.ts";
+import { ATTACH_DOC, KILL_DOC, LOGS_DOC, LS_DOC, NEW_DOC, SEND_DOC } from "./sessions.ts";
 
 /** What Specter is, in one line (the overview's title, after the name and version). */
 export const TAGLINE = "drive terminal programs through a real PTY as JSON frames";
@@ -36,6 +38,11 @@ export const OVERVIEW = `Usage:
   specter audit verify FILE|RUN_DIR   Check an audit log's hash chain; prints the last hash to pin
   specter view [--mode M] FILE.cast   A recording in a token view (compact, parsed), as events or --text
   specter agent [flags]               Agent tools (exec_command, write_stdin, …) as JSON-RPC on stdio
+  specter new NAME [flags] -- CMD…    Start a named session in the daemon, detached (like tmux new -d)
+  specter attach NAME                 Attach this terminal to a session (Ctrl-] detaches)
+  specter ls | send | kill NAME       List sessions, type into one, end one
+  specter logs NAME                   A session's frame log, from the state directory
+  specter daemon                      Run the per-user daemon (started on first use otherwise)
   specter help <command>              Show help for a command
   specter --version
 
@@ -54,6 +61,14 @@ export const COMMAND_DOCS: readonly CommandDoc[] = [
   AUDIT_DOC,
   VIEW_DOC,
   AGENT_DOC,
+  NEW_DOC,
+  ATTACH_DOC,
+  LS_DOC,
+  SEND_DOC,
+  KILL_DOC,
+  LOGS_DOC,
+  DAEMON_DOC,
+  KEEPER_DOC,
 ];
 
 /** Help per command (`specter` is the overview). */

@@ -16,6 +16,7 @@ import {
   closeGate,
   closeQuietly,
   contentFd,
+  type ExitWatcher,
   type GatePipes,
   holdSubreaper,
   type InheritedFd,
@@ -24,6 +25,7 @@ import {
   type SandboxInit,
   type SpawnedChild,
   spawnOnPty,
+  type SpawnRequest,
 } from "../pty/mod.ts";
 import type { LaunchPlan, RealizedPolicy } from "../sandbox/mod.ts";
 import { type CeilingLimits, Ceilings, type CgroupMode } from "../ceilings/mod.ts";
@@ -55,6 +57,13 @@ export interface LaunchRequest {
   readonly limits: CeilingLimits;
   /** False: the program runs without a terminal, on a socket (`SpawnRequest.tty`). Default true. */
   readonly tty?: boolean;
+  /**
+   * Who starts the process (default: this process, {@link spawnOnPty}). The daemon's keeper spawns its
+   * sessions, so that they outlive the daemon; it then reports their exit through `watcher`.
+   */
+  readonly spawner?: (request: SpawnRequest) => SpawnedChild;
+  /** Tells the session its program ended (default: this process's child watcher). */
+  readonly watcher?: ExitWatcher;
 }
 
 /** A launched process, held at the gate until {@link release} (see the module documentation). */
@@ -65,6 +74,8 @@ export interface Launched {
   readonly ceilings: Ceilings;
   /** The backend the plan is for (what frames and audit logs name). */
   readonly backend: string;
+  /** Tells the session its program ended (absent: this process's child watcher). */
+  readonly watcher?: ExitWatcher;
   /** The controls of its processes, on the session's timers. */
   processTree(later: ProcessTreeOptions["later"]): ProcessTree;
   /** Lets the program run. */
@@ -94,7 +105,7 @@ export function launch(request: LaunchRequest): Launched {
       if (fd === undefined) throw new SandboxError("E_SANDBOX_START", `"${path}" was not opened`);
       return { fd, target };
     });
-    const child = spawnOnPty({
+    const child = (request.spawner ?? spawnOnPty)({
       argv: plan.argv,
       argv0: plan.argv0,
       env: plan.env,
@@ -175,6 +186,7 @@ export function launch(request: LaunchRequest): Launched {
       child,
       ceilings: held,
       backend: plan.backend,
+      ...(request.watcher === undefined ? {} : { watcher: request.watcher }),
       processTree: (later) =>
         new ProcessTree({
           pid: child.pid,

@@ -21,3 +21,4 @@ export * from "./asciicast.ts";
 export * from "./bundle.ts";
 export * from "./views.ts";
 export * from "./agent.ts";
+export * from "./daemon.ts";

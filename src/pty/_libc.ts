@@ -27,6 +27,13 @@ const SYMBOLS = {
   sendmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
   recvmsg: { parameters: ["i32", "buffer", "i32"], result: "isize" },
   getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  listen: { parameters: ["i32", "i32"], result: "i32" },
+  accept4: { parameters: ["i32", "pointer", "pointer", "i32"], result: "i32", optional: true },
+  connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  shutdown: { parameters: ["i32", "i32"], result: "i32" },
+  flock: { parameters: ["i32", "i32"], result: "i32" },
   // The one call that blocks: run off the JS thread, and only ever one at a time (see reactor.ts).
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   poll_now: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },

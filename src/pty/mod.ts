@@ -12,7 +12,14 @@ export {
   signalName,
   type WaitStatus,
 } from "./platform.ts";
-export { getWindowSize, openPty, type PtyPair, setWindowSize } from "./pty.ts";
+export {
+  getWindowSize,
+  openPty,
+  type PtyPair,
+  setNonBlocking,
+  setWindowSize,
+  unixSocketPair,
+} from "./pty.ts";
 export {
   type InheritedFd,
   resolveProgram,
@@ -25,6 +32,7 @@ export {
   ChildWatcher,
   childWatcher,
   type Disposition,
+  type ExitWatcher,
   raiseOpenFileLimit,
   sendSignal,
   sessionMembers,
@@ -56,6 +64,15 @@ export {
   waitBlocked,
 } from "./gate.ts";
 export { treeUsage } from "./process.ts";
+export {
+  acceptUnix,
+  connectUnix,
+  LINUX_UNIX_SOCKET,
+  listenUnix,
+  MAX_SOCKET_PATH,
+  shutdownWrite,
+  tryLockFile,
+} from "./unix_socket.ts";
 export { type ReaderChannel, readerThread } from "./reader_thread.ts";
 export {
   holdSandboxInit,

@@ -230,10 +230,21 @@ export function raiseOpenFileLimit(): number {
 /** Called with each status change of a watched child; after `exited`/`signaled` the pid is unwatched. */
 export type StatusListener = (status: WaitStatus, at: number) => void;
 
+/**
+ * What tells a session that its program ended: the {@link ChildWatcher} for our own children, or whoever
+ * spawned the program for us (the daemon's keeper, which reaps it and reports the status).
+ */
+export interface ExitWatcher {
+  /** Starts watching `pid`; `listener` runs on the JS thread for each status change. */
+  watch(pid: number, listener: StatusListener): void;
+  /** Collects a pending status of `pid` now; true when it ended. */
+  look(pid: number): boolean;
+}
+
 const SAFETY_TICK_MS = 1000;
 
 /** Watches our own children for exit, stop and continue. One instance per process: {@link childWatcher}. */
-export class ChildWatcher {
+export class ChildWatcher implements ExitWatcher {
   #listeners = new Map<number, StatusListener>();
   #status = new Int32Array(1);
   #timer: ReturnType<typeof setInterval> | undefined;

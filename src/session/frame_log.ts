@@ -35,6 +35,11 @@ export interface FrameLogOptions {
   readonly tailBytes?: number;
   /** Called after an authoritative subscriber took frames (the session may resume reading). */
   readonly onDrain?: () => void;
+  /**
+   * The seq of the first frame (default 0). A session a restarted daemon took back goes on from its
+   * durable log's end: this log then keeps no head, and subscribers start here by default.
+   */
+  readonly first?: number;
 }
 
 /** How a subscriber reads. */
@@ -86,6 +91,7 @@ export class FrameLog {
   #tailSeq = 0;
   #tailSize = 0;
   #next = 0;
+  readonly #first: number;
   #dropped = 0;
   #closed = false;
   readonly #readers = new Set<Reader>();
@@ -95,6 +101,10 @@ export class FrameLog {
     this.#headBytes = options.headBytes ?? 64 * 1024;
     this.#tailBytes = options.tailBytes ?? 1024 * 1024;
     this.#onDrain = options.onDrain;
+    this.#first = options.first ?? 0;
+    this.#next = this.#tailSeq = this.#first;
+    // The head's indexes are seqs: a log that starts later keeps only a tail.
+    if (this.#first > 0) this.#headFull = true;
   }
 
   /** The `seq` the next frame must have. */
@@ -160,10 +170,10 @@ export class FrameLog {
     this.#wake();
   }
 
-  /** A new reader from `options.from` (default 0). */
+  /** A new reader from `options.from` (default: the first frame). */
   subscribe(options: SubscribeOptions = {}): Subscription {
     const reader: Reader = {
-      cursor: Math.max(0, Math.min(options.from ?? 0, this.#next)),
+      cursor: Math.max(this.#first, Math.min(options.from ?? this.#first, this.#next)),
       authoritative: options.authoritative === true,
       closed: false,
     };

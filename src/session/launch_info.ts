@@ -14,8 +14,11 @@ export interface LaunchInfo {
   readonly backend: string;
   /** The policy as enforced (paths resolved), or `null` for `none`/`external`. */
   readonly policy: Policy | null;
-  /** The launch plan (fingerprint it with `fingerprintPlan`, as the audit log does). */
-  readonly plan: LaunchPlan;
+  /**
+   * The launch plan (fingerprint it with `fingerprintPlan`, as the audit log does); null for a session a
+   * restarted daemon took back (its launch was recorded when it started).
+   */
+  readonly plan: LaunchPlan | null;
   /** The effective resource ceilings (`null`: none of that kind). */
   readonly limits: ResolvedOptions["limits"];
   /** Effective wall-clock limit in ms, or `null`. */

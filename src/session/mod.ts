@@ -4,14 +4,17 @@
  * @module
  */
 export {
+  adopt,
+  type AdoptedTerminal,
   defaultSandbox,
   platformBackend,
   type PreparedLaunch,
   prepareLaunch,
   type PrepareOptions,
+  type SessionHost,
   spawn,
 } from "./spawn_session.ts";
-export { Session } from "./session.ts";
+export { Session, type SessionHooks } from "./session.ts";
 export { CommandMarks } from "./command_marks.ts";
 export type { LaunchInfo } from "./launch_info.ts";
 export { defaultEnv, DEFAULTS, type ResolvedOptions, resolveOptions, type SpawnOptions } from "./options.ts";

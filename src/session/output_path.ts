@@ -30,6 +30,7 @@ export interface OutputHost {
 export class OutputPath {
   readonly #host: OutputHost;
   readonly #chunker = new Utf8Chunker();
+  #read = 0;
 
   constructor(host: OutputHost) {
     this.#host = host;
@@ -38,6 +39,7 @@ export class OutputPath {
   /** Takes bytes read from the terminal (only read during the call: it may be a reused buffer). */
   read(bytes: Uint8Array): void {
     const host = this.#host;
+    this.#read += bytes.length;
     host.activity();
     if (host.flow.discarding) return;
     const chunk = host.budgets.admit(bytes);
@@ -46,6 +48,11 @@ export class OutputPath {
       host.flow.discard(); // Before the frames: reading never pauses again.
       host.budgets.outputExceeded();
     }
+  }
+
+  /** Bytes read that emitted frames hold (or that were dropped): all read but a character's cut part. */
+  get consumed(): number {
+    return this.#read - this.#chunker.pending;
   }
 
   /** The terminal reached its end: delivers a character left incomplete (as base64). */

@@ -19,8 +19,15 @@ import {
   type SignalName,
 } from "../protocol/mod.ts";
 import { SessionError, UsageError } from "../errors.ts";
-import { toPayload } from "../frames/mod.ts";
-import { childWatcher, libc, setWindowSize, signalName, type WaitStatus } from "../pty/mod.ts";
+import { payloadText, toPayload } from "../frames/mod.ts";
+import {
+  childWatcher,
+  type ExitWatcher,
+  libc,
+  setWindowSize,
+  signalName,
+  type WaitStatus,
+} from "../pty/mod.ts";
 import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
 import { Budgets } from "./budgets.ts";
@@ -53,6 +60,25 @@ const EXIT_LOOKS = 3;
 
 const encoder = new TextEncoder();
 const lossy = new TextDecoder();
+
+/** What a host (the daemon) adds to a session: a durable log, and taking over one a previous host ran. */
+export interface SessionHooks {
+  /**
+   * Called with every frame before any reader can take it (the daemon's frame log writes it to disk
+   * there). It must not throw: a host reports its own failures.
+   */
+  readonly sink?: (frame: Frame) => void;
+  /**
+   * The session continues one a previous host ran: no `start` frame, seqs go on from `nextSeq`, and the
+   * frames of `history` (its log) rebuild the output tail and the screen.
+   */
+  readonly resume?: {
+    readonly nextSeq: number;
+    readonly history: readonly Frame[];
+    /** The output offset the terminal's output resumes at ({@link Session.outputConsumed} counts on). */
+    readonly outputOffset: number;
+  };
+}
 
 /**
  * A running (or finished) session. Create with {@link spawn}.
@@ -109,10 +135,21 @@ export class Session {
   readonly #screen: SessionScreen;
   /** `idle` and `prompt` frames. */
   readonly #quiet: QuietWatch;
+  readonly #sink: ((frame: Frame) => void) | null;
+  readonly #outputBase: number;
+  readonly #watcher: ExitWatcher;
 
   /** @internal Use {@link spawn}. */
-  constructor(launched: Launched, options: ResolvedOptions, recorder: CastWriter | null, launch: LaunchInfo) {
+  constructor(
+    launched: Launched,
+    options: ResolvedOptions,
+    recorder: CastWriter | null,
+    launch: LaunchInfo,
+    hooks: SessionHooks = {},
+  ) {
     const child = launched.child;
+    this.#sink = hooks.sink ?? null;
+    this.#watcher = launched.watcher ?? childWatcher();
     this.launch = launch;
     this.#ceilings = launched.ceilings;
     this.#tree = launched.processTree((ms, fn) => void this.#later(ms, fn));
@@ -138,7 +175,11 @@ export class Session {
       prompt: () => this.#quiet.promptMark(),
       ...(options.commandMarkNonce === null ? {} : { nonce: options.commandMarkNonce }),
     });
-    this.#log = new FrameLog({ onDrain: () => this.#flow.drained() });
+    this.#log = new FrameLog({
+      onDrain: () => this.#flow.drained(),
+      ...(hooks.resume === undefined ? {} : { first: hooks.resume.nextSeq }),
+    });
+    this.#outputBase = hooks.resume?.outputOffset ?? 0;
     this.#flow = new FlowControl(options, {
       emit: (body) => this.#emit(body),
       later: (ms, fn) => this.#later(ms, fn),
@@ -178,20 +219,25 @@ export class Session {
       answered: () => this.#windDown.check(),
     });
 
-    this.#emit({
-      type: "start",
-      protocol: 1,
-      version: VERSION,
-      session: this.info,
-      argv: [...options.argv],
-      cwd: options.cwd,
-      cols: options.cols,
-      rows: options.rows,
-      pid: child.pid,
-      sandbox: launched.backend,
-      ...(launch.policy === null ? {} : { policy: launch.policy.source }),
-      ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
-    });
+    if (hooks.resume === undefined) {
+      this.#emit({
+        type: "start",
+        protocol: 1,
+        version: VERSION,
+        session: this.info,
+        argv: [...options.argv],
+        cwd: options.cwd,
+        cols: options.cols,
+        rows: options.rows,
+        pid: child.pid,
+        sandbox: launched.backend,
+        ...(launch.policy === null ? {} : { policy: launch.policy.source }),
+        ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
+      });
+    } else {
+      this.#seq = hooks.resume.nextSeq;
+      this.#replay(hooks.resume.history);
+    }
     this.#reader = new TerminalReader(this.#io, options.readerThread, {
       output: (bytes) => this.#output.read(bytes),
       eof: () => this.#onEof(),
@@ -225,7 +271,7 @@ export class Session {
     }, this.#startedAt);
     if (options.heartbeatMs > 0) this.#timers.every(options.heartbeatMs, () => this.#emit({ type: "ping" }));
     // Last: a status already there is reported at once, to a session whose parts all exist.
-    childWatcher().watch(child.pid, (status, at) => this.#onStatus(status, at));
+    this.#watcher.watch(child.pid, (status, at) => this.#onStatus(status, at));
   }
 
   /** True once the `exit` frame was emitted. */
@@ -245,6 +291,14 @@ export class Session {
   /** Bytes of output read so far. */
   get outputBytes(): number {
     return this.#budgets.outputBytes;
+  }
+
+  /**
+   * Bytes of the program's output that the frames emitted so far hold (a character cut by a read is held
+   * back until it is whole). A host that logs frames resumes reading the output there.
+   */
+  get outputConsumed(): number {
+    return this.#outputBase + this.#output.consumed;
   }
 
   /** True when output was cut because `maxOutputBytes` was reached. */
@@ -404,8 +458,24 @@ export class Session {
   #emit(body: FrameBody): void {
     if (this.#log.closed) return;
     const frame = { seq: this.#seq++, ts: nowSeconds(), ...body } as Frame;
+    this.#sink?.(frame);
     this.#log.append(frame);
     this.#flow.appended();
+  }
+
+  /** A resumed session's earlier frames rebuild what later frames depend on: the tail and the screen. */
+  #replay(history: readonly Frame[]): void {
+    for (const frame of history) {
+      if (frame.type === "stdout") {
+        const text = payloadText(
+          frame.binary === true ? { data: frame.data, binary: true } : { data: frame.data, binary: false },
+        );
+        this.#tail.push(text);
+        this.#screen.output(text);
+      } else if (frame.type === "resize") {
+        this.#screen.resize(frame.cols, frame.rows);
+      }
+    }
   }
 
   #emitError(code: string, message: string, details?: Record<string, unknown>): void {
@@ -441,7 +511,7 @@ export class Session {
 
   #lookForExit(looks: number): void {
     if (this.#reaped !== null || looks <= 0) return;
-    if (!childWatcher().look(this.pid)) this.#later(1, () => this.#lookForExit(looks - 1));
+    if (!this.#watcher.look(this.pid)) this.#later(1, () => this.#lookForExit(looks - 1));
   }
 
   #onStatus(status: WaitStatus, at: number): void {
@@ -524,6 +594,7 @@ export class Session {
       output_bytes: this.#budgets.outputBytes,
       ...protectedReport(this.launch.protectedWatch),
     } satisfies ExitFrame;
+    this.#sink?.(frame);
     this.#log.append(frame);
     this.#log.close();
     this.#flow.wakeRoomWaiters();

@@ -5,7 +5,14 @@
  */
 import { PolicyError, SandboxError } from "../errors.ts";
 import { DEFAULT_PRESET, hostHome, isValidatedPolicy, loadPolicy, type Policy } from "../policy/mod.ts";
-import { raiseOpenFileLimit, resolveProgram } from "../pty/mod.ts";
+import {
+  type ExitWatcher,
+  libc,
+  raiseOpenFileLimit,
+  resolveProgram,
+  type SpawnedChild,
+  type SpawnRequest,
+} from "../pty/mod.ts";
 import { CastWriter } from "../recording/mod.ts";
 import {
   compileLaunchPlan,
@@ -27,10 +34,10 @@ import {
   type SpawnOptions,
 } from "./options.ts";
 import { nowSeconds } from "../clock.ts";
-import { Session } from "./session.ts";
+import { Session, type SessionHooks } from "./session.ts";
 import { setUpShell } from "./shell_setup.ts";
-import { kernelEnforces } from "../ceilings/mod.ts";
-import { cgroupMode, launch, type Launched } from "../launch/mod.ts";
+import { Ceilings, kernelEnforces } from "../ceilings/mod.ts";
+import { cgroupMode, launch, type Launched, ProcessTree } from "../launch/mod.ts";
 
 let limitRaised = false;
 
@@ -262,7 +269,7 @@ const NO_HOST = {
  * }
  * ```
  */
-export function spawn(options: SpawnOptions): Session {
+export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
   const resolved = resolveOptions(options);
   if (!limitRaised) {
     raiseOpenFileLimit();
@@ -307,6 +314,8 @@ export function spawn(options: SpawnOptions): Session {
       id: effective.id,
       limits: effective.limits,
       ...(effective.tty ? {} : { tty: false }),
+      ...(host.spawner === undefined ? {} : { spawner: host.spawner }),
+      ...(host.watcher === undefined ? {} : { watcher: host.watcher }),
     });
   } catch (error: unknown) {
     recorder?.close();
@@ -331,6 +340,7 @@ export function spawn(options: SpawnOptions): Session {
         enforcedBy: launched.ceilings.enforcedBy,
         protectedWatch: opened?.watch ?? null,
       },
+      host.hooks,
     );
     // The session reads its terminal now: let the program run.
     launched.release();
@@ -342,6 +352,66 @@ export function spawn(options: SpawnOptions): Session {
     cleanUp();
     throw error;
   }
+}
+
+/** Who else takes part in a session: a daemon spawns through its keeper and logs every frame. */
+export interface SessionHost {
+  /** Starts the program (default: this process). */
+  readonly spawner?: (request: SpawnRequest) => SpawnedChild;
+  /** Reports the program's exit (default: this process's child watcher). */
+  readonly watcher?: ExitWatcher;
+  /** The session's hooks (a frame sink). */
+  readonly hooks?: SessionHooks;
+}
+
+/** A terminal whose program runs already, handed back by the keeper that spawned it. */
+export interface AdoptedTerminal {
+  readonly child: SpawnedChild;
+  /** The backend it was launched under (`bwrap`: its direct child is the sandbox's launcher). */
+  readonly backend: string;
+  /** Reports the program's exit (the keeper reaps it). */
+  readonly watcher: ExitWatcher;
+}
+
+/**
+ * Takes over a session another host ran (a daemon that was restarted): `options` as it was started
+ * (argv, cwd, size, metadata), `hooks.resume` with its log. Its resource ceilings stay enforced by the
+ * kernel (the cgroup and rlimits outlive the first host); the wall clock restarts; no sandbox is set up
+ * again, the program runs in the one it was started in.
+ */
+export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: SessionHooks): Session {
+  const resolved = resolveOptions(options);
+  const { child, backend, watcher } = terminal;
+  const noLimits = { memoryBytes: null, cpuSeconds: null, processes: null, fileSizeBytes: null };
+  const ceilings = Ceilings.create(resolved.id, noLimits, false, "off");
+  const launched: Launched = {
+    child,
+    ceilings,
+    backend,
+    watcher,
+    processTree: (later) =>
+      new ProcessTree({ pid: child.pid, launcher: backend === "bwrap", init: null, ceilings, later }),
+    release: () => {},
+    abort: () => {
+      libc().sym.kill(-child.pid, libc().table.signals.KILL);
+    },
+  };
+  return new Session(
+    launched,
+    { ...resolved, timeoutMs: null },
+    null,
+    {
+      backend,
+      policy: null,
+      plan: null,
+      limits: noLimits,
+      timeoutMs: null,
+      maxOutputBytes: resolved.maxOutputBytes,
+      enforcedBy: ceilings.enforcedBy,
+      protectedWatch: null,
+    },
+    hooks,
+  );
 }
 
 /** A private (0700) temp directory for one Seatbelt run, by its resolved path (`/var` is a symlink there). */

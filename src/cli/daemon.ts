@@ -1,0 +1,184 @@
+/**
+ * `specter daemon` and `specter keeper`, and what every daemon client command shares: where the daemon
+ * is (`--socket`, `--state-dir`), starting it on first use (`--no-autostart` to refuse), and this
+ * program's own command line (the keeper and an autostarted daemon are the same binary).
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
+import { UsageError } from "../errors.ts";
+import {
+  Daemon,
+  DaemonClient,
+  defaultSocketPath,
+  defaultStateDir,
+  runKeeper,
+  type SyncPolicy,
+} from "../daemon/mod.ts";
+import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
+import type { CommandDoc, FlagTable } from "./flag_table.ts";
+import { HELP_FLAG } from "./flag_table.ts";
+import { parseDuration } from "./units.ts";
+
+/** Where the daemon is: every daemon command takes these. */
+export const WHERE_FLAGS = {
+  socket: {
+    type: "string",
+    value: "PATH",
+    description: "The daemon's socket (default: $XDG_RUNTIME_DIR/specter/daemon.sock, else " +
+      "/tmp/specter-UID/daemon.sock)",
+  },
+  "state-dir": {
+    type: "string",
+    value: "DIR",
+    description: "Frame logs and saved sessions (default: $XDG_STATE_HOME/specter/daemon)",
+  },
+} as const satisfies FlagTable;
+
+/** Client commands also take `--no-autostart`. */
+export const CLIENT_FLAGS = {
+  ...WHERE_FLAGS,
+  "no-autostart": {
+    type: "boolean",
+    description: "Fail with E_DAEMON_UNAVAILABLE instead of starting a daemon when none runs",
+  },
+} as const satisfies FlagTable;
+
+const DAEMON_FLAGS = {
+  ...WHERE_FLAGS,
+  fsync: {
+    type: "string",
+    value: "POLICY",
+    description: "When logged frames reach the disk: a duration (fdatasync that often; default 50ms), " +
+      "always (one fdatasync per frame) or never (the OS decides; a kill -9 still loses nothing)",
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter daemon`'s help. */
+export const DAEMON_DOC: CommandDoc = {
+  name: "daemon",
+  usage: ["specter daemon [--socket PATH] [--state-dir DIR] [--fsync POLICY]"],
+  about: `Runs the per-user daemon in the foreground: named sessions (specter new) that outlive their
+clients and the daemon itself. It listens on a unix socket in a private (0700) directory and refuses peers
+of another uid (kernel peer credentials). Terminals are held by a keeper process (started on demand), so a
+daemon killed with kill -9 loses no session: the next one takes every session back, each from where its
+frame log ends. One daemon per state directory and socket (E_DAEMON_LOCKED otherwise). Client commands
+start it on first use.`,
+  groups: [{ title: "Daemon flags", flags: DAEMON_FLAGS }],
+};
+
+/** The command that runs this program again (the keeper, an autostarted daemon). */
+export function selfCommand(): string[] {
+  const exe = Deno.execPath();
+  // Under `deno run` the program is a script; a compiled binary is the program itself.
+  if (/^deno(\.exe)?$/.test(basename(exe)) && Deno.mainModule.startsWith("file:")) {
+    return [exe, "run", "-A", fileURLToPath(Deno.mainModule)];
+  }
+  return [exe];
+}
+
+/** Starts `specter ARGS` detached from this process (its own session; no stdio). */
+export function startDetached(args: readonly string[]): void {
+  const [program, ...rest] = selfCommand();
+  const child = new Deno.Command(program!, {
+    args: [...rest, ...args],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+    detached: true,
+  }).spawn();
+  child.unref();
+  void child.status.catch(() => {
+    // Reaped by whoever adopts it once this process is gone.
+  });
+}
+
+/** The socket and state directory the flags name. */
+export function whereOf(values: FlagValues): { socketPath: string; stateDir: string } {
+  const socket = values.socket;
+  const state = values["state-dir"];
+  return {
+    socketPath: typeof socket === "string" ? absolute(socket, "socket") : defaultSocketPath(),
+    stateDir: typeof state === "string" ? absolute(state, "state-dir") : defaultStateDir(),
+  };
+}
+
+function absolute(path: string, flag: string): string {
+  if (!path.startsWith("/")) throw new UsageError(`Flag "--${flag}" must be an absolute path, got "${path}"`);
+  return path;
+}
+
+/** Connects to the daemon the flags name, starting it unless `--no-autostart`. */
+export function connectDaemon(values: FlagValues): Promise<DaemonClient> {
+  const { socketPath, stateDir } = whereOf(values);
+  return DaemonClient.connect({
+    socketPath,
+    ...(values["no-autostart"] === true
+      ? {}
+      : { start: () => startDetached(["daemon", "--socket", socketPath, "--state-dir", stateDir]) }),
+  });
+}
+
+function syncPolicy(value: FlagValues[string]): SyncPolicy {
+  if (value === undefined) return { everyMs: 50 };
+  if (value === "always" || value === "never") return value;
+  if (typeof value !== "string") throw new UsageError('Flag "--fsync" needs a value');
+  const everyMs = parseDuration(value, "fsync");
+  if (everyMs <= 0) throw new UsageError('Flag "--fsync" must be a positive duration, always or never');
+  return { everyMs };
+}
+
+/** Runs `specter daemon` until it is stopped (SIGTERM, SIGINT or `daemon.stop`). */
+export async function daemonCommand(args: readonly string[], warn: (text: string) => void): Promise<number> {
+  const { values, command } = parseCommandLine(args, DAEMON_DOC);
+  if (command.length > 0) throw new UsageError(`Unexpected argument "${command[0]!.slice(0, 80)}"`);
+  const { socketPath, stateDir } = whereOf(values);
+  const daemon = await Daemon.start({
+    socketPath,
+    stateDir,
+    sync: syncPolicy(values.fsync),
+    resolve: (params) => {
+      for (const name of ["record", "record-input", "id", "artifacts", "cwd"]) {
+        if (params.flags[name] !== undefined && params.flags[name] !== false) {
+          throw new UsageError(`Flag "--${name}" is not taken by a daemon session`);
+        }
+      }
+      return sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv);
+    },
+    startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
+    log: (text) => warn(`specter daemon: ${text}`),
+  });
+  const stop = () => void daemon.stop();
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+  await daemon.done;
+  Deno.removeSignalListener("SIGTERM", stop);
+  Deno.removeSignalListener("SIGINT", stop);
+  return 0;
+}
+
+const KEEPER_FLAGS = { "state-dir": WHERE_FLAGS["state-dir"], ...HELP_FLAG } as const satisfies FlagTable;
+
+/** `specter keeper`'s help. */
+export const KEEPER_DOC: CommandDoc = {
+  name: "keeper",
+  usage: ["specter keeper [--state-dir DIR]"],
+  about: `Holds the daemon's terminals (started by the daemon; not meant to be run by hand). It spawns
+every daemon session, reaps its processes as child subreaper, and hands the terminals to each daemon that
+starts on the same state directory. Exits once it holds no session and no daemon is connected; exits 0 at
+once when another keeper holds the state directory.`,
+  groups: [{ title: "Keeper flags", flags: KEEPER_FLAGS }],
+};
+
+/** Runs `specter keeper`. */
+export async function keeperCommand(args: readonly string[]): Promise<number> {
+  const { values, command } = parseCommandLine(args, KEEPER_DOC);
+  if (command.length > 0) throw new UsageError(`Unexpected argument "${command[0]!.slice(0, 80)}"`);
+  // Its own session and process group: a terminal's hang-up or a ctrl-c there must not reach it.
+  Deno.addSignalListener("SIGHUP", () => {});
+  Deno.addSignalListener("SIGINT", () => {});
+  await runKeeper(whereOf(values).stateDir);
+  return 0;
+}

@@ -1,0 +1,425 @@
+/**
+ * The daemon's session commands, as tmux has them: `new` (start detached), `attach` (interactive, with a
+ * detach key), `ls`, `send`, `kill`, and `logs` (reads the state directory; no daemon needed).
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { feedView } from "../agent/mod.ts";
+import { readLog, sessionDir } from "../daemon/mod.ts";
+import { payloadText } from "../frames/mod.ts";
+import {
+  type DriverMessage,
+  DriverMessageSchema,
+  type Frame,
+  PROTOCOL_VERSION,
+  type SessionEntry,
+  SessionNameSchema,
+} from "../protocol/mod.ts";
+import { CompactView, ParsedView, renderText } from "../views/mod.ts";
+import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon.ts";
+import { SESSION_GROUPS } from "./session_flags.ts";
+import { join } from "node:path";
+
+const encoder = new TextEncoder();
+
+function nameOf(value: string | undefined, command: string): string {
+  if (value === undefined) throw new UsageError(`specter ${command} needs a session name`);
+  if (!SessionNameSchema.safeParse(value).success) {
+    throw new UsageError(
+      `Session name "${value.slice(0, 80)}" must be letters, digits, '.', '_' or '-' (at most 64)`,
+    );
+  }
+  return value;
+}
+
+function definedFlags(
+  values: FlagValues,
+  skip: readonly string[],
+): Record<string, string | boolean | string[]> {
+  const out: Record<string, string | boolean | string[]> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined || skip.includes(key)) continue;
+    out[key] = Array.isArray(value) ? value.map(String) : value;
+  }
+  return out;
+}
+
+// ── new ─────────────────────────────────────────────────────────────────────────────────────────
+
+/** `specter new`'s help. */
+export const NEW_DOC: CommandDoc = {
+  name: "new",
+  usage: ["specter new NAME [flags] -- CMD ARGS…"],
+  about: `Starts CMD as the named session NAME in the daemon, detached (like tmux new -d -s NAME), under
+the sandbox and policy the flags give (run's flags). Prints the session as JSON. The session runs until
+its program ends or specter kill NAME; clients come and go (specter attach, logs, send).
+  specter new build -- bash
+  specter new web --policy workspace --ack-unsafe-write -- npm run dev`,
+  groups: [{ title: "Daemon flags", flags: CLIENT_FLAGS }, ...SESSION_GROUPS],
+};
+
+/** Runs `specter new`. */
+export async function newCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+  const { values, command } = parseCommandLine(args, NEW_DOC);
+  const name = nameOf(command[0], "new");
+  const argv = command.slice(1);
+  if (argv.length === 0) {
+    throw new UsageError('No command given: put it after "--", e.g. specter new NAME -- bash');
+  }
+  const client = await connectDaemon(values);
+  try {
+    const entry = await client.call("session.create", {
+      name,
+      argv,
+      cwd: typeof values.cwd === "string" ? values.cwd : Deno.cwd(),
+      flags: definedFlags(values, ["socket", "state-dir", "no-autostart", "help", "cwd"]),
+    });
+    out(JSON.stringify(entry));
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+// ── ls ──────────────────────────────────────────────────────────────────────────────────────────
+
+const LS_FLAGS = {
+  ...CLIENT_FLAGS,
+  json: { type: "boolean", description: "One JSON object per session, one per line" },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter ls`'s help. */
+export const LS_DOC: CommandDoc = {
+  name: "ls",
+  usage: ["specter ls [--json]"],
+  about: `Lists the daemon's sessions: running ones, and ended ones until killed with --purge or replaced
+by a new session of the same name.`,
+  groups: [{ title: "Flags", flags: LS_FLAGS }],
+};
+
+/** Runs `specter ls`. */
+export async function lsCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+  const { values, positionals } = parseFlags(args, commandOptions(LS_DOC));
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]!.slice(0, 80)}"`);
+  const client = await connectDaemon(values);
+  try {
+    const { sessions } = await client.call("session.list") as { sessions: SessionEntry[] };
+    if (values.json === true) {
+      for (const entry of sessions) out(JSON.stringify(entry));
+      return 0;
+    }
+    if (sessions.length === 0) return 0;
+    out("NAME\tSTATUS\tPID\tCLIENTS\tCOMMAND");
+    for (const entry of sessions) {
+      const status = entry.running
+        ? "running"
+        : entry.signal !== null
+        ? `killed (${entry.signal})`
+        : `exited ${entry.exit_code}`;
+      out(`${entry.name}\t${status}\t${entry.pid}\t${entry.clients}\t${entry.argv.join(" ")}`);
+    }
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+// ── send ────────────────────────────────────────────────────────────────────────────────────────
+
+const SEND_FLAGS = {
+  ...CLIENT_FLAGS,
+  key: {
+    type: "string",
+    value: "KEY",
+    multiple: true,
+    description: "Press a named key after the text (repeatable)",
+  },
+  enter: { type: "boolean", description: "Press Enter after the text" },
+  signal: { type: "string", value: "SIG", description: "Send a signal (INT, TERM, HUP, …) instead" },
+  resize: { type: "string", value: "COLSxROWS", description: "Resize the terminal instead" },
+  json: { type: "string", value: "MESSAGE", description: "Send one driver message (spec/protocol.md)" },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter send`'s help. */
+export const SEND_DOC: CommandDoc = {
+  name: "send",
+  usage: [
+    "specter send NAME [TEXT…] [--key KEY]… [--enter]",
+    "specter send NAME --signal SIG | --resize COLSxROWS | --json MESSAGE",
+  ],
+  about: `Types TEXT (words joined by spaces) and presses keys in session NAME, or sends it a signal, a
+resize or any driver message (like tmux send-keys).
+  specter send build make test --enter
+  specter send build --key ctrl-c`,
+  groups: [{ title: "Flags", flags: SEND_FLAGS }],
+};
+
+/** Runs `specter send`. */
+export async function sendCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, commandOptions(SEND_DOC));
+  const name = nameOf(positionals[0], "send");
+  const messages: DriverMessage[] = [];
+  const v = PROTOCOL_VERSION;
+  const text = positionals.slice(1).join(" ");
+  if (typeof values.json === "string") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(values.json);
+    } catch {
+      throw new UsageError('Flag "--json" is not JSON');
+    }
+    const result = DriverMessageSchema.safeParse(parsed);
+    if (!result.success) {
+      throw new UsageError(`Flag "--json" is not a driver message: ${result.error.issues[0]?.message}`);
+    }
+    messages.push(result.data);
+  } else if (typeof values.signal === "string") {
+    messages.push(
+      DriverMessageSchema.parse({
+        v,
+        type: "signal",
+        signal: values.signal.toUpperCase().replace(/^SIG/, ""),
+      }),
+    );
+  } else if (typeof values.resize === "string") {
+    const match = /^(\d+)x(\d+)$/.exec(values.resize);
+    if (match === null) throw new UsageError(`Flag "--resize" needs COLSxROWS, got "${values.resize}"`);
+    messages.push({ v, type: "resize", cols: Number(match[1]), rows: Number(match[2]) });
+  } else {
+    if (text !== "") messages.push({ v, type: "input", data: text });
+    for (const key of Array.isArray(values.key) ? values.key : []) {
+      messages.push({ v, type: "key", key: String(key) });
+    }
+    if (values.enter === true) messages.push({ v, type: "key", key: "enter" });
+    if (messages.length === 0) {
+      throw new UsageError("Nothing to send: give TEXT, --key, --enter, --signal, --resize or --json");
+    }
+  }
+  const client = await connectDaemon(values);
+  try {
+    for (const message of messages) await client.call("session.send", { name, message });
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+// ── kill ────────────────────────────────────────────────────────────────────────────────────────
+
+const KILL_FLAGS = {
+  ...CLIENT_FLAGS,
+  purge: { type: "boolean", description: "Also remove its frame log and saved files once it ended" },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter kill`'s help. */
+export const KILL_DOC: CommandDoc = {
+  name: "kill",
+  usage: ["specter kill NAME [--purge]"],
+  about: `Ends session NAME (SIGHUP and SIGTERM to its processes, SIGKILL after the grace time). Its log stays
+readable (specter logs) unless --purge.`,
+  groups: [{ title: "Flags", flags: KILL_FLAGS }],
+};
+
+/** Runs `specter kill`. */
+export async function killCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, commandOptions(KILL_DOC));
+  const name = nameOf(positionals[0], "kill");
+  const client = await connectDaemon(values);
+  try {
+    await client.call("session.kill", { name, purge: values.purge === true });
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+// ── logs ────────────────────────────────────────────────────────────────────────────────────────
+
+const LOGS_FLAGS = {
+  "state-dir": WHERE_FLAGS["state-dir"],
+  from: { type: "string", value: "SEQ", description: "First frame (default: the oldest kept)" },
+  view: {
+    type: "string",
+    value: "MODE",
+    description:
+      "ndjson (default: the frames), raw (the output as written), compact or parsed (token views, as text)",
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter logs`'s help. */
+export const LOGS_DOC: CommandDoc = {
+  name: "logs",
+  usage: ["specter logs NAME [--from SEQ] [--view ndjson|raw|compact|parsed] [--state-dir DIR]"],
+  about: `Prints session NAME's frame log from the state directory (no daemon needed; also after the daemon
+or the machine went down). A damaged segment is reported on stderr and skipped.`,
+  groups: [{ title: "Flags", flags: LOGS_FLAGS }],
+};
+
+/** Runs `specter logs`. */
+export async function logsCommand(
+  args: readonly string[],
+  out: (text: string) => void,
+  warn: (text: string) => void,
+): Promise<number> {
+  const { values, positionals } = parseFlags(args, commandOptions(LOGS_DOC));
+  const name = nameOf(positionals[0], "logs");
+  const view = typeof values.view === "string" ? values.view : "ndjson";
+  if (!["ndjson", "raw", "compact", "parsed"].includes(view)) {
+    throw new UsageError(`Flag "--view" must be ndjson, raw, compact or parsed, got "${view.slice(0, 40)}"`);
+  }
+  let from: number | undefined;
+  if (typeof values.from === "string") {
+    from = Number(values.from);
+    if (!Number.isSafeInteger(from) || from < 0) {
+      throw new UsageError(`Flag "--from" must be a seq, got "${values.from}"`);
+    }
+  }
+  const dir = join(sessionDir(whereOf(values).stateDir, name), "frames");
+  try {
+    Deno.statSync(dir);
+  } catch {
+    throw new UsageError(`No log of a session "${name}" in "${whereOf(values).stateDir}"`);
+  }
+  const frames = readLog(dir, {
+    ...(from === undefined ? {} : { from }),
+    onCorrupt: (e) => warn(`specter: ${e.code}: ${e.message}`),
+  })
+    .map((record) => record.frame);
+  if (view === "ndjson") {
+    for (const frame of frames) out(JSON.stringify(frame));
+    return 0;
+  }
+  if (view === "raw") {
+    const text = frames.filter((frame) => frame.type === "stdout").map((frame) => payloadText(frame)).join(
+      "",
+    );
+    await Deno.stdout.write(encoder.encode(text));
+    return 0;
+  }
+  const start = frames.find((frame) => frame.type === "start");
+  const size = start?.type === "start" ? { cols: start.cols, rows: start.rows } : {};
+  const model = view === "compact" ? new CompactView() : await ParsedView.create(size);
+  for (const frame of frames) feedView(model, frame);
+  const text = renderText(await model.end());
+  await Deno.stdout.write(encoder.encode(text));
+  return 0;
+}
+
+// ── attach ──────────────────────────────────────────────────────────────────────────────────────
+
+const ATTACH_FLAGS = {
+  ...CLIENT_FLAGS,
+  watch: { type: "boolean", description: "Watch only: input is not sent (another client may control)" },
+  from: { type: "string", value: "SEQ", description: "Replay from this frame (default 0: the whole log)" },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** The detach key: Ctrl-] (as telnet), a byte programs rarely need. */
+export const DETACH_BYTE = 0x1d;
+
+/** `specter attach`'s help. */
+export const ATTACH_DOC: CommandDoc = {
+  name: "attach",
+  usage: ["specter attach NAME [--watch] [--from SEQ]"],
+  about: `Attaches this terminal to session NAME (like tmux attach): its history is replayed from the frame
+log so the screen is right, then what it prints appears here and what you type goes to it. Ctrl-] detaches
+(the session goes on). Several clients may attach; the first controls, later ones watch. Exits 0 on detach,
+with the program's exit code when it ends.`,
+  groups: [{ title: "Flags", flags: ATTACH_FLAGS }],
+};
+
+/** Runs `specter attach`. */
+export async function attachCommand(args: readonly string[], warn: (text: string) => void): Promise<number> {
+  const { values, positionals } = parseFlags(args, commandOptions(ATTACH_DOC));
+  const name = nameOf(positionals[0], "attach");
+  const from = typeof values.from === "string" ? Number(values.from) : 0;
+  if (!Number.isSafeInteger(from) || from < 0) {
+    throw new UsageError(`Flag "--from" must be a seq, got "${values.from}"`);
+  }
+  const client = await connectDaemon(values);
+  const stdout = Deno.stdout;
+  let exitCode: number | null = null;
+  let writing = Promise.resolve();
+  const ended = Promise.withResolvers<void>();
+  client.onNotification = (method, params) => {
+    if (method === "session.end") {
+      ended.resolve();
+      return;
+    }
+    if (method !== "frame") return;
+    const frame = params.frame as Frame;
+    if (frame.type === "stdout") {
+      const bytes = encoder.encode(payloadText(frame));
+      writing = writing.then(() => writeAll(stdout, bytes));
+    } else if (frame.type === "exit") {
+      exitCode = frame.code ?? (frame.signal === null ? 1 : 128);
+    }
+  };
+  client.onClose = () => ended.resolve();
+  const result = await client.call("session.attach", { name, from, control: values.watch !== true }) as {
+    control: boolean;
+  };
+  const raw = Deno.stdin.isTerminal();
+  if (raw) Deno.stdin.setRaw(true);
+  let detached = false;
+  const input = (async () => {
+    const buffer = new Uint8Array(4096);
+    for (;;) {
+      const n = await Deno.stdin.read(buffer).catch(() => null);
+      if (n === null) return;
+      const chunk = buffer.subarray(0, n);
+      const cut = chunk.indexOf(DETACH_BYTE);
+      const typed = cut < 0 ? chunk : chunk.subarray(0, cut);
+      if (typed.length > 0 && result.control) {
+        const data = new TextDecoder().decode(typed);
+        await client.call("session.send", { name, message: { v: PROTOCOL_VERSION, type: "input", data } })
+          .catch(() => {});
+      }
+      if (cut >= 0) {
+        detached = true;
+        ended.resolve();
+        return;
+      }
+    }
+  })();
+  void input;
+  const resize = () => {
+    if (!result.control || !raw) return;
+    const { columns, rows } = Deno.consoleSize();
+    void client.call("session.send", {
+      name,
+      message: { v: PROTOCOL_VERSION, type: "resize", cols: columns, rows },
+    })
+      .catch(() => {});
+  };
+  if (raw) {
+    Deno.addSignalListener("SIGWINCH", resize);
+    resize();
+  }
+  await ended.promise;
+  await writing;
+  if (raw) {
+    Deno.removeSignalListener("SIGWINCH", resize);
+    Deno.stdin.setRaw(false);
+  }
+  if (detached) await client.call("session.detach", { name }).catch(() => {});
+  client.close();
+  if (detached) {
+    warn(`[detached from ${name}]`);
+    return 0;
+  }
+  warn(`[${name} ended${exitCode === null ? "" : ` with code ${exitCode}`}]`);
+  return exitCode ?? 0;
+}
+
+async function writeAll(file: { write(p: Uint8Array): Promise<number> }, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) done += await file.write(bytes.subarray(done));
+}

@@ -1,0 +1,153 @@
+/**
+ * One client of the daemon: a unix stream socket carrying JSON-RPC 2.0 over NDJSON, read and written
+ * without blocking on the process's poll reactor. Bounded both ways: a request line over
+ * {@link MAX_LINE_BYTES} is refused (and skipped), and a client whose unsent output passes
+ * {@link MAX_UNSENT_BYTES} (it never reads) is dropped, so no client can grow the daemon's memory.
+ *
+ * @module
+ */
+import { DriverLineSplitter } from "../frames/mod.ts";
+import { closeQuietly, libc, type PollClient, reactor } from "../pty/mod.ts";
+
+/** Longest request line (bytes). */
+export const MAX_LINE_BYTES = 1024 * 1024;
+/** Bytes of responses and frames waiting for a client that does not read, before it is dropped. */
+export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
+const READ_CHUNK = 64 * 1024;
+const encoder = new TextEncoder();
+
+/** What a connection tells its owner. */
+export interface ConnectionHost {
+  /** A complete line (or a line error: too long, not UTF-8). */
+  line(connection: Connection, line: string | Error): void;
+  /** The connection is closed (by the peer, an error, or {@link Connection.close}); called once. */
+  closed(connection: Connection, reason: string): void;
+}
+
+/** A client connection. */
+export class Connection {
+  /** The peer's pid, as the kernel recorded it at connect time. */
+  readonly peerPid: number;
+  readonly #fd: number;
+  readonly #host: ConnectionHost;
+  readonly #splitter = new DriverLineSplitter(MAX_LINE_BYTES);
+  readonly #client: PollClient;
+  #out: Uint8Array[] = [];
+  #outBytes = 0;
+  #closed = false;
+  #closing = false;
+  /** Set by the daemon: the protocol version was agreed (`daemon.hello`). */
+  greeted = false;
+
+  constructor(fd: number, peerPid: number, host: ConnectionHost) {
+    this.#fd = fd;
+    this.peerPid = peerPid;
+    this.#host = host;
+    this.#client = {
+      fd,
+      interest: () => {
+        const { POLLIN, POLLOUT } = libc().table.poll;
+        if (this.#closed) return 0;
+        return (this.#closing ? 0 : POLLIN) | (this.#outBytes > 0 ? POLLOUT : 0);
+      },
+      ready: (revents) => this.#ready(revents),
+      fail: (error) => this.#finish(`failed: ${String(error)}`),
+    };
+    reactor().add(this.#client);
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Bytes queued for the client. */
+  get unsent(): number {
+    return this.#outBytes;
+  }
+
+  /** Queues one JSON message (a line). Drops the client when it has not read {@link MAX_UNSENT_BYTES}. */
+  send(message: unknown): void {
+    if (this.#closed) return;
+    const bytes = encoder.encode(JSON.stringify(message) + "\n");
+    if (this.#outBytes + bytes.length > MAX_UNSENT_BYTES) {
+      this.#finish("dropped: it does not read what it is sent");
+      return;
+    }
+    this.#out.push(bytes);
+    this.#outBytes += bytes.length;
+    this.#flush();
+  }
+
+  /** Sends what is queued, then closes (a refused client still reads why). */
+  closeAfterSending(): void {
+    this.#closing = true;
+    if (this.#outBytes === 0) this.#finish("closed by the daemon");
+    else reactor().wake();
+  }
+
+  /** Closes at once. */
+  close(reason = "closed by the daemon"): void {
+    this.#finish(reason);
+  }
+
+  #ready(revents: number): void {
+    const { POLLIN, POLLOUT, POLLHUP, POLLERR } = libc().table.poll;
+    if ((revents & POLLOUT) !== 0) this.#flush();
+    if (this.#closed || this.#closing) return;
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) === 0) return;
+    const lib = libc();
+    const buffer = new Uint8Array(READ_CHUNK);
+    for (let rounds = 0; rounds < 16 && !this.#closed && !this.#closing; rounds++) {
+      const n = Number(lib.sym.read(this.#fd, buffer, BigInt(buffer.length)));
+      if (n > 0) {
+        for (const result of this.#splitter.push(buffer.subarray(0, n))) {
+          this.#host.line(this, "line" in result ? result.line : result.error);
+          if (this.#closed || this.#closing) return;
+        }
+        continue;
+      }
+      if (n < 0 && lib.errno() === lib.table.errno.EAGAIN) return;
+      if (n < 0 && lib.errno() === lib.table.errno.EINTR) continue;
+      this.#finish(n === 0 ? "disconnected" : `read failed with errno ${lib.errno()}`);
+      return;
+    }
+  }
+
+  #flush(): void {
+    const lib = libc();
+    while (this.#out.length > 0 && !this.#closed) {
+      const head = this.#out[0]!;
+      const n = Number(lib.sym.write(this.#fd, head, BigInt(head.length)));
+      if (n === head.length) {
+        this.#out.shift();
+        this.#outBytes -= n;
+        continue;
+      }
+      if (n > 0) {
+        this.#out[0] = head.subarray(n);
+        this.#outBytes -= n;
+        continue;
+      }
+      const errno = lib.errno();
+      if (errno === lib.table.errno.EINTR) continue;
+      if (errno !== lib.table.errno.EAGAIN) this.#finish(`write failed with errno ${errno}`);
+      break;
+    }
+    if (this.#closing && this.#outBytes === 0) {
+      this.#finish("closed by the daemon");
+      return;
+    }
+    reactor().wake(); // POLLOUT interest changed.
+  }
+
+  #finish(reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#out = [];
+    this.#outBytes = 0;
+    reactor().remove(this.#client);
+    closeQuietly(this.#fd);
+    this.#host.closed(this, reason);
+  }
+}

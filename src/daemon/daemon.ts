@@ -1,0 +1,702 @@
+/**
+ * `specter daemon`: one per user and state directory. It serves named sessions over a unix socket
+ * (JSON-RPC 2.0 over NDJSON), logs every frame to the session's durable frame log before any client sees
+ * it, and leaves the terminals to its keeper, so that neither a client nor the daemon itself going away
+ * ends a session: a restarted daemon takes every session back from the keeper, resuming each terminal's
+ * output where its log ends.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { z } from "zod";
+import { DaemonError, SessionError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
+import {
+  AttachParamsSchema,
+  CreateParamsSchema,
+  DAEMON_PROTOCOL,
+  type ExitFrame,
+  type Frame,
+  HelloParamsSchema,
+  JSONRPC_ERRORS,
+  JsonRpcRequestSchema,
+  KillParamsSchema,
+  NameParamsSchema,
+  type SavedSession,
+  SavedSessionSchema,
+  SendParamsSchema,
+  type SessionEntry,
+} from "../protocol/mod.ts";
+import {
+  acceptUnix,
+  closeQuietly,
+  libc,
+  listenUnix,
+  peerCredentials,
+  type PollClient,
+  reactor,
+  tryLockFile,
+} from "../pty/mod.ts";
+import { adopt, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { VERSION } from "../version.ts";
+import { Connection } from "./connection.ts";
+import { FrameStore, readLog, type SyncPolicy } from "./frame_store.ts";
+import { KeeperClient } from "./keeper_client.ts";
+import { privateDir, sessionDir } from "./paths.ts";
+
+/** The parameters of `session.create`. */
+export type CreateParams = z.infer<typeof CreateParamsSchema>;
+
+/** How a daemon runs. */
+export interface DaemonOptions {
+  /** Frame logs, saved sessions, the keeper's socket and the lock. */
+  readonly stateDir: string;
+  /** The socket clients connect to. */
+  readonly socketPath: string;
+  /** Turns `session.create`'s parameters into spawn options (the CLI's flags of `run`). */
+  readonly resolve: (params: CreateParams) => SpawnOptions;
+  /** Starts the keeper for `stateDir`, detached (it must outlive the daemon). */
+  readonly startKeeper: () => void;
+  /** When logged frames are synced to disk (default: every 50 ms). */
+  readonly sync?: SyncPolicy;
+  /** Told of connections refused or dropped, and of failures that end no session. */
+  readonly log?: (text: string) => void;
+}
+
+/** Frames of a session's log a restarted daemon reads back to rebuild its screen and tail. */
+const RESUME_HISTORY = 5000;
+/** How often logged output is acknowledged to the keeper. */
+const ACK_MS = 20;
+
+interface Entry {
+  readonly name: string;
+  readonly dir: string;
+  readonly saved: SavedSession;
+  readonly logId: string;
+  session: Session | null;
+  store: FrameStore | null;
+  watchers: Set<Connection>;
+  controller: Connection | null;
+  delivered: number;
+  acked: number;
+  exit: ExitFrame | null;
+}
+
+/** A method that answered itself (it had to send frames right after its answer). */
+const ANSWERED = Symbol("answered");
+
+class RpcError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: Record<string, unknown>) {
+    super(message);
+  }
+}
+
+/** A running daemon. */
+export class Daemon {
+  /** Resolves once the daemon stopped. */
+  readonly done: Promise<void>;
+  readonly #options: DaemonOptions;
+  readonly #locks: number[];
+  readonly #listener: number;
+  readonly #listenClient: PollClient;
+  readonly #entries = new Map<string, Entry>();
+  readonly #connections = new Set<Connection>();
+  readonly #keeper: KeeperClient;
+  readonly #timers: ReturnType<typeof setInterval>[] = [];
+  #resolve!: () => void;
+  #stopped = false;
+
+  private constructor(options: DaemonOptions, locks: number[], listener: number, keeper: KeeperClient) {
+    this.#options = options;
+    this.#locks = locks;
+    this.#listener = listener;
+    this.#keeper = keeper;
+    this.done = new Promise((resolve) => this.#resolve = resolve);
+    this.#listenClient = {
+      fd: listener,
+      interest: () => libc().table.poll.POLLIN,
+      ready: () => this.#accept(),
+      fail: (error) => this.#log(`listener failed: ${String(error)}`),
+    };
+    keeper.onClosed = () => this.#keeperLost();
+    this.#timers.push(setInterval(() => this.#acknowledge(), ACK_MS));
+    const sync = options.sync ?? { everyMs: 50 };
+    if (typeof sync === "object") this.#timers.push(setInterval(() => this.#syncAll(), sync.everyMs));
+  }
+
+  /**
+   * Starts a daemon: takes the state directory's and the socket's locks (`E_DAEMON_LOCKED` when another
+   * daemon holds either), replaces a stale socket, connects to the keeper (starting it), takes back
+   * every session the keeper holds, then listens.
+   */
+  static async start(options: DaemonOptions): Promise<Daemon> {
+    privateDir(options.stateDir);
+    privateDir(join(options.socketPath, ".."));
+    const locks: number[] = [];
+    for (const path of [join(options.stateDir, "daemon.lock"), `${options.socketPath}.lock`]) {
+      const fd = tryLockFile(path);
+      if (fd === null) {
+        for (const held of locks) closeQuietly(held);
+        throw new DaemonError("E_DAEMON_LOCKED", `Another daemon holds "${path}"`, { details: { path } });
+      }
+      locks.push(fd);
+    }
+    let keeper: KeeperClient;
+    try {
+      keeper = await KeeperClient.connect(options.stateDir, options.startKeeper);
+    } catch (error: unknown) {
+      for (const held of locks) closeQuietly(held);
+      throw error;
+    }
+    try {
+      Deno.removeSync(options.socketPath); // Stale: its daemon no longer holds the lock.
+    } catch {
+      // No socket was left.
+    }
+    const listener = listenUnix(options.socketPath, "stream");
+    Deno.chmodSync(options.socketPath, 0o600);
+    const daemon = new Daemon(options, locks, listener, keeper);
+    daemon.#takeBack();
+    daemon.#loadEnded();
+    reactor().add(daemon.#listenClient);
+    return daemon;
+  }
+
+  /** Stops serving; sessions go on in the keeper (or are killed with `killSessions`). */
+  async stop(killSessions = false): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    reactor().remove(this.#listenClient);
+    closeQuietly(this.#listener);
+    try {
+      Deno.removeSync(this.#options.socketPath);
+    } catch {
+      // Removed by someone else.
+    }
+    for (const connection of this.#connections) connection.close();
+    if (killSessions) {
+      await Promise.all([...this.#entries.values()].map((entry) => entry.session?.terminate(0)));
+    }
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#acknowledge();
+    for (const entry of this.#entries.values()) entry.store?.close();
+    this.#keeper.close();
+    for (const fd of this.#locks) closeQuietly(fd);
+    this.#resolve();
+  }
+
+  #log(text: string): void {
+    this.#options.log?.(text);
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────────────────────────
+
+  /** Takes back what the keeper holds: each session continues from where its log ends. */
+  #takeBack(): void {
+    for (const kept of this.#keeper.kept) {
+      const name = kept.id;
+      const dir = sessionDir(this.#options.stateDir, name);
+      let saved: SavedSession;
+      let store: FrameStore;
+      try {
+        saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
+        store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+      } catch (error: unknown) {
+        this.#log(`session "${name}" cannot be taken back (${String(error)}); the keeper ends it`);
+        this.#keeper.release(name);
+        continue;
+      }
+      const from = Math.max(store.lastRaw, kept.held_from);
+      const history = readLog(join(dir, "frames"), {
+        from: Math.max(0, store.nextSeq - RESUME_HISTORY),
+        onCorrupt: (error) => this.#log(error.message),
+      }).map((record) => record.frame);
+      const entry = this.#entry(name, dir, saved, store);
+      entry.delivered = store.nextSeq - 1;
+      entry.acked = from;
+      const last = history.at(-1);
+      if (last?.type === "exit") {
+        entry.exit = last;
+        store.close();
+        entry.store = null;
+        this.#keeper.release(name);
+        continue;
+      }
+      try {
+        const handed = this.#keeper.resume(name, from);
+        entry.session = adopt(
+          {
+            child: { pid: handed.pid, master: handed.master, io: handed.io, ttyPath: handed.ttyPath },
+            backend: saved.backend,
+            watcher: this.#keeper,
+          },
+          {
+            argv: saved.argv,
+            cwd: saved.cwd,
+            cols: saved.cols,
+            rows: saved.rows,
+            id: name,
+            title: saved.title ?? undefined,
+            description: saved.description ?? undefined,
+            parentAgent: saved.parent_agent ?? undefined,
+            // Not set up again: the program runs in the sandbox it was started in (adopt spawns nothing).
+            sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },
+          },
+          {
+            sink: (frame) => this.#sink(entry, frame),
+            resume: { nextSeq: store.nextSeq, history, outputOffset: from },
+          },
+        );
+      } catch (error: unknown) {
+        this.#log(`session "${name}" cannot be taken back: ${String(error)}`);
+        store.close();
+        entry.store = null;
+        this.#keeper.release(name);
+        continue;
+      }
+      this.#run(entry);
+    }
+  }
+
+  /** Sessions that ended before this daemon started: listed from their exit records. */
+  #loadEnded(): void {
+    let names: string[] = [];
+    try {
+      names = [...Deno.readDirSync(join(this.#options.stateDir, "sessions"))].map((entry) => entry.name);
+    } catch {
+      return; // No session was ever made here.
+    }
+    for (const name of names) {
+      if (this.#entries.has(name)) continue;
+      const dir = sessionDir(this.#options.stateDir, name);
+      try {
+        const saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
+        const exit = JSON.parse(Deno.readTextFileSync(join(dir, "exit.json"))) as ExitFrame;
+        const entry = this.#entry(name, dir, saved, null);
+        entry.exit = exit;
+        entry.delivered = exit.seq;
+      } catch {
+        // Not a session directory, or one without its end recorded: not listed.
+      }
+    }
+  }
+
+  #entry(name: string, dir: string, saved: SavedSession, store: FrameStore | null): Entry {
+    const entry: Entry = {
+      name,
+      dir,
+      saved,
+      logId: store?.logId ?? "",
+      session: null,
+      store,
+      watchers: new Set(),
+      controller: null,
+      delivered: -1,
+      acked: 0,
+      exit: null,
+    };
+    this.#entries.set(name, entry);
+    return entry;
+  }
+
+  /** Writes a frame to the session's log before any reader can take it. */
+  #sink(entry: Entry, frame: Frame): void {
+    const store = entry.store;
+    if (store === null) return;
+    try {
+      store.append(
+        frame,
+        entry.session?.outputConsumed ?? store.lastRaw,
+        this.#options.sync === "always" ? "always" : "never",
+      );
+    } catch (error: unknown) {
+      entry.store = null;
+      store.close();
+      const specter = toSpecterError(error);
+      this.#log(`session "${entry.name}": ${specter.message}`);
+      // Told after the frame being logged (the sink runs inside the session's emit).
+      queueMicrotask(() => {
+        if (entry.session?.finished === false) {
+          entry.session.reportError("E_LOG_WRITE", `Frame logging stopped: ${specter.message}`, {
+            cause_code: specter.code,
+          });
+        }
+      });
+    }
+  }
+
+  #create(params: CreateParams): SessionEntry {
+    const existing = this.#entries.get(params.name);
+    if (existing !== undefined && existing.exit === null) {
+      if (params.if_exists === "reuse") return this.#describe(existing);
+      throw new DaemonError("E_SESSION_EXISTS", `Session "${params.name}" is running`, {
+        details: { name: params.name },
+      });
+    }
+    const options = this.#options.resolve(params);
+    const dir = sessionDir(this.#options.stateDir, params.name);
+    try {
+      Deno.removeSync(dir, { recursive: true }); // An ended session of that name: its log goes.
+    } catch (error: unknown) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const store = FrameStore.open({ dir: join(dir, "frames"), session: params.name });
+    const holder: { entry: Entry | null } = { entry: null };
+    const early: Frame[] = [];
+    let session: Session;
+    try {
+      session = spawn({ ...options, id: params.name }, {
+        spawner: (request) => this.#keeper.spawn(params.name, request),
+        watcher: this.#keeper,
+        hooks: {
+          sink: (frame) => {
+            if (holder.entry !== null) this.#sink(holder.entry, frame);
+            else early.push(frame);
+          },
+        },
+      });
+    } catch (error: unknown) {
+      store.close();
+      Deno.removeSync(dir, { recursive: true });
+      throw error;
+    }
+    const saved: SavedSession = {
+      name: params.name,
+      argv: [...session.argv],
+      cwd: options.cwd ?? params.cwd,
+      cols: options.cols ?? 80,
+      rows: options.rows ?? 24,
+      started: Date.now() / 1000,
+      pid: session.pid,
+      backend: session.launch.backend,
+      title: session.info.title ?? null,
+      description: session.info.description ?? null,
+      parent_agent: session.info.parent_agent ?? null,
+    };
+    Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
+    const entry = this.#entry(params.name, dir, saved, store);
+    entry.session = session;
+    holder.entry = entry;
+    for (const frame of early) this.#sink(entry, frame);
+    this.#run(entry);
+    return this.#describe(entry);
+  }
+
+  /** Reads the session's frames (every frame must be taken, or it pauses) and fans them out. */
+  #run(entry: Entry): void {
+    const session = entry.session!;
+    void (async () => {
+      for (;;) {
+        const batch = await session.nextFrames();
+        if (batch.length === 0) break;
+        for (const frame of batch) {
+          entry.delivered = frame.seq;
+          for (const watcher of entry.watchers) this.#sendFrame(watcher, entry.name, frame);
+        }
+      }
+      const exit = await session.exited;
+      entry.exit = exit;
+      entry.store?.close();
+      entry.store = null;
+      this.#keeper.release(entry.name);
+      try {
+        Deno.writeTextFileSync(join(entry.dir, "exit.json"), JSON.stringify(exit) + "\n", { mode: 0o600 });
+      } catch (error: unknown) {
+        this.#log(`session "${entry.name}": its end could not be recorded (${String(error)})`);
+      }
+      for (const watcher of entry.watchers) {
+        watcher.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
+      }
+      entry.watchers.clear();
+      entry.controller = null;
+    })();
+  }
+
+  #sendFrame(connection: Connection, name: string, frame: Frame): void {
+    connection.send({ jsonrpc: "2.0", method: "frame", params: { name, frame } });
+  }
+
+  /** Tells the keeper what the logs hold, so it stops holding it. */
+  #acknowledge(): void {
+    for (const entry of this.#entries.values()) {
+      if (entry.session === null || entry.exit !== null) continue;
+      const offset = entry.store?.lastRaw ?? entry.session.outputConsumed;
+      if (offset > entry.acked) {
+        entry.acked = offset;
+        this.#keeper.ack(entry.name, offset);
+      }
+    }
+  }
+
+  #syncAll(): void {
+    for (const entry of this.#entries.values()) {
+      try {
+        entry.store?.sync();
+      } catch (error: unknown) {
+        this.#log(`session "${entry.name}": ${toSpecterError(error).message}`);
+      }
+    }
+  }
+
+  #keeperLost(): void {
+    this.#log("the keeper went away: its sessions ended");
+    for (const entry of this.#entries.values()) {
+      if (entry.session !== null && !entry.session.finished) {
+        entry.session.reportError("E_KEEPER", "The keeper that held this session's terminal went away");
+      }
+    }
+  }
+
+  #describe(entry: Entry): SessionEntry {
+    const exit = entry.exit;
+    return {
+      name: entry.name,
+      pid: entry.saved.pid,
+      running: exit === null,
+      exit_code: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      started: entry.saved.started,
+      argv: entry.saved.argv,
+      title: entry.saved.title,
+      description: entry.saved.description,
+      parent_agent: entry.saved.parent_agent,
+      clients: entry.watchers.size,
+      next_seq: entry.delivered + 1,
+      log_id: entry.logId === "" ? null : entry.logId,
+    };
+  }
+
+  #named(name: string): Entry {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) {
+      throw new SessionError("E_SESSION_UNKNOWN", `No session is named "${name}"`, { details: { name } });
+    }
+    return entry;
+  }
+
+  // ── clients ─────────────────────────────────────────────────────────────────────────────────────
+
+  #accept(): void {
+    for (;;) {
+      let fd: number | null;
+      try {
+        fd = acceptUnix(this.#listener);
+      } catch (error: unknown) {
+        this.#log(`accept failed: ${String(error)}`);
+        return;
+      }
+      if (fd === null) return;
+      let peer;
+      try {
+        peer = peerCredentials(fd);
+      } catch {
+        closeQuietly(fd);
+        continue;
+      }
+      const connection = new Connection(fd, peer.pid, {
+        line: (c, line) => this.#line(c, line),
+        closed: (c, reason) => this.#closed(c, reason),
+      });
+      this.#connections.add(connection);
+      if (peer.uid !== Deno.uid()) {
+        this.#log(`refused pid ${peer.pid}: uid ${peer.uid} is not ${Deno.uid()}`);
+        this.#refuse(
+          connection,
+          null,
+          new DaemonError("E_DAEMON_PEER", `Peers of uid ${peer.uid} are refused`),
+        );
+      }
+    }
+  }
+
+  #closed(connection: Connection, reason: string): void {
+    this.#connections.delete(connection);
+    for (const entry of this.#entries.values()) {
+      entry.watchers.delete(connection);
+      if (entry.controller === connection) entry.controller = null;
+    }
+    if (reason.startsWith("dropped")) this.#log(`client pid ${connection.peerPid} ${reason}`);
+  }
+
+  #refuse(connection: Connection, id: string | number | null, error: SpecterError): void {
+    connection.send({
+      jsonrpc: "2.0",
+      id,
+      error: { code: JSONRPC_ERRORS.SERVER_ERROR, message: error.message, data: error.toJSON() },
+    });
+    connection.closeAfterSending();
+  }
+
+  #line(connection: Connection, line: string | Error): void {
+    if (line instanceof Error) {
+      this.#refuse(connection, null, new DaemonError("E_DAEMON_PEER", `Refused: ${line.message}`));
+      return;
+    }
+    let request;
+    try {
+      request = JsonRpcRequestSchema.parse(JSON.parse(line));
+    } catch {
+      this.#refuse(
+        connection,
+        null,
+        new DaemonError("E_DAEMON_PEER", "Refused: the line is not a JSON-RPC 2.0 request"),
+      );
+      return;
+    }
+    const id = request.id ?? null;
+    if (!connection.greeted && request.method !== "daemon.hello") {
+      this.#refuse(
+        connection,
+        id,
+        new DaemonError("E_DAEMON_PEER", 'Refused: the first call must be "daemon.hello"'),
+      );
+      return;
+    }
+    try {
+      const result = this.#call(connection, request.method, request.params ?? {}, id);
+      if (request.id !== undefined && result !== ANSWERED) connection.send({ jsonrpc: "2.0", id, result });
+    } catch (error: unknown) {
+      if (request.id === undefined) return;
+      if (error instanceof RpcError) {
+        connection.send({
+          jsonrpc: "2.0",
+          id,
+          error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
+        });
+        return;
+      }
+      const specter = toSpecterError(error);
+      connection.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: JSONRPC_ERRORS.SERVER_ERROR, message: specter.message, data: specter.toJSON() },
+      });
+      if (specter.code === "E_PROTOCOL_VERSION") connection.closeAfterSending();
+    }
+  }
+
+  #call(connection: Connection, method: string, params: unknown, id: string | number | null): unknown {
+    switch (method) {
+      case "daemon.hello": {
+        const { protocol } = parse(HelloParamsSchema, params);
+        if (protocol !== DAEMON_PROTOCOL) {
+          throw new SpecterError(
+            "E_PROTOCOL_VERSION",
+            `The daemon speaks protocol ${DAEMON_PROTOCOL}, not ${protocol}`,
+          );
+        }
+        connection.greeted = true;
+        return {
+          protocol: DAEMON_PROTOCOL,
+          version: VERSION,
+          pid: Deno.pid,
+          state_dir: this.#options.stateDir,
+        };
+      }
+      case "session.create":
+        return this.#create(parse(CreateParamsSchema, params));
+      case "session.list":
+        return { sessions: [...this.#entries.values()].map((entry) => this.#describe(entry)) };
+      case "session.attach":
+        return this.#attach(connection, parse(AttachParamsSchema, params), id);
+      case "session.detach": {
+        const entry = this.#named(parse(NameParamsSchema, params).name);
+        entry.watchers.delete(connection);
+        if (entry.controller === connection) entry.controller = null;
+        return {};
+      }
+      case "session.send": {
+        const { name, message } = parse(SendParamsSchema, params);
+        const entry = this.#named(name);
+        if (entry.watchers.has(connection) && entry.controller !== connection) {
+          if (entry.controller !== null) {
+            throw new UsageError(`Session "${name}" is controlled by another client; this one watches`);
+          }
+          entry.controller = connection;
+        }
+        if (entry.session === null || entry.exit !== null) {
+          throw new SessionError("E_SESSION_CLOSED", `Session "${name}" has ended`);
+        }
+        entry.session.send(message);
+        return {};
+      }
+      case "session.kill": {
+        const { name, purge } = parse(KillParamsSchema, params);
+        const entry = this.#named(name);
+        const session = entry.session;
+        if (session !== null && entry.exit === null) {
+          void session.terminate().then(() => {
+            if (purge) this.#purge(entry);
+          });
+        } else if (purge) {
+          this.#purge(entry);
+        }
+        return {};
+      }
+      case "daemon.stop": {
+        const kill = (params as { kill_sessions?: unknown }).kill_sessions === true;
+        setTimeout(() => void this.stop(kill), 10);
+        return {};
+      }
+      default:
+        throw new RpcError(JSONRPC_ERRORS.METHOD_NOT_FOUND, `Unknown method "${method}"`);
+    }
+  }
+
+  #purge(entry: Entry): void {
+    this.#entries.delete(entry.name);
+    try {
+      Deno.removeSync(entry.dir, { recursive: true });
+    } catch (error: unknown) {
+      this.#log(`session "${entry.name}": its files could not be removed (${String(error)})`);
+    }
+  }
+
+  #attach(
+    connection: Connection,
+    params: z.infer<typeof AttachParamsSchema>,
+    id: string | number | null,
+  ): symbol {
+    const entry = this.#named(params.name);
+    const from = params.from ?? 0;
+    const control = params.control && entry.exit === null &&
+      (entry.controller === null || entry.controller === connection);
+    const records = from <= entry.delivered
+      ? readLog(join(entry.dir, "frames"), {
+        from,
+        to: entry.delivered,
+        ...(params.log_id === undefined ? {} : { logId: params.log_id }),
+        onCorrupt: (error) => this.#log(error.message),
+      })
+      : [];
+    if (control) entry.controller = connection;
+    // The answer, the logged frames, then the live ones: all in this turn, so that none is missed.
+    connection.send({
+      jsonrpc: "2.0",
+      id,
+      result: {
+        name: entry.name,
+        log_id: entry.logId === "" ? null : entry.logId,
+        control,
+        next_seq: entry.delivered + 1,
+      },
+    });
+    for (const record of records) this.#sendFrame(connection, entry.name, record.frame);
+    if (entry.exit === null) entry.watchers.add(connection);
+    else connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
+    return ANSWERED;
+  }
+}
+
+function parse<T>(schema: z.ZodType<T>, params: unknown): T {
+  const result = schema.safeParse(params);
+  if (!result.success) {
+    throw new RpcError(
+      JSONRPC_ERRORS.INVALID_PARAMS,
+      result.error.issues.map((issue) => `${issue.path.join(".") || "(params)"}: ${issue.message}`).join(
+        "; ",
+      ),
+    );
+  }
+  return result.data;
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { FrameStore, listSegments, readLog } from "./frame_store.ts";
+import type { Frame } from "../protocol/mod.ts";
+import type { DaemonError } from "../errors.ts";
+
+function frame(seq: number, data = `line ${seq}\n`): Frame {
+  return { seq, ts: 1, type: "stdout", data } as Frame;
+}
+
+function tempDir(): string {
+  return Deno.makeTempDirSync({ prefix: "specter-log-" });
+}
+
+Deno.test("a log reopens where it ended, with its id and last output offset", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s" });
+  for (let i = 0; i < 10; i++) store.append(frame(i), i * 10);
+  store.close();
+  const again = FrameStore.open({ dir, session: "s" });
+  assert.equal(again.nextSeq, 10);
+  assert.equal(again.lastRaw, 90);
+  assert.equal(again.logId, store.logId);
+  assert.deepEqual(again.recovery, { cutBytes: 0, segment: null });
+  again.append(frame(10));
+  assert.throws(() => again.append(frame(12)), (e: DaemonError) => e.code === "E_LOG_WRITE");
+  again.close();
+  assert.deepEqual(readLog(dir).map((r) => r.frame.seq), [...Array(11).keys()]);
+  assert.equal(readLog(dir, { from: 9 })[0]!.raw, 90);
+});
+
+Deno.test("a torn last record is cut on open, and the next append follows the last whole one", () => {
+  for (
+    const tail of ['{"seq":5,"ts":1,"type":"std', '{"seq":7,"ts":1,"type":"stdout","data":"x"}\n', "\0\0\0\0"]
+  ) {
+    const dir = tempDir();
+    const store = FrameStore.open({ dir, session: "s", indexEvery: 1 });
+    for (let i = 0; i < 5; i++) store.append(frame(i), i);
+    store.close();
+    const [segment] = listSegments(dir);
+    const path = join(dir, `${String(segment).padStart(20, "0")}.ndjson`);
+    const before = Deno.statSync(path).size;
+    Deno.writeTextFileSync(path, tail, { append: true });
+    const again = FrameStore.open({ dir, session: "s", indexEvery: 1 });
+    assert.equal(again.recovery.cutBytes, new TextEncoder().encode(tail).length);
+    assert.equal(Deno.statSync(path).size, before);
+    assert.equal(again.nextSeq, 5);
+    assert.equal(again.lastRaw, 4);
+    again.append(frame(5), 5);
+    again.close();
+    assert.deepEqual(readLog(dir).map((r) => r.frame.seq), [0, 1, 2, 3, 4, 5]);
+  }
+});
+
+Deno.test("segments roll, old ones are removed past the size cap, and seek uses names and indexes", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s", segmentBytes: 2000, maxBytes: 6000, indexEvery: 300 });
+  for (let i = 0; i < 400; i++) store.append(frame(i), i);
+  store.close();
+  const segments = listSegments(dir);
+  assert.ok(segments.length >= 3 && segments.length <= 4, `${segments}`);
+  assert.ok(segments[0]! > 0);
+  const from = segments[1]! + 3;
+  const records = readLog(dir, { from, to: from + 4 });
+  assert.deepEqual(records.map((r) => r.frame.seq), [from, from + 1, from + 2, from + 3, from + 4]);
+  assert.throws(() => readLog(dir, { from: 0 }), (e: DaemonError) => e.code === "E_LOG_SEEK");
+  assert.throws(
+    () => readLog(dir, { from: segments[0]!, logId: "other" }),
+    (e: DaemonError) => e.code === "E_LOG_SEEK",
+  );
+  const reopened = FrameStore.open({ dir, session: "s", segmentBytes: 2000, maxBytes: 6000 });
+  assert.equal(reopened.nextSeq, 400);
+  assert.equal(reopened.lastRaw, 399);
+  reopened.close();
+});
+
+Deno.test("a damaged segment is reported and skipped; reading goes on with the next", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s", segmentBytes: 1000 });
+  for (let i = 0; i < 60; i++) store.append(frame(i));
+  store.close();
+  const segments = listSegments(dir);
+  assert.ok(segments.length >= 3);
+  const middle = join(dir, `${String(segments[1]).padStart(20, "0")}.ndjson`);
+  const text = Deno.readTextFileSync(middle).split("\n");
+  text[2] = "garbage";
+  Deno.writeTextFileSync(middle, text.join("\n"));
+  const errors: DaemonError[] = [];
+  const seqs = readLog(dir, { onCorrupt: (e) => errors.push(e) }).map((r) => r.frame.seq);
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0]!.code, "E_LOG_CORRUPT");
+  assert.ok(seqs.includes(59) && seqs.includes(0));
+  assert.ok(!seqs.includes(segments[1]! + 1)); // The damaged line and the rest of its segment are skipped.
+});

@@ -1,0 +1,320 @@
+/**
+ * The daemon's side of the keeper: connects (starting the keeper when none runs), asks it to spawn or hand
+ * back a session's terminal, acknowledges logged output, and turns its exit records into the wait
+ * statuses a session expects from its own children.
+ *
+ * Spawns are a synchronous round trip (as `posix_spawn` is for a session spawned in-process): the keeper
+ * answers within milliseconds, or within {@link KEEPER_TIMEOUT_MS} the daemon gives up with `E_KEEPER`.
+ *
+ * @module
+ */
+import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError } from "../errors.ts";
+import {
+  closeQuietly,
+  connectUnix,
+  decodeWaitStatus,
+  type ExitWatcher,
+  libc,
+  type PollClient,
+  reactor,
+  receiveFds,
+  sendFds,
+  type SpawnedChild,
+  type SpawnRequest,
+  type StatusListener,
+} from "../pty/mod.ts";
+import {
+  type KeeperEvent,
+  KeeperEventSchema,
+  type KeeperRequest,
+  type KeptSessionSchema,
+} from "../protocol/mod.ts";
+import type { z } from "zod";
+import { keeperPaths, MAX_KEEPER_MESSAGE } from "./keeper.ts";
+
+/** How long the daemon waits for the keeper's answer (or for a started keeper to listen). */
+export const KEEPER_TIMEOUT_MS = 5000;
+
+/** What the keeper holds of one session when the daemon connects. */
+export type KeptSession = z.infer<typeof KeptSessionSchema>;
+
+/** A terminal handed over by the keeper. */
+export interface HandedOver {
+  readonly pid: number;
+  /** The terminal's master (resizes). */
+  readonly master: number;
+  /** The daemon's end of the relay: output is read and input written here. */
+  readonly io: number;
+  readonly ttyPath: string;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The connection to a state directory's keeper. */
+export class KeeperClient implements ExitWatcher {
+  /** The sessions the keeper held when the daemon connected. */
+  readonly kept: readonly KeptSession[];
+  /** The keeper's pid. */
+  readonly keeperPid: number;
+  readonly #fd: number;
+  readonly #client: PollClient;
+  readonly #listeners = new Map<number, StatusListener>();
+  readonly #statuses = new Map<number, number>();
+  #closed = false;
+  /** Told when the keeper went away (every watched program is then reported killed). */
+  onClosed: () => void = () => {};
+
+  private constructor(fd: number, hello: Hello) {
+    this.#fd = fd;
+    this.kept = hello.sessions;
+    this.keeperPid = hello.pid;
+    for (const session of hello.sessions) {
+      if (session.status !== null) this.#statuses.set(session.pid, session.status);
+    }
+    this.#client = {
+      fd,
+      interest: () => libc().table.poll.POLLIN,
+      ready: () => this.#drain(),
+      fail: () => this.#lost(),
+    };
+    reactor().add(this.#client);
+  }
+
+  /**
+   * Connects to the keeper of `stateDir`, starting one with `start` when none listens. Throws `E_KEEPER`
+   * when none comes up or it does not say hello.
+   */
+  static async connect(stateDir: string, start: () => void): Promise<KeeperClient> {
+    const { socket } = keeperPaths(stateDir);
+    let started = false;
+    const deadline = Date.now() + KEEPER_TIMEOUT_MS;
+    for (;;) {
+      const fd = connectUnix(socket, "seqpacket");
+      if (fd !== null) {
+        const hello = await helloFrom(fd, deadline);
+        if (hello !== null) return new KeeperClient(fd, hello);
+        closeQuietly(fd); // A keeper on its way out (it had nothing left): start another.
+      }
+      if (!started) {
+        started = true;
+        start();
+      }
+      if (Date.now() > deadline) {
+        throw new DaemonError("E_KEEPER", `No keeper came up on "${socket}"`, { details: { socket } });
+      }
+      await sleep(20);
+    }
+  }
+
+  /** Spawns `request` in the keeper as session `id` (the {@link SpawnRequest} of a launch). */
+  spawn(id: string, request: SpawnRequest): SpawnedChild {
+    const fds = (request.inheritFds ?? []).map((entry) => entry.fd);
+    const handed = this.#roundTrip(
+      {
+        op: "spawn",
+        id,
+        argv: [...request.argv],
+        ...(request.argv0 === undefined ? {} : { argv0: request.argv0 }),
+        env: { ...request.env },
+        ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+        cols: request.cols,
+        rows: request.rows,
+        tty: request.tty !== false,
+        targets: (request.inheritFds ?? []).map((entry) => entry.target),
+      },
+      fds,
+      "spawned",
+    );
+    return { pid: handed.pid, master: handed.master, ttyPath: handed.ttyPath, io: handed.io };
+  }
+
+  /** Takes back session `id`'s terminal, its output resent from offset `from`. */
+  resume(id: string, from: number): HandedOver {
+    return this.#roundTrip({ op: "resume", id, from }, [], "resumed");
+  }
+
+  /** Tells the keeper that output up to `offset` is in the frame log (it stops holding it). */
+  ack(id: string, offset: number): void {
+    this.#post({ op: "ack", id, offset });
+  }
+
+  /** The session is over: the keeper closes its terminal and forgets it. */
+  release(id: string): void {
+    this.#post({ op: "release", id });
+  }
+
+  /** The raw wait status the keeper recorded for `pid`, if it ended. */
+  statusOf(pid: number): number | null {
+    return this.#statuses.get(pid) ?? null;
+  }
+
+  watch(pid: number, listener: StatusListener): void {
+    this.#listeners.set(pid, listener);
+    queueMicrotask(() => this.look(pid));
+  }
+
+  look(pid: number): boolean {
+    const listener = this.#listeners.get(pid);
+    if (listener === undefined) return false;
+    const status = this.#statuses.get(pid);
+    if (status === undefined) {
+      if (!this.#closed) return false;
+      this.#listeners.delete(pid);
+      // The keeper died: its sandboxes died with it (--die-with-parent); report the program killed.
+      listener({ kind: "signaled", signal: libc().table.signals.KILL }, performance.now());
+      return true;
+    }
+    this.#listeners.delete(pid);
+    listener(decodeWaitStatus(status, libc().table), performance.now());
+    return true;
+  }
+
+  /** Disconnects (the keeper keeps every session for the next daemon). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    reactor().remove(this.#client);
+    closeQuietly(this.#fd);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #post(request: KeeperRequest, fds: readonly number[] = []): void {
+    if (this.#closed) return;
+    try {
+      sendFds(this.#fd, fds, encoder.encode(JSON.stringify(request)));
+    } catch {
+      this.#lost();
+    }
+  }
+
+  #roundTrip(request: KeeperRequest, fds: readonly number[], op: "spawned" | "resumed"): HandedOver {
+    if (this.#closed) throw new DaemonError("E_KEEPER", "The keeper is gone");
+    const id = "id" in request ? request.id : "";
+    this.#post(request, fds);
+    const deadline = performance.now() + KEEPER_TIMEOUT_MS;
+    const lib = libc();
+    const pollfd = new Int32Array(2);
+    for (;;) {
+      const message = this.#receiveOne();
+      if (message === null) {
+        this.#lost();
+        throw new DaemonError("E_KEEPER", "The keeper went away during a request");
+      }
+      if (message !== "again") {
+        const { event, received } = message;
+        if (event.op === "error" && event.id === id) {
+          for (const fd of received) closeQuietly(fd);
+          const code = (event.code in ERROR_CODES ? event.code : "E_KEEPER") as ErrorCode;
+          throw new SpecterError(code, event.message);
+        }
+        if ((event.op === "spawned" || event.op === "resumed") && event.op === op && event.id === id) {
+          const [master, io] = received;
+          if (master === undefined || io === undefined) {
+            for (const fd of received) closeQuietly(fd);
+            throw new DaemonError("E_KEEPER", "The keeper handed over no terminal");
+          }
+          return { pid: event.pid, master, io, ttyPath: event.tty_path };
+        }
+        this.#dispatch(event, received);
+        continue;
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new DaemonError("E_KEEPER", `The keeper did not answer within ${KEEPER_TIMEOUT_MS} ms`);
+      }
+      pollfd[0] = this.#fd;
+      new Int16Array(pollfd.buffer)[2] = lib.table.poll.POLLIN;
+      lib.sym.poll_now(new Uint8Array(pollfd.buffer), 1n, Math.ceil(left));
+    }
+  }
+
+  #receiveOne(): { event: KeeperEvent; received: number[] } | null | "again" {
+    let message;
+    try {
+      message = receiveFds(this.#fd, { maxPayload: MAX_KEEPER_MESSAGE, dontWait: true, maxFds: 8 });
+    } catch {
+      return null;
+    }
+    if (message === "again" || message === null) return message;
+    const parsed = KeeperEventSchema.safeParse(safeJson(decoder.decode(message.payload)));
+    if (!parsed.success) {
+      for (const fd of message.fds) closeQuietly(fd);
+      return "again";
+    }
+    return { event: parsed.data, received: message.fds };
+  }
+
+  #drain(): void {
+    for (;;) {
+      const message = this.#receiveOne();
+      if (message === "again") return;
+      if (message === null) {
+        this.#lost();
+        return;
+      }
+      this.#dispatch(message.event, message.received);
+    }
+  }
+
+  #dispatch(event: KeeperEvent, received: readonly number[]): void {
+    for (const fd of received) closeQuietly(fd); // Only answers to a request carry descriptors.
+    if (event.op !== "exited") return;
+    this.#statuses.set(event.pid, event.status);
+    queueMicrotask(() => this.look(event.pid));
+  }
+
+  #lost(): void {
+    if (this.#closed) return;
+    this.close();
+    for (const pid of [...this.#listeners.keys()]) this.look(pid);
+    this.onClosed();
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null; // Rejected by the schema.
+  }
+}
+
+interface Hello {
+  readonly pid: number;
+  readonly sessions: KeptSession[];
+}
+
+/** Reads the keeper's `kept` messages and its hello on a fresh connection (null when it closed at once). */
+async function helloFrom(fd: number, deadline: number): Promise<Hello | null> {
+  const sessions: KeptSession[] = [];
+  for (;;) {
+    let message;
+    try {
+      message = receiveFds(fd, { maxPayload: MAX_KEEPER_MESSAGE, dontWait: true, maxFds: 8 });
+    } catch {
+      return null;
+    }
+    if (message === null) return null;
+    if (message !== "again") {
+      for (const received of message.fds) closeQuietly(received);
+      const parsed = KeeperEventSchema.safeParse(safeJson(decoder.decode(message.payload)));
+      if (!parsed.success) return null;
+      if (parsed.data.op === "kept") {
+        sessions.push(parsed.data.session);
+        continue;
+      }
+      if (parsed.data.op !== "hello" || parsed.data.count !== sessions.length) return null;
+      return { pid: parsed.data.pid, sessions };
+    }
+    if (Date.now() > deadline) return null;
+    await sleep(5);
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The per-user daemon: named sessions that outlive their clients and the daemon itself (a keeper holds
+ * their terminals), each with a durable frame log.
+ *
+ * @module
+ */
+export {
+  FrameStore,
+  type FrameStoreOptions,
+  listSegments,
+  type LogRecord,
+  readLog,
+  type ReadLogOptions,
+  type Recovery,
+  type SyncPolicy,
+} from "./frame_store.ts";
+export { type CreateParams, Daemon, type DaemonOptions } from "./daemon.ts";
+export { HOLD_CAP, keeperPaths, runKeeper } from "./keeper.ts";
+export { defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
+export { MAX_LINE_BYTES, MAX_UNSENT_BYTES } from "./connection.ts";
+export { AUTOSTART_TIMEOUT_MS, type ConnectOptions, DaemonClient } from "./client.ts";

@@ -1,0 +1,55 @@
+/**
+ * Where the daemon lives: its socket in the user's runtime directory, its state (frame logs, saved
+ * sessions, the keeper's socket) in the user's state directory, as the XDG base directory spec places them.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { DaemonError } from "../errors.ts";
+
+/** The daemon's socket: `$XDG_RUNTIME_DIR/specter/daemon.sock`, else `/tmp/specter-$UID/daemon.sock`. */
+export function defaultSocketPath(env: (name: string) => string | undefined = Deno.env.get): string {
+  const runtime = env("XDG_RUNTIME_DIR");
+  const dir = runtime !== undefined && runtime.startsWith("/")
+    ? join(runtime, "specter")
+    : `/tmp/specter-${Deno.uid()}`;
+  return join(dir, "daemon.sock");
+}
+
+/** The daemon's state: `$XDG_STATE_HOME/specter/daemon`, else `~/.local/state/specter/daemon`. */
+export function defaultStateDir(env: (name: string) => string | undefined = Deno.env.get): string {
+  const state = env("XDG_STATE_HOME");
+  if (state !== undefined && state.startsWith("/")) return join(state, "specter", "daemon");
+  const home = env("HOME") ?? "/root";
+  return join(home, ".local", "state", "specter", "daemon");
+}
+
+/**
+ * Makes `dir` (0700) when missing, then checks it is a real directory owned by this user that nobody
+ * else can enter (as tmux and abduco check theirs): a shared or foreign directory could let another user
+ * replace the socket. Throws `E_DAEMON_UNAVAILABLE` otherwise.
+ */
+export function privateDir(dir: string): void {
+  Deno.mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
+  try {
+    Deno.mkdirSync(dir, { mode: 0o700 });
+  } catch (error: unknown) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) {
+      throw new DaemonError("E_DAEMON_UNAVAILABLE", `Directory "${dir}" cannot be created`, { cause: error });
+    }
+  }
+  const info = Deno.lstatSync(dir);
+  const mode = info.mode ?? 0;
+  if (!info.isDirectory || info.uid !== Deno.uid() || (mode & 0o077) !== 0) {
+    throw new DaemonError(
+      "E_DAEMON_UNAVAILABLE",
+      `Directory "${dir}" is not a private directory of this user (it must be owned by uid ${Deno.uid()}, mode 0700, not a symlink)`,
+      { details: { dir, uid: info.uid ?? -1, mode: mode & 0o7777 } },
+    );
+  }
+}
+
+/** A session's directory in the state directory. */
+export function sessionDir(stateDir: string, name: string): string {
+  return join(stateDir, "sessions", name);
+}

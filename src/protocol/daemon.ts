@@ -1,0 +1,178 @@
+/**
+ * The daemon's formats: its JSON-RPC methods (the session methods beside the agent tools), the frame
+ * log's segment header, the keeper's messages, and a session's saved description in the state directory.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { DriverMessageSchema } from "./driver.ts";
+
+/** The daemon protocol's version (`daemon.hello`): a client speaking another one is refused. */
+export const DAEMON_PROTOCOL = 1;
+
+/** The `format` of a frame log segment's header line. */
+export const LOG_FORMAT = "specter-frame-log/1";
+
+/** The first line of every frame log segment. */
+export const LogHeaderSchema = z.strictObject({
+  format: z.literal(LOG_FORMAT),
+  log_id: z.string().min(1).max(100).describe("The log's identity; a seq is only meaningful with it"),
+  session: z.string().describe("The session's name"),
+  first_seq: z.int().nonnegative().describe("The seq of the segment's first record"),
+  created: z.number().describe("Unix time (s) the segment was created"),
+});
+/** A frame log segment's header. */
+export type LogHeader = z.infer<typeof LogHeaderSchema>;
+
+/** A session name: what `specter new NAME` takes and every other command refers to. */
+export const SessionNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).describe(
+  "Letters, digits, '.', '_' and '-' (at most 64, not starting with '.', '_' or '-')",
+);
+
+/** Flag values as `specter new` parsed them (the flags of `run`), checked again by the daemon. */
+export const FlagValuesSchema = z.record(
+  z.string(),
+  z.union([z.string(), z.boolean(), z.array(z.string())]),
+);
+
+/** `daemon.hello`: the first call of every client. */
+export const HelloParamsSchema = z.strictObject({ protocol: z.int() });
+/** `daemon.hello`'s answer. */
+export const HelloResultSchema = z.strictObject({
+  protocol: z.literal(DAEMON_PROTOCOL),
+  version: z.string(),
+  pid: z.int(),
+  state_dir: z.string(),
+});
+
+/** `session.create`: starts a named session (the policy flags are `run`'s). */
+export const CreateParamsSchema = z.strictObject({
+  name: SessionNameSchema,
+  argv: z.array(z.string()).min(1),
+  cwd: z.string().min(1).describe("The client's working directory (absolute)"),
+  flags: FlagValuesSchema.default({}),
+  if_exists: z.enum(["error", "reuse"]).default("error").describe(
+    "A running session of that name: error (E_SESSION_EXISTS) or reuse it",
+  ),
+});
+
+/** A session as `session.list` shows it. */
+export const SessionEntrySchema = z.strictObject({
+  name: z.string(),
+  pid: z.int(),
+  running: z.boolean(),
+  exit_code: z.int().nullable(),
+  signal: z.string().nullable(),
+  started: z.number().describe("Unix time (s)"),
+  argv: z.array(z.string()),
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  parent_agent: z.string().nullable(),
+  clients: z.int().nonnegative(),
+  next_seq: z.int().nonnegative(),
+  log_id: z.string().nullable(),
+});
+/** One session of `session.list`. */
+export type SessionEntry = z.infer<typeof SessionEntrySchema>;
+
+/** Parameters naming a session. */
+export const NameParamsSchema = z.strictObject({ name: SessionNameSchema });
+
+/** `session.attach`: frames from `from` on (default: the oldest kept), then live. */
+export const AttachParamsSchema = z.strictObject({
+  name: SessionNameSchema,
+  from: z.int().nonnegative().optional(),
+  log_id: z.string().optional().describe("The log id the client saw `from` in (else E_LOG_SEEK)"),
+  control: z.boolean().default(true).describe(
+    "Ask to control (type, resize). One client controls; the others watch",
+  ),
+});
+
+/** `session.attach`'s answer (frames follow as `frame` notifications). */
+export const AttachResultSchema = z.strictObject({
+  name: z.string(),
+  log_id: z.string().nullable(),
+  control: z.boolean(),
+  next_seq: z.int().nonnegative(),
+});
+
+/** `session.send`: one driver message (input, key, resize, signal, snapshot, terminate). */
+export const SendParamsSchema = z.strictObject({
+  name: SessionNameSchema,
+  message: DriverMessageSchema,
+});
+
+/** `session.kill`: ends a session; `purge` also removes its log and saved files. */
+export const KillParamsSchema = z.strictObject({
+  name: SessionNameSchema,
+  purge: z.boolean().default(false),
+});
+
+/** A session's description saved in the state directory, so a restarted daemon can take it back. */
+export const SavedSessionSchema = z.strictObject({
+  name: z.string(),
+  argv: z.array(z.string()),
+  cwd: z.string(),
+  cols: z.int().positive(),
+  rows: z.int().positive(),
+  started: z.number(),
+  pid: z.int(),
+  backend: z.string(),
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  parent_agent: z.string().nullable(),
+});
+/** A saved session. */
+export type SavedSession = z.infer<typeof SavedSessionSchema>;
+
+/** Messages the daemon sends its keeper (descriptors travel beside them, `SCM_RIGHTS`). */
+export const KeeperRequestSchema = z.discriminatedUnion("op", [
+  z.strictObject({
+    op: z.literal("spawn"),
+    id: z.string(),
+    argv: z.array(z.string()).min(1),
+    argv0: z.string().optional(),
+    env: z.record(z.string(), z.string()),
+    cwd: z.string().optional(),
+    cols: z.int().positive(),
+    rows: z.int().positive(),
+    tty: z.boolean(),
+    targets: z.array(z.int().min(3)).describe("The child fd number of each passed descriptor, in order"),
+  }),
+  z.strictObject({ op: z.literal("resume"), id: z.string(), from: z.int().nonnegative() }),
+  z.strictObject({ op: z.literal("ack"), id: z.string(), offset: z.int().nonnegative() }),
+  z.strictObject({ op: z.literal("release"), id: z.string() }),
+]);
+/** A message to the keeper. */
+export type KeeperRequest = z.infer<typeof KeeperRequestSchema>;
+
+/** What the keeper knows of one session. */
+export const KeptSessionSchema = z.strictObject({
+  id: z.string(),
+  pid: z.int(),
+  tty_path: z.string(),
+  status: z.int().nullable().describe("The raw wait status once reaped, else null"),
+  held_from: z.int().nonnegative().describe("Output offset of the oldest byte not acknowledged"),
+  read_to: z.int().nonnegative().describe("Output offset after the last byte read from the terminal"),
+});
+
+/** Messages the keeper sends the daemon. */
+export const KeeperEventSchema = z.discriminatedUnion("op", [
+  z.strictObject({ op: z.literal("kept"), session: KeptSessionSchema }),
+  z.strictObject({
+    op: z.literal("hello"),
+    pid: z.int(),
+    count: z.int().nonnegative().describe("How many `kept` messages came before"),
+  }),
+  z.strictObject({ op: z.literal("spawned"), id: z.string(), pid: z.int(), tty_path: z.string() }),
+  z.strictObject({ op: z.literal("resumed"), id: z.string(), pid: z.int(), tty_path: z.string() }),
+  z.strictObject({ op: z.literal("exited"), id: z.string(), pid: z.int(), status: z.int() }),
+  z.strictObject({
+    op: z.literal("error"),
+    id: z.string().optional(),
+    code: z.string(),
+    message: z.string(),
+  }),
+]);
+/** A message from the keeper. */
+export type KeeperEvent = z.infer<typeof KeeperEventSchema>;
