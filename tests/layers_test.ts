@@ -23,6 +23,7 @@ export const LAYERS = [
   "protocol",
   "fsafe",
   "pty",
+  "keeper",
   "terminal",
   "frames",
   "views",

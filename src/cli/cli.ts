@@ -5,20 +5,7 @@
  */
 import { SessionError, toSpecterError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { auditCommand } from "./audit.ts";
-import { execCommand } from "./exec.ts";
 import { exitCodeForError } from "./exit_codes.ts";
-import { COMMAND_DOCS, HELP } from "./help.ts";
-import { policyCommand } from "./policy.ts";
-import { runCommand } from "./run.ts";
-import { replayCommand } from "./replay.ts";
-import { sandboxCommand } from "./sandbox.ts";
-import { testCommand } from "./test.ts";
-import { verifyCommand } from "./verify.ts";
-import { viewCommand } from "./view.ts";
-import { agentCommand } from "./agent.ts";
-import { daemonCommand, keeperCommand } from "./daemon.ts";
-import { attachCommand, killCommand, logsCommand, lsCommand, newCommand, sendCommand } from "./sessions.ts";
 
 const encoder = new TextEncoder();
 
@@ -46,13 +33,13 @@ export async function runCli(args: readonly string[]): Promise<number> {
     if (rest.includes("--help") || rest.includes("-h")) {
       const dash = rest.indexOf("--");
       const before = dash < 0 ? rest : rest.slice(0, dash);
-      if (before.includes("--help") || before.includes("-h")) return help(command);
+      if (before.includes("--help") || before.includes("-h")) return await help(command);
     }
     switch (command) {
       case undefined:
       case "--help":
       case "-h":
-        return help(undefined);
+        return await help(undefined);
       case "--version":
       case "-V":
         if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}" after ${command}`);
@@ -62,43 +49,43 @@ export async function runCli(args: readonly string[]): Promise<number> {
         if (rest.length > 1) {
           throw new UsageError(`Unexpected argument "${rest[1]}" (specter help [COMMAND])`);
         }
-        return help(rest[0]);
+        return await help(rest[0]);
       case "run":
-        return await runCommand(rest);
+        return await (await import("./run.ts")).runCommand(rest);
       case "exec":
-        return await execCommand(rest, out, err);
+        return await (await import("./exec.ts")).execCommand(rest, out, err);
       case "sandbox":
-        return sandboxCommand(rest, out);
+        return (await import("./sandbox.ts")).sandboxCommand(rest, out);
       case "test":
-        return await testCommand(rest, out);
+        return await (await import("./test.ts")).testCommand(rest, out);
       case "replay":
-        return await replayCommand(rest, out, err);
+        return await (await import("./replay.ts")).replayCommand(rest, out, err);
       case "verify":
-        return await verifyCommand(rest, out, err);
+        return await (await import("./verify.ts")).verifyCommand(rest, out, err);
       case "policy":
-        return await policyCommand(rest, out, err);
+        return await (await import("./policy.ts")).policyCommand(rest, out, err);
       case "audit":
-        return auditCommand(rest, out);
+        return (await import("./audit.ts")).auditCommand(rest, out);
       case "view":
-        return await viewCommand(rest, out);
+        return await (await import("./view.ts")).viewCommand(rest, out);
       case "agent":
-        return await agentCommand(rest, out, err);
+        return await (await import("./agent.ts")).agentCommand(rest, out, err);
       case "daemon":
-        return await daemonCommand(rest, err);
+        return await (await import("./daemon.ts")).daemonCommand(rest, err);
       case "keeper":
-        return await keeperCommand(rest);
+        return await (await import("./keeper.ts")).keeperCommand(rest);
       case "new":
-        return await newCommand(rest, out);
+        return await (await import("./sessions.ts")).newCommand(rest, out);
       case "attach":
-        return await attachCommand(rest, err);
+        return await (await import("./sessions.ts")).attachCommand(rest, err);
       case "ls":
-        return await lsCommand(rest, out);
+        return await (await import("./sessions.ts")).lsCommand(rest, out);
       case "send":
-        return await sendCommand(rest);
+        return await (await import("./sessions.ts")).sendCommand(rest);
       case "kill":
-        return await killCommand(rest);
+        return await (await import("./sessions.ts")).killCommand(rest);
       case "logs":
-        return await logsCommand(rest, out, err);
+        return await (await import("./sessions.ts")).logsCommand(rest, out, err);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }
@@ -109,7 +96,9 @@ export async function runCli(args: readonly string[]): Promise<number> {
   }
 }
 
-function help(command: string | undefined): number {
+/** Help loads every command's documentation (and so every command): only when asked for. */
+async function help(command: string | undefined): Promise<number> {
+  const { COMMAND_DOCS, HELP } = await import("./help.ts");
   const text = HELP[command ?? "specter"];
   if (text === undefined) {
     const commands = COMMAND_DOCS.map((doc) => doc.name).join(", ");

@@ -8,14 +8,7 @@
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors.ts";
-import {
-  Daemon,
-  DaemonClient,
-  defaultSocketPath,
-  defaultStateDir,
-  runKeeper,
-  type SyncPolicy,
-} from "../daemon/mod.ts";
+import { Daemon, DaemonClient, defaultSocketPath, defaultStateDir, type SyncPolicy } from "../daemon/mod.ts";
 import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
@@ -156,29 +149,5 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
   await daemon.done;
   Deno.removeSignalListener("SIGTERM", stop);
   Deno.removeSignalListener("SIGINT", stop);
-  return 0;
-}
-
-const KEEPER_FLAGS = { "state-dir": WHERE_FLAGS["state-dir"], ...HELP_FLAG } as const satisfies FlagTable;
-
-/** `specter keeper`'s help. */
-export const KEEPER_DOC: CommandDoc = {
-  name: "keeper",
-  usage: ["specter keeper [--state-dir DIR]"],
-  about: `Holds the daemon's terminals (started by the daemon; not meant to be run by hand). It spawns
-every daemon session, reaps its processes as child subreaper, and hands the terminals to each daemon that
-starts on the same state directory. Exits once it holds no session and no daemon is connected; exits 0 at
-once when another keeper holds the state directory.`,
-  groups: [{ title: "Keeper flags", flags: KEEPER_FLAGS }],
-};
-
-/** Runs `specter keeper`. */
-export async function keeperCommand(args: readonly string[]): Promise<number> {
-  const { values, command } = parseCommandLine(args, KEEPER_DOC);
-  if (command.length > 0) throw new UsageError(`Unexpected argument "${command[0]!.slice(0, 80)}"`);
-  // Its own session and process group: a terminal's hang-up or a ctrl-c there must not reach it.
-  Deno.addSignalListener("SIGHUP", () => {});
-  Deno.addSignalListener("SIGINT", () => {});
-  await runKeeper(whereOf(values).stateDir);
   return 0;
 }

@@ -17,7 +17,8 @@ import { TEST_DOC } from "./test.ts";
 import { VERIFY_DOC } from "./verify.ts";
 import { VIEW_DOC } from "./view.ts";
 import { AGENT_DOC } from "./agent.ts";
-import { DAEMON_DOC, KEEPER_DOC } from "./daemon.ts";
+import { DAEMON_DOC } from "./daemon.ts";
+import { KEEPER_DOC } from "./keeper.ts";
 import { ATTACH_DOC, KILL_DOC, LOGS_DOC, LS_DOC, NEW_DOC, SEND_DOC } from "./sessions.ts";
 
 /** What Specter is, in one line (the overview's title, after the name and version). */

@@ -7,10 +7,12 @@
  * @module
  */
 import { DriverLineSplitter } from "../frames/mod.ts";
-import { closeQuietly, libc, type PollClient, reactor } from "../pty/mod.ts";
+import { closeQuietly, libc, type PollClient, reactor, shutdownWrite } from "../pty/mod.ts";
 
 /** Longest request line (bytes). */
 export const MAX_LINE_BYTES = 1024 * 1024;
+/** How long a refused client may go on sending before its connection is closed. */
+const LINGER_MS = 2000;
 /** Bytes of responses and frames waiting for a client that does not read, before it is dropped. */
 export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 const READ_CHUNK = 64 * 1024;
@@ -36,6 +38,7 @@ export class Connection {
   #outBytes = 0;
   #closed = false;
   #closing = false;
+  #shut = false;
   /** Set by the daemon: the protocol version was agreed (`daemon.hello`). */
   greeted = false;
 
@@ -48,7 +51,7 @@ export class Connection {
       interest: () => {
         const { POLLIN, POLLOUT } = libc().table.poll;
         if (this.#closed) return 0;
-        return (this.#closing ? 0 : POLLIN) | (this.#outBytes > 0 ? POLLOUT : 0);
+        return POLLIN | (this.#outBytes > 0 ? POLLOUT : 0);
       },
       ready: (revents) => this.#ready(revents),
       fail: (error) => this.#finish(`failed: ${String(error)}`),
@@ -79,11 +82,17 @@ export class Connection {
     this.#flush();
   }
 
-  /** Sends what is queued, then closes (a refused client still reads why). */
+  /**
+   * Sends what is queued, then ends the connection: a refused client still reads why. Its writing side is
+   * shut down and what the client still sends is read and dropped until it closes (or for
+   * {@link LINGER_MS}): closing with its bytes unread would reset the connection, and the client would
+   * lose the answer.
+   */
   closeAfterSending(): void {
+    if (this.#closing) return;
     this.#closing = true;
-    if (this.#outBytes === 0) this.#finish("closed by the daemon");
-    else reactor().wake();
+    this.#host.closed(this, "refused");
+    this.#flush();
   }
 
   /** Closes at once. */
@@ -94,16 +103,17 @@ export class Connection {
   #ready(revents: number): void {
     const { POLLIN, POLLOUT, POLLHUP, POLLERR } = libc().table.poll;
     if ((revents & POLLOUT) !== 0) this.#flush();
-    if (this.#closed || this.#closing) return;
+    if (this.#closed) return;
     if ((revents & (POLLIN | POLLHUP | POLLERR)) === 0) return;
     const lib = libc();
     const buffer = new Uint8Array(READ_CHUNK);
-    for (let rounds = 0; rounds < 16 && !this.#closed && !this.#closing; rounds++) {
+    for (let rounds = 0; rounds < 16 && !this.#closed; rounds++) {
       const n = Number(lib.sym.read(this.#fd, buffer, BigInt(buffer.length)));
       if (n > 0) {
+        if (this.#closing) continue; // Refused: what it still sends is dropped.
         for (const result of this.#splitter.push(buffer.subarray(0, n))) {
           this.#host.line(this, "line" in result ? result.line : result.error);
-          if (this.#closed || this.#closing) return;
+          if (this.#closed || this.#closing) break;
         }
         continue;
       }
@@ -134,9 +144,10 @@ export class Connection {
       if (errno !== lib.table.errno.EAGAIN) this.#finish(`write failed with errno ${errno}`);
       break;
     }
-    if (this.#closing && this.#outBytes === 0) {
-      this.#finish("closed by the daemon");
-      return;
+    if (this.#closing && this.#outBytes === 0 && !this.#shut) {
+      this.#shut = true;
+      shutdownWrite(this.#fd);
+      setTimeout(() => this.#finish("refused"), LINGER_MS);
     }
     reactor().wake(); // POLLOUT interest changed.
   }
@@ -148,6 +159,6 @@ export class Connection {
     this.#outBytes = 0;
     reactor().remove(this.#client);
     closeQuietly(this.#fd);
-    this.#host.closed(this, reason);
+    if (!this.#closing) this.#host.closed(this, reason); // A refused one was told at refusal.
   }
 }

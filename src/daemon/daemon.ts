@@ -100,7 +100,7 @@ export class Daemon {
   readonly #listenClient: PollClient;
   readonly #entries = new Map<string, Entry>();
   readonly #connections = new Set<Connection>();
-  readonly #keeper: KeeperClient;
+  #keeper: KeeperClient;
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #resolve!: () => void;
   #stopped = false;
@@ -324,6 +324,14 @@ export class Daemon {
     }
   }
 
+  /** A keeper that died took its sessions; the next session gets a new one. */
+  async #withKeeper(): Promise<void> {
+    if (!this.#keeper.closed) return;
+    const keeper = await KeeperClient.connect(this.#options.stateDir, this.#options.startKeeper);
+    keeper.onClosed = () => this.#keeperLost();
+    this.#keeper = keeper;
+  }
+
   #create(params: CreateParams): SessionEntry {
     const existing = this.#entries.get(params.name);
     if (existing !== undefined && existing.exit === null) {
@@ -494,7 +502,7 @@ export class Daemon {
         continue;
       }
       const connection = new Connection(fd, peer.pid, {
-        line: (c, line) => this.#line(c, line),
+        line: (c, line) => void this.#line(c, line),
         closed: (c, reason) => this.#closed(c, reason),
       });
       this.#connections.add(connection);
@@ -527,7 +535,7 @@ export class Daemon {
     connection.closeAfterSending();
   }
 
-  #line(connection: Connection, line: string | Error): void {
+  async #line(connection: Connection, line: string | Error): Promise<void> {
     if (line instanceof Error) {
       this.#refuse(connection, null, new DaemonError("E_DAEMON_PEER", `Refused: ${line.message}`));
       return;
@@ -553,7 +561,7 @@ export class Daemon {
       return;
     }
     try {
-      const result = this.#call(connection, request.method, request.params ?? {}, id);
+      const result = await this.#call(connection, request.method, request.params ?? {}, id);
       if (request.id !== undefined && result !== ANSWERED) connection.send({ jsonrpc: "2.0", id, result });
     } catch (error: unknown) {
       if (request.id === undefined) return;
@@ -594,7 +602,7 @@ export class Daemon {
         };
       }
       case "session.create":
-        return this.#create(parse(CreateParamsSchema, params));
+        return this.#withKeeper().then(() => this.#create(parse(CreateParamsSchema, params)));
       case "session.list":
         return { sessions: [...this.#entries.values()].map((entry) => this.#describe(entry)) };
       case "session.attach":

@@ -30,7 +30,7 @@ import {
   type KeptSessionSchema,
 } from "../protocol/mod.ts";
 import type { z } from "zod";
-import { keeperPaths, MAX_KEEPER_MESSAGE } from "./keeper.ts";
+import { keeperPaths, MAX_KEEPER_MESSAGE } from "../keeper/mod.ts";
 
 /** How long the daemon waits for the keeper's answer (or for a started keeper to listen). */
 export const KEEPER_TIMEOUT_MS = 5000;

@@ -15,7 +15,6 @@ export {
   type SyncPolicy,
 } from "./frame_store.ts";
 export { type CreateParams, Daemon, type DaemonOptions } from "./daemon.ts";
-export { HOLD_CAP, keeperPaths, runKeeper } from "./keeper.ts";
 export { defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
 export { MAX_LINE_BYTES, MAX_UNSENT_BYTES } from "./connection.ts";
 export { AUTOSTART_TIMEOUT_MS, type ConnectOptions, DaemonClient } from "./client.ts";

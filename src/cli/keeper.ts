@@ -1,0 +1,41 @@
+/**
+ * `specter keeper`: started by the daemon, not by hand. Loads only the keeper (see `src/keeper/`).
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { runKeeper } from "../keeper/mod.ts";
+import { type CommandDoc, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+import { parseFlags } from "./flags.ts";
+import { commandOptions } from "./flag_table.ts";
+
+const KEEPER_FLAGS = {
+  "state-dir": { type: "string", value: "DIR", description: "The daemon's state directory (required)" },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter keeper`'s help. */
+export const KEEPER_DOC: CommandDoc = {
+  name: "keeper",
+  usage: ["specter keeper --state-dir DIR"],
+  about: `Holds the daemon's terminals (started by the daemon; not meant to be run by hand). It spawns
+every daemon session, reaps its processes as child subreaper, and hands the terminals to each daemon that
+starts on the same state directory. Exits once it holds no session and no daemon is connected; exits 0 at
+once when another keeper holds the state directory.`,
+  groups: [{ title: "Keeper flags", flags: KEEPER_FLAGS }],
+};
+
+/** Runs `specter keeper`. */
+export async function keeperCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, commandOptions(KEEPER_DOC));
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]!.slice(0, 80)}"`);
+  const stateDir = values["state-dir"];
+  if (typeof stateDir !== "string" || !stateDir.startsWith("/")) {
+    throw new UsageError('Flag "--state-dir" must be an absolute path');
+  }
+  // Its own session (started detached): a terminal's hang-up or a ctrl-c there must not reach it.
+  Deno.addSignalListener("SIGHUP", () => {});
+  Deno.addSignalListener("SIGINT", () => {});
+  await runKeeper(stateDir);
+  return 0;
+}

@@ -1,0 +1,7 @@
+/**
+ * The keeper: the small process that spawns the daemon's sessions, holds their terminals and outlives the
+ * daemon. Its own folder, so that `specter keeper` loads nothing else (no terminal model, no policy).
+ *
+ * @module
+ */
+export { HOLD_CAP, keeperPaths, MAX_KEEPER_MESSAGE, runKeeper } from "./keeper.ts";

@@ -1,0 +1,334 @@
+/**
+ * The daemon against real processes: sessions outlive their clients and the daemon itself (kill -9 during
+ * heavy output loses and repeats no line), several clients share a session, and the faults the issue
+ * lists are each refused or survived as specified.
+ */
+import assert from "node:assert/strict";
+import { withTempDir, withTimeout } from "./_helpers.ts";
+import {
+  cleanUp,
+  FrameCollector,
+  keeperPid,
+  numbersIn,
+  restart,
+  specter,
+  startDaemon,
+  type TestDaemon,
+  whereArgs,
+} from "./_daemon.ts";
+import type { Frame } from "../src/protocol/mod.ts";
+import { DaemonClient } from "../src/daemon/mod.ts";
+
+const COUNT = (n: number) => `i=0; while [ $i -lt ${n} ]; do echo $i; i=$((i+1)); done`;
+
+function daemonTest(name: string, fn: (daemon: TestDaemon) => Promise<void>, timeoutMs = 60_000): void {
+  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
+    await withTempDir(async (dir) => {
+      const daemon = await startDaemon(dir);
+      try {
+        await withTimeout(fn(daemon), timeoutMs, name);
+      } catch (error) {
+        console.error(daemon.log.join("\n"));
+        throw error;
+      } finally {
+        await cleanUp(daemon);
+      }
+    });
+  });
+}
+
+async function create(daemon: TestDaemon, name: string, argv: string[], flags: string[] = []): Promise<void> {
+  const result = await specter([
+    "new",
+    name,
+    ...whereArgs(daemon),
+    "--no-autostart",
+    ...flags,
+    "--",
+    ...argv,
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout).name, name);
+}
+
+function assertContiguous(frames: readonly Frame[], from = 0): void {
+  frames.forEach((frame, i) => assert.equal(frame.seq, from + i, `frame ${i} has seq ${frame.seq}`));
+}
+
+daemonTest(
+  "a client that disconnects misses nothing: attaching again from its last seq resumes",
+  async (daemon) => {
+    await create(daemon, "count", ["bash", "-c", `${COUNT(3000)}; read -t 0.3 x; ${COUNT(3000)}`], [
+      "--policy",
+      "basic",
+    ]);
+    const first = await FrameCollector.connect(daemon);
+    await first.client.call("session.attach", { name: "count", from: 0 });
+    await first.until((frames) =>
+      numbersIn(frames.map((f) => f.type === "stdout" ? f.data : "").join("")).length > 100
+    );
+    first.client.close(); // Gone without detaching, mid-output.
+    const seen = first.frames.length;
+    const second = await FrameCollector.connect(daemon);
+    await second.client.call("session.attach", { name: "count", from: seen });
+    await second.ended;
+    const all = [...first.frames.slice(0, seen), ...second.frames];
+    assertContiguous(all);
+    assert.equal(all.at(-1)!.type, "exit");
+    const numbers = numbersIn(
+      all.filter((f) => f.type === "stdout").map((f) => (f as { data: string }).data).join(""),
+    );
+    assert.deepEqual(numbers, [...Array(3000).keys(), ...Array(3000).keys()]);
+    second.client.close();
+  },
+);
+
+daemonTest(
+  "kill -9 of the daemon during heavy output: the session comes back, every line exactly once",
+  async (daemon) => {
+    const total = 150_000;
+    await create(daemon, "heavy", ["bash", "-c", `${COUNT(total)}; exit 7`]);
+    const watcher = await FrameCollector.connect(daemon);
+    await watcher.client.call("session.attach", { name: "heavy", from: 0 });
+    await watcher.until((frames) => frames.length > 50);
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    const keeper = keeperPid(daemon);
+    assert.ok(keeper !== null, "the keeper outlives the daemon");
+    await restart(daemon);
+    assert.equal(keeperPid(daemon), keeper, "the new daemon took the sessions back from the same keeper");
+    const after = await FrameCollector.connect(daemon);
+    await after.client.call("session.attach", { name: "heavy", from: 0 });
+    await after.ended;
+    assertContiguous(after.frames);
+    const exit = after.frames.at(-1)!;
+    assert.equal(exit.type, "exit");
+    assert.equal((exit as { code: number }).code, 7, "the program ran to its own end");
+    const numbers = numbersIn(after.text());
+    assert.equal(numbers.length, total, "no line lost or repeated");
+    numbers.forEach((n, i) => assert.equal(n, i));
+    // What the first client saw is a prefix of the log: nothing it was sent was lost.
+    for (const frame of watcher.frames.slice(0, -1)) assert.deepEqual(frame, after.frames[frame.seq]);
+    after.client.close();
+  },
+);
+
+daemonTest(
+  "three clients on one session: one controls, two watch, all see the same frames",
+  async (daemon) => {
+    await create(daemon, "shared", ["bash", "--norc", "-i"]);
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => FrameCollector.connect(daemon)));
+    const answers = [];
+    for (const client of [a!, b!, c!]) {
+      answers.push(
+        await client.client.call("session.attach", { name: "shared" }) as { control: boolean },
+      );
+    }
+    assert.deepEqual(answers.map((answer) => answer.control), [true, false, false]);
+    await assert.rejects(
+      b!.client.call("session.send", { name: "shared", message: { v: 1, type: "input", data: "echo no\r" } }),
+      (error: { code?: string }) => error.code === "E_USAGE",
+    );
+    await a!.client.call("session.send", {
+      name: "shared",
+      message: { v: 1, type: "input", data: "echo he''llo; exit 3\r" },
+    });
+    await Promise.all([a!.ended, b!.ended, c!.ended]);
+    for (const client of [a!, b!, c!]) {
+      assert.ok(client.text().includes("hello"));
+      assert.equal(client.frames.at(-1)!.type, "exit");
+      assert.equal((client.frames.at(-1) as { code: number }).code, 3);
+    }
+    assert.deepEqual(b!.frames.map((f) => f.seq), a!.frames.map((f) => f.seq));
+    assert.deepEqual(c!.frames, a!.frames);
+    for (const client of [a!, b!, c!]) client.client.close();
+    const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+    const entry = JSON.parse(ls.stdout.trim());
+    assert.equal(entry.running, false);
+    assert.equal(entry.exit_code, 3);
+  },
+);
+
+daemonTest("the CLI: new, ls, send, logs in every view, kill --purge", async (daemon) => {
+  await create(daemon, "cli", ["bash", "--norc", "-i"]);
+  const sent = await specter(["send", "cli", ...whereArgs(daemon), "echo", "from-send", "--enter"]);
+  assert.equal(sent.code, 0, sent.stderr);
+  const ls = await specter(["ls", ...whereArgs(daemon)]);
+  assert.match(ls.stdout, /^cli\trunning\t\d+\t0\t\/usr\/bin\/bash --norc -i$/m);
+  let logs = "";
+  for (let i = 0; i < 100 && !/^from-send\r?$/m.test(logs); i++) {
+    logs = (await specter(["logs", "cli", "--state-dir", daemon.stateDir, "--view", "raw"])).stdout;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.match(logs, /^from-send\r?$/m);
+  const ndjson = await specter(["logs", "cli", "--state-dir", daemon.stateDir, "--from", "1"]);
+  const frames = ndjson.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  assert.equal(frames[0].seq, 1);
+  const compact = await specter(["logs", "cli", "--state-dir", daemon.stateDir, "--view", "compact"]);
+  assert.match(compact.stdout, /from-send/);
+  const duplicate = await specter(["new", "cli", ...whereArgs(daemon), "--", "true"]);
+  assert.equal(duplicate.code, 125);
+  assert.match(duplicate.stderr, /E_SESSION_EXISTS/);
+  assert.equal((await specter(["kill", "cli", ...whereArgs(daemon), "--purge"])).code, 0);
+  for (let i = 0; i < 100; i++) {
+    if ((await specter(["ls", ...whereArgs(daemon), "--json"])).stdout.trim() === "") break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal((await specter(["ls", ...whereArgs(daemon), "--json"])).stdout.trim(), "");
+  const gone = await specter(["logs", "cli", "--state-dir", daemon.stateDir]);
+  assert.equal(gone.code, 2);
+  const unknown = await specter(["kill", "nope", ...whereArgs(daemon)]);
+  assert.match(unknown.stderr, /E_SESSION_UNKNOWN/);
+});
+
+daemonTest(
+  "a second daemon on the same state directory or socket is refused; a stale socket is replaced",
+  async (daemon) => {
+    const second = await specter(["daemon", ...whereArgs(daemon)]);
+    assert.equal(second.code, 125);
+    assert.match(second.stderr, /E_DAEMON_LOCKED/);
+    const otherSocket = await specter([
+      "daemon",
+      "--socket",
+      `${daemon.dir}/run/other.sock`,
+      "--state-dir",
+      daemon.stateDir,
+    ]);
+    assert.match(otherSocket.stderr, /E_DAEMON_LOCKED/);
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    // The dead daemon's socket is still there: the next one replaces it.
+    assert.ok(Deno.statSync(daemon.socket).isSocket);
+    await restart(daemon);
+    const client = await DaemonClient.connect({ socketPath: daemon.socket });
+    assert.deepEqual(await client.call("session.list"), { sessions: [] });
+    client.close();
+    const noAutostart = await specter([
+      "ls",
+      "--socket",
+      `${daemon.dir}/run/none.sock`,
+      "--state-dir",
+      `${daemon.dir}/s2`,
+      "--no-autostart",
+    ]);
+    assert.equal(noAutostart.code, 125);
+    assert.match(noAutostart.stderr, /E_DAEMON_UNAVAILABLE/);
+  },
+);
+
+daemonTest(
+  "garbage, a wrong protocol version or no hello: a typed error, disconnected, others unaffected",
+  async (daemon) => {
+    await create(daemon, "steady", ["bash", "--norc", "-i"]);
+    const good = await FrameCollector.connect(daemon);
+    await good.client.call("session.attach", { name: "steady" });
+    for (
+      const line of [
+        "this is not json\n",
+        '{"jsonrpc":"2.0","id":1,"method":"daemon.hello","params":{"protocol":99}}\n',
+        '{"jsonrpc":"2.0","id":1,"method":"session.list"}\n',
+      ]
+    ) {
+      const conn = await Deno.connect({ transport: "unix", path: daemon.socket });
+      await conn.write(new TextEncoder().encode(line));
+      const reply = new TextDecoder().decode(await readAll(conn));
+      const answer = JSON.parse(reply.trim().split("\n")[0]!);
+      assert.ok(["E_DAEMON_PEER", "E_PROTOCOL_VERSION"].includes(answer.error.data.code), reply);
+      conn.close();
+    }
+    await good.client.call("session.send", {
+      name: "steady",
+      message: { v: 1, type: "input", data: "echo still-here\r" },
+    });
+    await good.until((frames) => frames.some((f) => f.type === "stdout" && f.data.includes("still-here")));
+    good.client.close();
+  },
+);
+
+async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  const buffer = new Uint8Array(65536);
+  for (;;) {
+    const n = await conn.read(buffer);
+    if (n === null) break;
+    parts.push(buffer.slice(0, n));
+  }
+  return new Uint8Array(parts.flatMap((p) => [...p]));
+}
+
+daemonTest(
+  "a peer of another uid is refused by its kernel credentials, even where file modes let it in",
+  async (daemon) => {
+    // Open the way on purpose (as a misconfigured directory would): only the SO_PEERCRED check is left.
+    Deno.chmodSync(`${daemon.dir}/run`, 0o711);
+    Deno.chmodSync(daemon.socket, 0o666);
+    Deno.chmodSync(daemon.dir, 0o711);
+    const script = `import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"daemon.hello","params":{"protocol":1}}\\n')
+data=b''
+while True:
+  chunk=s.recv(65536)
+  if not chunk: break
+  data+=chunk
+print(data.decode())`;
+    const out = await new Deno.Command("setpriv", {
+      args: [
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "/usr/bin/python3",
+        "-c",
+        script,
+        daemon.socket,
+      ],
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.match(text, /E_DAEMON_PEER/, new TextDecoder().decode(out.stderr));
+    assert.doesNotMatch(text, /"result"/);
+  },
+);
+
+daemonTest("a client that never reads is dropped; the session and other clients go on", async (daemon) => {
+  // 48 MB of output: more than the daemon keeps for a client (16 MiB) plus what the kernel buffers.
+  await create(daemon, "flood", ["bash", "-c", "yes 0123456789abcdef | head -c 48000000; echo; echo done"], [
+    "--policy",
+    "basic",
+  ]);
+  const lazy = await Deno.connect({ transport: "unix", path: daemon.socket });
+  const hello = '{"jsonrpc":"2.0","id":1,"method":"daemon.hello","params":{"protocol":1}}\n' +
+    '{"jsonrpc":"2.0","id":2,"method":"session.attach","params":{"name":"flood","from":0}}\n';
+  await lazy.write(new TextEncoder().encode(hello)); // …and never reads.
+  const reader = await FrameCollector.connect(daemon);
+  await reader.client.call("session.attach", { name: "flood", from: 0 });
+  await reader.ended;
+  assert.equal(reader.text().replaceAll("\r", "").length, 48_000_000 + "\ndone\n".length);
+  for (let i = 0; i < 100 && !daemon.log.some((line) => /dropped/.test(line)); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(daemon.log.some((line) => /dropped: it does not read/.test(line)), daemon.log.join("\n"));
+  lazy.close();
+  reader.client.close();
+});
+
+daemonTest(
+  "kill -9 of the keeper: its sessions end, reported with E_KEEPER, nothing hangs",
+  async (daemon) => {
+    await create(daemon, "doomed", ["bash", "--norc", "-i"]);
+    const client = await FrameCollector.connect(daemon);
+    await client.client.call("session.attach", { name: "doomed" });
+    await client.until((frames) => frames.some((f) => f.type === "stdout"));
+    Deno.kill(keeperPid(daemon)!, "SIGKILL");
+    await client.ended;
+    assert.ok(
+      client.frames.some((f) => f.type === "error" && f.code === "E_KEEPER"),
+      JSON.stringify(client.frames),
+    );
+    assert.equal(client.frames.at(-1)!.type, "exit");
+    client.client.close();
+    // The daemon still serves, and a new session gets a new keeper.
+    await create(daemon, "after", ["bash", "-c", "exit 4"]);
+    const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
+    assert.match(ls.stdout, /"name":"after"/);
+  },
+);
