@@ -24,7 +24,7 @@ const COUNT = (n: number) => `i=0; while [ $i -lt ${n} ]; do echo $i; i=$((i+1))
 function daemonTest(name: string, fn: (daemon: TestDaemon) => Promise<void>, timeoutMs = 60_000): void {
   Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
     await withTempDir(async (dir) => {
-      const daemon = await startDaemon(dir);
+      const daemon = await startDaemon(dir, ["--history", `${dir}/log.sqlite`]);
       try {
         await withTimeout(fn(daemon), timeoutMs, name);
       } catch (error) {
@@ -156,11 +156,12 @@ daemonTest("the CLI: new, ls, send, logs in every view, kill --purge", async (da
   const ls = await specter(["ls", ...whereArgs(daemon)]);
   assert.match(ls.stdout, /^cli\trunning\t\d+\t0\t\/usr\/bin\/bash --norc -i$/m);
   let logs = "";
-  for (let i = 0; i < 100 && !/^from-send\r?$/m.test(logs); i++) {
+  // Raw output: the shell's OSC 133 marks (shell integration is on in the daemon) sit before the line.
+  for (let i = 0; i < 100 && !/from-send\r?$/m.test(logs); i++) {
     logs = (await specter(["logs", "cli", "--state-dir", daemon.stateDir, "--view", "raw"])).stdout;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  assert.match(logs, /^from-send\r?$/m);
+  assert.ok(logs.includes("\u0007from-send"), logs); // After the OSC 133 C mark's BEL.
   const ndjson = await specter(["logs", "cli", "--state-dir", daemon.stateDir, "--from", "1"]);
   const frames = ndjson.stdout.trim().split("\n").map((line) => JSON.parse(line));
   assert.equal(frames[0].seq, 1);
@@ -330,5 +331,54 @@ daemonTest(
     await create(daemon, "after", ["bash", "-c", "exit 4"]);
     const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
     assert.match(ls.stdout, /"name":"after"/);
+  },
+);
+
+daemonTest(
+  "the command log has a row per command of a bash session, with exit codes and durations",
+  async (daemon) => {
+    await create(daemon, "sh", ["bash"], ["--policy", "basic"]);
+    const client = await FrameCollector.connect(daemon);
+    await client.client.call("session.attach", { name: "sh" });
+    const commands = ["true", "echo hi", "false", "sleep 0.3", "printf 'x\\n'"];
+    for (const [i, command] of commands.entries()) {
+      await client.until((frames) => frames.filter((f) => f.type === "prompt").length > i);
+      await client.client.call("session.send", {
+        name: "sh",
+        message: { v: 1, type: "input", data: `${command}\r` },
+      });
+      await client.until((frames) => frames.filter((f) => f.type === "command").length > i);
+    }
+    client.client.close();
+    const history = await specter([
+      "history",
+      "--history",
+      `${daemon.dir}/log.sqlite`,
+      "--session",
+      "sh",
+      "--json",
+    ]);
+    assert.equal(history.code, 0, history.stderr);
+    const rows = history.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(rows.map((row) => row.command), commands);
+    assert.deepEqual(rows.map((row) => row.exit_code), [0, 0, 1, 0, 0]);
+    const sleep = rows[3];
+    assert.ok(sleep.duration_ms >= 290 && sleep.duration_ms < 3000, `sleep took ${sleep.duration_ms} ms`);
+    for (const row of [rows[0], rows[1], rows[2], rows[4]]) {
+      assert.ok(
+        row.duration_ms < 290,
+        JSON.stringify(row),
+      );
+    }
+    // Output is kept by frame: the echoed command line and the next prompt may share its frames.
+    assert.match(rows[1].output, /(^|\n)hi\r?\n/, JSON.stringify(rows));
+    for (const row of rows) {
+      assert.equal(row.author_kind, "human");
+      assert.equal(row.session, "sh");
+      assert.match(row.policy_hash, /^[0-9a-f]{64}$/);
+      assert.ok(Math.abs(row.ended_at - row.started_at - row.duration_ms / 1000) < 0.001);
+    }
+    const failed = await specter(["history", "--history", `${daemon.dir}/log.sqlite`, "--failed"]);
+    assert.match(failed.stdout.trim(), /^\S+ \S+\tsh\t1\t\d+ms\thuman\tfalse$/);
   },
 );

@@ -26,6 +26,7 @@ export const LAYERS = [
   "keeper",
   "terminal",
   "frames",
+  "history",
   "views",
   "policy",
   "sandbox",

@@ -84,6 +84,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await (await import("./sessions.ts")).sendCommand(rest);
       case "kill":
         return await (await import("./sessions.ts")).killCommand(rest);
+      case "history":
+        return (await import("./history.ts")).historyCommand(rest, out);
       case "logs":
         return await (await import("./sessions.ts")).logsCommand(rest, out, err);
       default:

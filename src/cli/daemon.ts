@@ -7,7 +7,8 @@
  */
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { UsageError } from "../errors.ts";
+import { toSpecterError, UsageError } from "../errors.ts";
+import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
 import { Daemon, DaemonClient, defaultSocketPath, defaultStateDir, type SyncPolicy } from "../daemon/mod.ts";
 import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
@@ -38,8 +39,18 @@ export const CLIENT_FLAGS = {
   },
 } as const satisfies FlagTable;
 
+/** The command log's place (`daemon` writes it, `history` reads it). */
+export const HISTORY_FLAG = {
+  history: {
+    type: "string",
+    value: "FILE",
+    description: "The command log (default: $XDG_DATA_HOME/specter/log.sqlite)",
+  },
+} as const satisfies FlagTable;
+
 const DAEMON_FLAGS = {
   ...WHERE_FLAGS,
+  ...HISTORY_FLAG,
   fsync: {
     type: "string",
     value: "POLICY",
@@ -128,7 +139,22 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
   const { values, command } = parseCommandLine(args, DAEMON_DOC);
   if (command.length > 0) throw new UsageError(`Unexpected argument "${command[0]!.slice(0, 80)}"`);
   const { socketPath, stateDir } = whereOf(values);
+  const historyPath = typeof values.history === "string"
+    ? absolute(values.history, "history")
+    : defaultCommandLogPath();
+  let commandLog: CommandLog | null = null;
+  try {
+    commandLog = CommandLog.open(historyPath);
+  } catch (error: unknown) {
+    // Sessions still run and are logged frame by frame; only `specter history` misses their commands.
+    warn(
+      `specter daemon: ${toSpecterError(error).code}: ${
+        toSpecterError(error).message
+      }; commands are not recorded`,
+    );
+  }
   const daemon = await Daemon.start({
+    commandLog,
     socketPath,
     stateDir,
     sync: syncPolicy(values.fsync),
@@ -138,7 +164,8 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
           throw new UsageError(`Flag "--${name}" is not taken by a daemon session`);
         }
       }
-      return sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv);
+      // Shells get their OSC 133 marks: each command becomes a `command` frame and a command log row.
+      return { ...sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv), shellIntegration: true };
     },
     startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
     log: (text) => warn(`specter daemon: ${text}`),
@@ -147,6 +174,7 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
   Deno.addSignalListener("SIGTERM", stop);
   Deno.addSignalListener("SIGINT", stop);
   await daemon.done;
+  commandLog?.close();
   Deno.removeSignalListener("SIGTERM", stop);
   Deno.removeSignalListener("SIGINT", stop);
   return 0;

@@ -19,6 +19,7 @@ import { VIEW_DOC } from "./view.ts";
 import { AGENT_DOC } from "./agent.ts";
 import { DAEMON_DOC } from "./daemon.ts";
 import { KEEPER_DOC } from "./keeper.ts";
+import { HISTORY_DOC } from "./history.ts";
 import { ATTACH_DOC, KILL_DOC, LOGS_DOC, LS_DOC, NEW_DOC, SEND_DOC } from "./sessions.ts";
 
 /** What Specter is, in one line (the overview's title, after the name and version). */
@@ -41,9 +42,13 @@ export const OVERVIEW = `Usage:
   specter agent [flags]               Agent tools (exec_command, write_stdin, …) as JSON-RPC on stdio
   specter new NAME [flags] -- CMD…    Start a named session in the daemon, detached (like tmux new -d)
   specter attach NAME                 Attach this terminal to a session (Ctrl-] detaches)
-  specter ls | send | kill NAME       List sessions, type into one, end one
+  specter ls [--json]                 The daemon's sessions, running and ended
+  specter send NAME TEXT… [--enter]   Type into a session (or --key, --signal, --resize)
+  specter kill NAME [--purge]         End a session (--purge also removes its log)
   specter logs NAME                   A session's frame log, from the state directory
+  specter history [--failed] [--json] Commands daemon sessions ran (SQLite command log)
   specter daemon                      Run the per-user daemon (started on first use otherwise)
+  specter keeper --state-dir DIR      Hold the daemon's terminals (started by the daemon)
   specter help <command>              Show help for a command
   specter --version
 
@@ -68,6 +73,7 @@ export const COMMAND_DOCS: readonly CommandDoc[] = [
   SEND_DOC,
   KILL_DOC,
   LOGS_DOC,
+  HISTORY_DOC,
   DAEMON_DOC,
   KEEPER_DOC,
 ];

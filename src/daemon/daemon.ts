@@ -36,7 +36,10 @@ import {
   reactor,
   tryLockFile,
 } from "../pty/mod.ts";
-import { adopt, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { adopt, plainText, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import type { CommandLog } from "../history/mod.ts";
+import { fingerprintPlan } from "../sandbox/mod.ts";
+import { signalName } from "../pty/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
 import { FrameStore, readLog, type SyncPolicy } from "./frame_store.ts";
@@ -60,7 +63,12 @@ export interface DaemonOptions {
   readonly sync?: SyncPolicy;
   /** Told of connections refused or dropped, and of failures that end no session. */
   readonly log?: (text: string) => void;
+  /** Where each command of a session (a shell's OSC 133 marks) is recorded; null: nowhere. */
+  readonly commandLog?: CommandLog | null;
 }
+
+/** Output kept per session to record with its commands (the command log caps it again). */
+const RECENT_OUTPUT_BYTES = 256 * 1024;
 
 /** Frames of a session's log a restarted daemon reads back to rebuild its screen and tail. */
 const RESUME_HISTORY = 5000;
@@ -79,6 +87,9 @@ interface Entry {
   delivered: number;
   acked: number;
   exit: ExitFrame | null;
+  /** The latest output frames, for the command log. */
+  recent: { seq: number; text: string }[];
+  recentBytes: number;
 }
 
 /** A method that answered itself (it had to send frames right after its answer). */
@@ -293,6 +304,8 @@ export class Daemon {
       delivered: -1,
       acked: 0,
       exit: null,
+      recent: [],
+      recentBytes: 0,
     };
     this.#entries.set(name, entry);
     return entry;
@@ -380,6 +393,9 @@ export class Daemon {
       title: session.info.title ?? null,
       description: session.info.description ?? null,
       parent_agent: session.info.parent_agent ?? null,
+      policy_hash: session.launch.plan === null ? null : fingerprintPlan(session.launch.plan).policy_sha256,
+      author_kind: params.author_kind,
+      author: params.author ?? null,
     };
     Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
     const entry = this.#entry(params.name, dir, saved, store);
@@ -399,6 +415,7 @@ export class Daemon {
         if (batch.length === 0) break;
         for (const frame of batch) {
           entry.delivered = frame.seq;
+          this.#remember(entry, frame);
           for (const watcher of entry.watchers) this.#sendFrame(watcher, entry.name, frame);
         }
       }
@@ -418,6 +435,45 @@ export class Daemon {
       entry.watchers.clear();
       entry.controller = null;
     })();
+  }
+
+  /** Keeps recent output, and records a finished command in the command log. */
+  #remember(entry: Entry, frame: Frame): void {
+    if (frame.type === "stdout") {
+      const text = frame.binary === true ? "" : frame.data;
+      entry.recent.push({ seq: frame.seq, text });
+      entry.recentBytes += text.length;
+      while (entry.recentBytes > RECENT_OUTPUT_BYTES && entry.recent.length > 1) {
+        entry.recentBytes -= entry.recent.shift()!.text.length;
+      }
+      return;
+    }
+    const log = this.#options.commandLog;
+    if (frame.type !== "command" || log === undefined || log === null) return;
+    const output = entry.recent.filter((f) => f.seq >= frame.output_from_seq && f.seq <= frame.output_to_seq)
+      .map((f) => f.text).join("");
+    const code = frame.exit_code;
+    try {
+      log.record({
+        session: entry.name,
+        startedAt: frame.ts - frame.duration_ms / 1000,
+        endedAt: frame.ts,
+        command: frame.command ?? "",
+        cwd: entry.saved.cwd,
+        exitCode: code,
+        // A shell reports a command a signal ended as 128 + its number.
+        signal: code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128, libc().table) : null,
+        output: plainText(output),
+        policyHash: entry.saved.policy_hash,
+        authorKind: entry.saved.author_kind,
+        author: entry.saved.author,
+        source: "osc133",
+        seqFrom: frame.output_from_seq,
+        seqTo: frame.output_to_seq,
+      });
+    } catch (error: unknown) {
+      this.#log(`session "${entry.name}": ${toSpecterError(error).message}`);
+    }
   }
 
   #sendFrame(connection: Connection, name: string, frame: Frame): void {

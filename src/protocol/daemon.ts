@@ -54,6 +54,10 @@ export const CreateParamsSchema = z.strictObject({
   if_exists: z.enum(["error", "reuse"]).default("error").describe(
     "A running session of that name: error (E_SESSION_EXISTS) or reuse it",
   ),
+  author_kind: z.enum(["human", "agent"]).default("human").describe(
+    "Who types in the session, as the command log records it",
+  ),
+  author: z.string().max(200).optional().describe("Who, by name (an agent's, a user's)"),
 });
 
 /** A session as `session.list` shows it. */
@@ -121,6 +125,9 @@ export const SavedSessionSchema = z.strictObject({
   title: z.string().nullable(),
   description: z.string().nullable(),
   parent_agent: z.string().nullable(),
+  policy_hash: z.string().nullable(),
+  author_kind: z.enum(["human", "agent"]),
+  author: z.string().nullable(),
 });
 /** A saved session. */
 export type SavedSession = z.infer<typeof SavedSessionSchema>;

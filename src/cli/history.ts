@@ -1,0 +1,64 @@
+/**
+ * `specter history`: the command log, queried (reads the SQLite file; no daemon needed).
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
+import { parseFlags } from "./flags.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+import { HISTORY_FLAG } from "./daemon.ts";
+import { parseCount } from "./units.ts";
+
+const FLAGS = {
+  session: { type: "string", value: "NAME", description: "Only this session's commands" },
+  failed: { type: "boolean", description: "Only commands that failed (non-zero exit or a signal)" },
+  grep: { type: "string", value: "TEXT", description: "Only commands whose text contains TEXT" },
+  limit: { type: "string", value: "N", description: "The latest N commands (default 1000)" },
+  json: { type: "boolean", description: "One JSON row per line, output included" },
+  ...HISTORY_FLAG,
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** `specter history`'s help. */
+export const HISTORY_DOC: CommandDoc = {
+  name: "history",
+  usage: ["specter history [--session NAME] [--failed] [--grep TEXT] [--json]"],
+  about: `Prints the commands daemon sessions ran (from their shells' OSC 133 marks): when, how long, the
+exit code or signal, the working directory, and who typed it (author_kind human or agent). --json adds the
+output (plain text, capped at 64 KiB, the cap and the original size recorded), the policy hash and the
+frames it covers. Schema: spec/data-model.md.`,
+  groups: [{ title: "Flags", flags: FLAGS }],
+};
+
+/** Runs `specter history`. */
+export function historyCommand(args: readonly string[], out: (text: string) => void): number {
+  const { values, positionals } = parseFlags(args, commandOptions(HISTORY_DOC));
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]!.slice(0, 80)}"`);
+  const path = typeof values.history === "string" ? values.history : defaultCommandLogPath();
+  const log = CommandLog.open(path);
+  try {
+    const rows = log.query({
+      ...(typeof values.session === "string" ? { session: values.session } : {}),
+      ...(values.failed === true ? { failed: true } : {}),
+      ...(typeof values.grep === "string" ? { grep: values.grep } : {}),
+      ...(typeof values.limit === "string" ? { limit: parseCount(values.limit, "limit") } : {}),
+    });
+    for (const row of rows) {
+      if (values.json === true) {
+        out(JSON.stringify(row));
+        continue;
+      }
+      const when = new Date(row.started_at * 1000).toISOString().replace("T", " ").slice(0, 19);
+      const status = row.signal !== null ? row.signal : String(row.exit_code ?? "?");
+      out(
+        `${when}\t${row.session}\t${status}\t${
+          Math.round(row.duration_ms)
+        }ms\t${row.author_kind}\t${row.command}`,
+      );
+    }
+    return 0;
+  } finally {
+    log.close();
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * The command log: one row per command a session ran (from a shell's OSC 133 marks, or an `exec`), in
+ * SQLite (`node:sqlite`, built into Deno) at `$XDG_DATA_HOME/specter/log.sqlite`, in WAL mode with
+ * `synchronous = NORMAL` (as shell-history tools keep theirs: a crash of the process loses nothing, a
+ * power loss at most the last commits). The schema is versioned (`PRAGMA user_version`) and migrated
+ * forward on open; spec/data-model.md documents it.
+ *
+ * Output is kept plain (escape sequences removed), capped at {@link OUTPUT_CAP} bytes (head kept, the cap
+ * and the original size recorded) and deflated.
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import { deflateSync, inflateSync } from "node:zlib";
+import { dirname, join } from "node:path";
+import { DaemonError } from "../errors.ts";
+
+/** Output bytes kept per command (UTF-8, before compression). */
+export const OUTPUT_CAP = 64 * 1024;
+
+/** Who typed a command (as atuin records it): a person, or an agent. */
+export type AuthorKind = "human" | "agent";
+
+/** One command to record. */
+export interface CommandRecord {
+  readonly session: string;
+  /** Unix time (s) the command started and ended. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly command: string;
+  readonly cwd: string | null;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** The command's output as text (escape sequences already removed). */
+  readonly output: string;
+  /** The sha-256 of the policy the session ran under (null: no policy). */
+  readonly policyHash: string | null;
+  readonly authorKind: AuthorKind;
+  /** Who, when known (an agent's name, a user name). */
+  readonly author: string | null;
+  /** Where the record came from: `osc133` (a shell's marks) or `exec` (a program run to its end). */
+  readonly source: "osc133" | "exec";
+  /** The session's frames the command covers (null for `exec` without a session log). */
+  readonly seqFrom: number | null;
+  readonly seqTo: number | null;
+}
+
+/** A command as read back. */
+export interface CommandRow {
+  readonly id: number;
+  readonly session: string;
+  readonly started_at: number;
+  readonly ended_at: number;
+  readonly duration_ms: number;
+  readonly command: string;
+  readonly cwd: string | null;
+  readonly exit_code: number | null;
+  readonly signal: string | null;
+  readonly output: string;
+  readonly output_bytes: number;
+  readonly output_cap: number;
+  readonly output_truncated: boolean;
+  readonly policy_hash: string | null;
+  readonly hostname: string;
+  readonly author_kind: AuthorKind;
+  readonly author: string | null;
+  readonly source: string;
+  readonly seq_from: number | null;
+  readonly seq_to: number | null;
+}
+
+/** What `specter history` asks for. */
+export interface HistoryQuery {
+  readonly session?: string;
+  readonly failed?: boolean;
+  readonly grep?: string;
+  /** Most rows (newest first before they are put back in order). Default 1000. */
+  readonly limit?: number;
+}
+
+/** The migrations, in order: entry `i` takes the schema from version `i` to `i + 1`. */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE commands (
+    id INTEGER PRIMARY KEY,
+    session TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at REAL NOT NULL,
+    duration_ms REAL NOT NULL,
+    command TEXT NOT NULL,
+    cwd TEXT,
+    exit_code INTEGER,
+    signal TEXT,
+    output BLOB NOT NULL,
+    output_bytes INTEGER NOT NULL,
+    output_cap INTEGER NOT NULL,
+    output_truncated INTEGER NOT NULL,
+    policy_hash TEXT,
+    hostname TEXT NOT NULL,
+    author_kind TEXT NOT NULL CHECK (author_kind IN ('human', 'agent')),
+    author TEXT,
+    source TEXT NOT NULL,
+    seq_from INTEGER,
+    seq_to INTEGER
+  );
+  CREATE INDEX commands_session ON commands (session, started_at);
+  CREATE INDEX commands_started ON commands (started_at);`,
+];
+
+/** `$XDG_DATA_HOME/specter/log.sqlite`, else `~/.local/share/specter/log.sqlite`. */
+export function defaultCommandLogPath(env: (name: string) => string | undefined = Deno.env.get): string {
+  const data = env("XDG_DATA_HOME");
+  const base = data !== undefined && data.startsWith("/")
+    ? data
+    : join(env("HOME") ?? "/root", ".local", "share");
+  return join(base, "specter", "log.sqlite");
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The command log database. */
+export class CommandLog {
+  readonly path: string;
+  readonly #db: DatabaseSync;
+  readonly #insert;
+  readonly #hostname = Deno.hostname();
+
+  private constructor(path: string, db: DatabaseSync) {
+    this.path = path;
+    this.#db = db;
+    this.#insert = db.prepare(
+      `INSERT INTO commands (session, started_at, ended_at, duration_ms, command, cwd, exit_code, signal,
+        output, output_bytes, output_cap, output_truncated, policy_hash, hostname, author_kind, author, source,
+        seq_from, seq_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  /**
+   * Opens (creating, 0600 in a 0700 directory) and migrates the log. Throws `E_LOG_WRITE` when it cannot
+   * be opened or is from a newer Specter (a schema version this one does not know).
+   */
+  static open(path: string = defaultCommandLogPath()): CommandLog {
+    try {
+      Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      const db = new DatabaseSync(path);
+      try {
+        Deno.chmodSync(path, 0o600);
+        db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+        migrate(db);
+        return new CommandLog(path, db);
+      } catch (error: unknown) {
+        db.close();
+        throw error;
+      }
+    } catch (error: unknown) {
+      if (error instanceof DaemonError) throw error;
+      throw new DaemonError("E_LOG_WRITE", `The command log "${path}" cannot be opened`, {
+        cause: error,
+        details: { path },
+      });
+    }
+  }
+
+  /** The schema version in force. */
+  get version(): number {
+    return schemaVersion(this.#db);
+  }
+
+  /** Records one command (throws `E_LOG_WRITE` when the database refuses it, e.g. a full disk). */
+  record(record: CommandRecord): void {
+    const bytes = encoder.encode(record.output);
+    const kept = bytes.length > OUTPUT_CAP ? cutAtCharacter(bytes, OUTPUT_CAP) : bytes;
+    try {
+      this.#insert.run(
+        record.session,
+        record.startedAt,
+        record.endedAt,
+        Math.max(0, (record.endedAt - record.startedAt) * 1000),
+        record.command,
+        record.cwd,
+        record.exitCode,
+        record.signal,
+        deflateSync(kept),
+        bytes.length,
+        OUTPUT_CAP,
+        bytes.length > OUTPUT_CAP ? 1 : 0,
+        record.policyHash,
+        this.#hostname,
+        record.authorKind,
+        record.author,
+        record.source,
+        record.seqFrom,
+        record.seqTo,
+      );
+    } catch (error: unknown) {
+      throw new DaemonError("E_LOG_WRITE", `The command log "${this.path}" refused a record`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** The commands matching `query`, oldest first. */
+  query(query: HistoryQuery = {}): CommandRow[] {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (query.session !== undefined) {
+      where.push("session = ?");
+      args.push(query.session);
+    }
+    if (query.failed === true) {
+      where.push("((exit_code IS NOT NULL AND exit_code != 0) OR signal IS NOT NULL)");
+    }
+    if (query.grep !== undefined) {
+      where.push("instr(command, ?) > 0");
+      args.push(query.grep);
+    }
+    const sql = `SELECT * FROM commands ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY started_at DESC, id DESC LIMIT ?`;
+    args.push(query.limit ?? 1000);
+    const rows = this.#db.prepare(sql).all(...args) as Record<string, unknown>[];
+    return rows.reverse().map((row) => ({
+      id: Number(row.id),
+      session: String(row.session),
+      started_at: Number(row.started_at),
+      ended_at: Number(row.ended_at),
+      duration_ms: Number(row.duration_ms),
+      command: String(row.command),
+      cwd: row.cwd === null ? null : String(row.cwd),
+      exit_code: row.exit_code === null ? null : Number(row.exit_code),
+      signal: row.signal === null ? null : String(row.signal),
+      output: decoder.decode(inflateSync(row.output as Uint8Array)),
+      output_bytes: Number(row.output_bytes),
+      output_cap: Number(row.output_cap),
+      output_truncated: Number(row.output_truncated) === 1,
+      policy_hash: row.policy_hash === null ? null : String(row.policy_hash),
+      hostname: String(row.hostname),
+      author_kind: row.author_kind === "agent" ? "agent" : "human",
+      author: row.author === null ? null : String(row.author),
+      source: String(row.source),
+      seq_from: row.seq_from === null ? null : Number(row.seq_from),
+      seq_to: row.seq_to === null ? null : Number(row.seq_to),
+    }));
+  }
+
+  /** Closes the database. */
+  close(): void {
+    this.#db.close();
+  }
+}
+
+function schemaVersion(db: DatabaseSync): number {
+  const row = db.prepare("PRAGMA user_version").get() as { user_version?: number } | undefined;
+  return Number(row?.user_version ?? 0);
+}
+
+/** Applies every migration past the database's version, each in its own transaction. */
+function migrate(db: DatabaseSync): void {
+  const version = schemaVersion(db);
+  if (version > MIGRATIONS.length) {
+    throw new DaemonError(
+      "E_LOG_WRITE",
+      `The command log has schema version ${version}; this Specter knows up to ${MIGRATIONS.length}`,
+    );
+  }
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.exec(MIGRATIONS[v]!);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+      db.exec("COMMIT");
+    } catch (error: unknown) {
+      db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}
+
+/** The first `cap` bytes of `bytes`, not cutting a UTF-8 character. */
+function cutAtCharacter(bytes: Uint8Array, cap: number): Uint8Array {
+  let end = cap;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end);
+}

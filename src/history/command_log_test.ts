@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { CommandLog, type CommandRecord, MIGRATIONS, OUTPUT_CAP } from "./command_log.ts";
+import type { DaemonError } from "../errors.ts";
+
+function record(overrides: Partial<CommandRecord> = {}): CommandRecord {
+  return {
+    session: "s",
+    startedAt: 100,
+    endedAt: 100.25,
+    command: "make test",
+    cwd: "/w",
+    exitCode: 0,
+    signal: null,
+    output: "ok\n",
+    policyHash: "abc",
+    authorKind: "human",
+    author: null,
+    source: "osc133",
+    seqFrom: 3,
+    seqTo: 5,
+    ...overrides,
+  };
+}
+
+Deno.test("commands are recorded, compressed, capped and queried by session, failure and text", () => {
+  const dir = Deno.makeTempDirSync();
+  const log = CommandLog.open(join(dir, "log.sqlite"));
+  assert.equal(log.version, MIGRATIONS.length);
+  log.record(record());
+  log.record(record({ session: "t", command: "false", exitCode: 1, startedAt: 101, endedAt: 101.5 }));
+  log.record(
+    record({ command: "yes | head", output: "y\n".repeat(OUTPUT_CAP), startedAt: 102, endedAt: 103 }),
+  );
+  log.record(
+    record({
+      command: "sleep 9",
+      exitCode: 130,
+      signal: "INT",
+      startedAt: 104,
+      endedAt: 105,
+      authorKind: "agent",
+    }),
+  );
+  const all = log.query();
+  assert.deepEqual(all.map((row) => row.command), ["make test", "false", "yes | head", "sleep 9"]);
+  assert.equal(all[0]!.duration_ms, 250);
+  assert.equal(all[0]!.output, "ok\n");
+  assert.equal(all[0]!.hostname, Deno.hostname());
+  assert.equal(all[2]!.output_truncated, true);
+  assert.equal(all[2]!.output_bytes, 2 * OUTPUT_CAP);
+  assert.equal(new TextEncoder().encode(all[2]!.output).length, OUTPUT_CAP);
+  assert.deepEqual(log.query({ session: "t" }).map((row) => row.command), ["false"]);
+  assert.deepEqual(log.query({ failed: true }).map((row) => row.command), ["false", "sleep 9"]);
+  assert.deepEqual(log.query({ grep: "head" }).map((row) => row.command), ["yes | head"]);
+  assert.equal(log.query({ session: "s" }).at(-1)!.author_kind, "agent");
+  log.close();
+  // WAL mode, and the file is private.
+  assert.equal(Deno.statSync(join(dir, "log.sqlite")).mode! & 0o777, 0o600);
+  const db = new DatabaseSync(join(dir, "log.sqlite"));
+  assert.equal((db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode, "wal");
+  db.close();
+});
+
+Deno.test("a log from a newer schema is refused, not rewritten", () => {
+  const dir = Deno.makeTempDirSync();
+  const path = join(dir, "log.sqlite");
+  const db = new DatabaseSync(path);
+  db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+  db.close();
+  assert.throws(
+    () => CommandLog.open(path),
+    (e: DaemonError) => e.code === "E_LOG_WRITE" && /schema version/.test(e.message),
+  );
+});

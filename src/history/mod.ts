@@ -1,0 +1,15 @@
+/**
+ * The command log (`specter history`): every command sessions ran, in SQLite.
+ *
+ * @module
+ */
+export {
+  type AuthorKind,
+  CommandLog,
+  type CommandRecord,
+  type CommandRow,
+  defaultCommandLogPath,
+  type HistoryQuery,
+  MIGRATIONS,
+  OUTPUT_CAP,
+} from "./command_log.ts";
