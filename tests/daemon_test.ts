@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { withTempDir, withTimeout } from "./_helpers.ts";
+import { withFullTmpfs } from "./_tmpfs.ts";
 import {
   cleanUp,
   FrameCollector,
@@ -382,3 +383,36 @@ daemonTest(
     assert.match(failed.stdout.trim(), /^\S+ \S+\tsh\t1\t\d+ms\thuman\tfalse$/);
   },
 );
+
+Deno.test({
+  name: "a full disk stops the frame log with a typed error frame; the session and its clients go on",
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async () => {
+  await withFullTmpfs(1024, 24, async (dir) => {
+    const daemon = await startDaemon(dir, ["--history", `${dir}/log.sqlite`]);
+    try {
+      await create(daemon, "big", ["bash", "-c", `${COUNT(150_000)}; exit 5`]);
+      const client = await FrameCollector.connect(daemon);
+      await client.client.call("session.attach", { name: "big", from: 0 });
+      await client.ended;
+      const error = client.frames.find((f) => f.type === "error");
+      assert.ok(
+        error?.type === "error" && error.code === "E_LOG_WRITE",
+        `${JSON.stringify(error)} ${client.frames.length} frames; ${daemon.log.join("\n")}`,
+      );
+      assert.deepEqual(numbersIn(client.text()), [...Array(150_000).keys()], "live clients miss nothing");
+      assert.equal((client.frames.at(-1) as { code: number }).code, 5);
+      assertContiguous(client.frames);
+      client.client.close();
+      // What was logged before the disk filled up is still readable, whole.
+      const logs = await specter(["logs", "big", "--state-dir", daemon.stateDir]);
+      assert.equal(logs.code, 0, logs.stderr);
+      const logged = logs.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      assertContiguous(logged);
+      assert.ok(logged.length < client.frames.length);
+    } finally {
+      await cleanUp(daemon);
+    }
+  });
+});

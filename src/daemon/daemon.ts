@@ -87,6 +87,8 @@ interface Entry {
   delivered: number;
   acked: number;
   exit: ExitFrame | null;
+  /** The last seq the frame log holds (it stops growing when logging failed). */
+  loggedTo: number;
   /** The latest output frames, for the command log. */
   recent: { seq: number; text: string }[];
   recentBytes: number;
@@ -304,6 +306,7 @@ export class Daemon {
       delivered: -1,
       acked: 0,
       exit: null,
+      loggedTo: (store?.nextSeq ?? 0) - 1,
       recent: [],
       recentBytes: 0,
     };
@@ -725,14 +728,22 @@ export class Daemon {
     const from = params.from ?? 0;
     const control = params.control && entry.exit === null &&
       (entry.controller === null || entry.controller === connection);
-    const records = from <= entry.delivered
+    const logged = Math.min(entry.delivered, entry.loggedTo);
+    const records = from <= logged
       ? readLog(join(entry.dir, "frames"), {
         from,
-        to: entry.delivered,
+        to: logged,
         ...(params.log_id === undefined ? {} : { logId: params.log_id }),
         onCorrupt: (error) => this.#log(error.message),
-      })
+      }).map((record) => record.frame)
       : [];
+    // Delivered but not logged (logging failed): from the session's memory, which keeps the latest
+    // frames (an `overflow` frame stands in for older ones).
+    if (entry.delivered > logged && entry.session !== null) {
+      const memory = entry.session.subscribe({ from: Math.max(from, logged + 1) });
+      records.push(...memory.takeNow().filter((frame) => frame.seq <= entry.delivered));
+      memory.close();
+    }
     if (control) entry.controller = connection;
     // The answer, the logged frames, then the live ones: all in this turn, so that none is missed.
     connection.send({
@@ -745,7 +756,7 @@ export class Daemon {
         next_seq: entry.delivered + 1,
       },
     });
-    for (const record of records) this.#sendFrame(connection, entry.name, record.frame);
+    for (const frame of records) this.#sendFrame(connection, entry.name, frame);
     if (entry.exit === null) entry.watchers.add(connection);
     else connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
     return ANSWERED;

@@ -379,11 +379,16 @@ export class FrameStore {
     }
   }
 
-  /** Syncs and closes the log (idempotent). */
+  /**
+   * Syncs and closes the log (idempotent). Never throws: a log being closed after a failed write (a full
+   * disk) cannot be synced either; what was written stays, and recovery cuts a torn tail.
+   */
   close(): void {
     if (this.#closed) return;
     try {
       this.sync();
+    } catch {
+      // See above: nothing more can be done for this log.
     } finally {
       this.#closed = true;
       this.#file?.close();
