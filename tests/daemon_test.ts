@@ -4,7 +4,7 @@
  * lists are each refused or survived as specified.
  */
 import assert from "node:assert/strict";
-import { withTempDir, withTimeout } from "./_helpers.ts";
+import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
 import { withFullTmpfs } from "./_tmpfs.ts";
 import {
   cleanUp,
@@ -416,3 +416,70 @@ Deno.test({
     }
   });
 });
+
+daemonTest(
+  "agent --daemon: the tools run in the daemon, and an agent that restarts finds its sessions",
+  async (daemon) => {
+    const agent = (lines: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", `${ROOT}/main.ts`, "agent", "--daemon", ...whereArgs(daemon), "--no-autostart"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    const call = async (lines: string[]) => {
+      const child = agent(lines);
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(lines.map((line) => line + "\n").join("")));
+      await writer.close();
+      const out = await child.output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      return new TextDecoder().decode(out.stdout).trim().split("\n").map((line) => JSON.parse(line));
+    };
+    const [started] = await call([
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "exec_command",
+        params: { cmd: ["bash", "--norc", "-i"], yield_time_ms: 1000 },
+      }),
+    ]);
+    const id = started.result.session_id;
+    assert.match(id, /^agent-\d+$/);
+    // A new agent process: the session is still there, and typing in it works.
+    const [listed, typed] = await call([
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "list_sessions", params: {} }),
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "write_stdin",
+        params: { session_id: id, chars: "echo $((6*7))\r" },
+      }),
+    ]);
+    assert.ok(JSON.stringify(listed.result).includes(id), JSON.stringify(listed));
+    assert.match(typed.result.output, /42/);
+    // It is a daemon session too: listed, logged, with author_kind agent in the command log.
+    const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
+    assert.match(ls.stdout, new RegExp(`"name":"${id}","pid":\\d+,"running":true`));
+    const history = await specter([
+      "history",
+      "--history",
+      `${daemon.dir}/log.sqlite`,
+      "--json",
+      "--session",
+      id,
+    ]);
+    const row = JSON.parse(history.stdout.trim().split("\n").at(-1)!);
+    assert.equal(row.author_kind, "agent");
+    assert.equal(row.exit_code, 0);
+    const [closed] = await call([
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 4,
+        method: "close_session",
+        params: { session_id: id, force: true },
+      }),
+    ]);
+    assert.equal(closed.result.returned_on, "exit");
+  },
+);

@@ -57,11 +57,15 @@ class RpcError extends Error {
   }
 }
 
-/** Serves `tools` on `io` until the input ends; then ends every session. */
+/**
+ * Serves `tools` on `io` until the input ends; then ends every session, unless `keepSessions` (the daemon
+ * serves many agents' connections on one set of tools, and an agent that reconnects finds its sessions).
+ */
 export async function serveAgent(
   tools: AgentTools,
   io: RpcIo,
   maxLineBytes = MAX_REQUEST_BYTES,
+  keepSessions = false,
 ): Promise<void> {
   let queue = Promise.resolve();
   let unsent = 0;
@@ -187,7 +191,7 @@ export async function serveAgent(
     for (const subscription of subscriptions.values()) subscription.close();
     tools.cancelWaits();
     await Promise.all(pending);
-    await tools.close();
+    if (!keepSessions) await tools.close();
     await queue;
   }
 }

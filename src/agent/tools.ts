@@ -111,6 +111,11 @@ export interface ToolOptions {
   readonly idleTimeoutMs?: number;
   /** Environment added to every session (default {@link AGENT_ENV}). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Starts a session and names it (default: {@link spawn} in this process, ids 1, 2, …). The daemon starts
+   * agents' sessions as its own named sessions, so that they outlive the agent.
+   */
+  readonly spawn?: (options: SpawnOptions) => { readonly session: Session; readonly id: string };
 }
 
 function clamp(value: number | undefined, limits: { min: number; max: number; default: number }): number {
@@ -182,8 +187,9 @@ export class AgentTools {
     const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
     const audit = this.#options.audit?.(argv, cwd);
     let session: Session;
+    let named: string | undefined;
     try {
-      session = spawn({
+      const options: SpawnOptions = {
         ...this.#options.base,
         argv,
         ...(shell === undefined ? {} : { shell }),
@@ -201,7 +207,9 @@ export class AgentTools {
         shellIntegration: true,
         ...(params.tty === false ? { tty: false } : {}),
         ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
-      });
+      };
+      if (this.#options.spawn === undefined) session = spawn(options);
+      else ({ session, id: named } = this.#options.spawn(options));
     } catch (error: unknown) {
       audit?.failed(error);
       audit?.close();
@@ -210,7 +218,7 @@ export class AgentTools {
     audit?.launched(session);
     // Room is made only for a session that started: a call that fails ends nobody's session.
     const pruned = this.#makeRoom();
-    const id = String(this.#next++);
+    const id = named ?? String(this.#next++);
     const agent = new AgentSession(id, session, cwd, shell, audit);
     this.#sessions.set(id, agent);
     return { agent, shell, pruned };

@@ -12,13 +12,21 @@ import {
   TOOL_SCHEMA_FLAVOURS,
   toolDefinitions,
 } from "../agent/mod.ts";
-import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
+import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseCount, parseDuration } from "./units.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
+import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
+import type { SpawnOptions } from "../session/mod.ts";
 
 const AGENT_FLAGS = {
+  daemon: {
+    type: "boolean",
+    description: "Serve the tools from the daemon: sessions live there (named agent-N), outlive this " +
+      "process, and an agent that starts again finds them with list_sessions",
+  },
+  ...CLIENT_FLAGS,
   schema: {
     type: "string",
     value: "FLAVOUR",
@@ -70,17 +78,8 @@ export async function agentCommand(
     out(JSON.stringify(toolDefinitions(flavour as typeof TOOL_SCHEMA_FLAVOURS[number]), null, 2));
     return 0;
   }
-  for (const name of ["record", "record-input", "id", "artifacts"]) {
-    if (values[name] !== undefined && values[name] !== false) {
-      throw new UsageError(
-        `Flag "--${name}" names one run; agent sessions are many (each has its own audit log)`,
-      );
-    }
-  }
-  const { argv: _, ...options } = sessionOptions(values, ["/bin/true"]);
-  // Agent sessions are short and many: the inline reactor. The reader thread (for high output rates) starts
-  // with a session's first terminal and stops with its last, which would add about 30 ms to every call.
-  const base = { ...options, readerThread: false };
+  if (values.daemon === true) return await agentViaDaemon(values);
+  const base = agentBase(values);
   if (base.sandbox?.mode === "none") warn(UNSAFE_BANNER);
   const maxSessions = typeof values["max-sessions"] === "string"
     ? parseCount(values["max-sessions"], "max-sessions")
@@ -112,4 +111,87 @@ export async function agentCommand(
     },
   });
   return 0;
+}
+
+/** The options every agent session starts from, from `specter agent`'s flags. */
+export function agentBase(values: FlagValues): Omit<SpawnOptions, "argv"> {
+  for (const name of ["record", "record-input", "id", "artifacts"]) {
+    if (values[name] !== undefined && values[name] !== false) {
+      throw new UsageError(
+        `Flag "--${name}" names one run; agent sessions are many (each has its own audit log)`,
+      );
+    }
+  }
+  const { argv: _, ...options } = sessionOptions(values, ["/bin/true"]);
+  // Agent sessions are short and many: the inline reactor. The reader thread (for high output rates) starts
+  // with a session's first terminal and stops with its last, which would add about 30 ms to every call.
+  return { ...options, readerThread: false };
+}
+
+/** The daemon's flags, not the sessions': they stay here. */
+const CLIENT_ONLY = [
+  "daemon",
+  "socket",
+  "state-dir",
+  "no-autostart",
+  "help",
+  "schema",
+  "max-sessions",
+  "idle-timeout",
+];
+
+/**
+ * `specter agent --daemon`: a proxy. The daemon serves the tools on this connection (`agent.open`), with
+ * the session flags given here; lines go through unchanged both ways until stdin ends. The sessions stay.
+ */
+async function agentViaDaemon(values: FlagValues): Promise<number> {
+  const client = await connectDaemon(values);
+  const flags: Record<string, string | boolean | string[]> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined || CLIENT_ONLY.includes(key)) continue;
+    flags[key] = Array.isArray(value) ? value.map(String) : value;
+  }
+  await client.call("agent.open", { cwd: typeof values.cwd === "string" ? values.cwd : Deno.cwd(), flags });
+  const encoder = new TextEncoder();
+  let writing = Promise.resolve();
+  // Requests sent and not answered yet: when stdin ends, their answers are still awaited.
+  const waiting = new Set<string>();
+  let settled = () => {};
+  client.onLine = (line) => {
+    const id = idOf(line);
+    if (id !== null && waiting.delete(id) && waiting.size === 0) settled();
+    const bytes = encoder.encode(line + "\n");
+    writing = writing.then(async () => {
+      for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
+    });
+  };
+  let carry = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of Deno.stdin.readable) {
+    carry += decoder.decode(chunk, { stream: true });
+    const lines = carry.split("\n");
+    carry = lines.pop()!;
+    for (const line of lines) {
+      const id = idOf(line);
+      if (id !== null) waiting.add(id);
+      await client.sendRaw(encoder.encode(line + "\n"));
+    }
+  }
+  if (carry !== "") await client.sendRaw(encoder.encode(carry + "\n"));
+  if (waiting.size > 0) {
+    await Promise.race([client.closedPromise, new Promise<void>((resolve) => settled = resolve)]);
+  }
+  client.close();
+  await writing;
+  return 0;
+}
+
+/** The JSON-RPC id of a line (as a string), or null for a notification or a line that is not JSON. */
+function idOf(line: string): string | null {
+  try {
+    const id = (JSON.parse(line) as { id?: unknown }).id;
+    return typeof id === "string" || typeof id === "number" ? JSON.stringify(id) : null;
+  } catch {
+    return null; // Not JSON: the daemon answers it (with a null id).
+  }
 }

@@ -5,39 +5,15 @@
  *
  * @module
  */
-import { basename } from "node:path";
-import { fileURLToPath } from "node:url";
 import { toSpecterError, UsageError } from "../errors.ts";
 import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
-import { Daemon, DaemonClient, defaultSocketPath, defaultStateDir, type SyncPolicy } from "../daemon/mod.ts";
+import { Daemon, type SyncPolicy } from "../daemon/mod.ts";
+import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
+import { agentBase } from "./agent.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
-
-/** Where the daemon is: every daemon command takes these. */
-export const WHERE_FLAGS = {
-  socket: {
-    type: "string",
-    value: "PATH",
-    description: "The daemon's socket (default: $XDG_RUNTIME_DIR/specter/daemon.sock, else " +
-      "/tmp/specter-UID/daemon.sock)",
-  },
-  "state-dir": {
-    type: "string",
-    value: "DIR",
-    description: "Frame logs and saved sessions (default: $XDG_STATE_HOME/specter/daemon)",
-  },
-} as const satisfies FlagTable;
-
-/** Client commands also take `--no-autostart`. */
-export const CLIENT_FLAGS = {
-  ...WHERE_FLAGS,
-  "no-autostart": {
-    type: "boolean",
-    description: "Fail with E_DAEMON_UNAVAILABLE instead of starting a daemon when none runs",
-  },
-} as const satisfies FlagTable;
 
 /** The command log's place (`daemon` writes it, `history` reads it). */
 export const HISTORY_FLAG = {
@@ -72,58 +48,6 @@ frame log ends. One daemon per state directory and socket (E_DAEMON_LOCKED other
 start it on first use.`,
   groups: [{ title: "Daemon flags", flags: DAEMON_FLAGS }],
 };
-
-/** The command that runs this program again (the keeper, an autostarted daemon). */
-export function selfCommand(): string[] {
-  const exe = Deno.execPath();
-  // Under `deno run` the program is a script; a compiled binary is the program itself.
-  if (/^deno(\.exe)?$/.test(basename(exe)) && Deno.mainModule.startsWith("file:")) {
-    return [exe, "run", "-A", fileURLToPath(Deno.mainModule)];
-  }
-  return [exe];
-}
-
-/** Starts `specter ARGS` detached from this process (its own session; no stdio). */
-export function startDetached(args: readonly string[]): void {
-  const [program, ...rest] = selfCommand();
-  const child = new Deno.Command(program!, {
-    args: [...rest, ...args],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-    detached: true,
-  }).spawn();
-  child.unref();
-  void child.status.catch(() => {
-    // Reaped by whoever adopts it once this process is gone.
-  });
-}
-
-/** The socket and state directory the flags name. */
-export function whereOf(values: FlagValues): { socketPath: string; stateDir: string } {
-  const socket = values.socket;
-  const state = values["state-dir"];
-  return {
-    socketPath: typeof socket === "string" ? absolute(socket, "socket") : defaultSocketPath(),
-    stateDir: typeof state === "string" ? absolute(state, "state-dir") : defaultStateDir(),
-  };
-}
-
-function absolute(path: string, flag: string): string {
-  if (!path.startsWith("/")) throw new UsageError(`Flag "--${flag}" must be an absolute path, got "${path}"`);
-  return path;
-}
-
-/** Connects to the daemon the flags name, starting it unless `--no-autostart`. */
-export function connectDaemon(values: FlagValues): Promise<DaemonClient> {
-  const { socketPath, stateDir } = whereOf(values);
-  return DaemonClient.connect({
-    socketPath,
-    ...(values["no-autostart"] === true
-      ? {}
-      : { start: () => startDetached(["daemon", "--socket", socketPath, "--state-dir", stateDir]) }),
-  });
-}
 
 function syncPolicy(value: FlagValues[string]): SyncPolicy {
   if (value === undefined) return { everyMs: 50 };
@@ -168,6 +92,7 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
       return { ...sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv), shellIntegration: true };
     },
     startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
+    agentBase: (flags, cwd) => agentBase({ ...flags, cwd }),
     log: (text) => warn(`specter daemon: ${text}`),
   });
   const stop = () => void daemon.stop();

@@ -19,7 +19,7 @@ import {
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
-import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon.ts";
+import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { join } from "node:path";
 

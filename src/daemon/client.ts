@@ -37,6 +37,8 @@ export class DaemonClient {
   #writing = Promise.resolve();
   /** Notifications (`frame`, `session.end`). */
   onNotification: (method: string, params: Record<string, unknown>) => void = () => {};
+  /** When set, every line the daemon sends goes here as it is (a proxy: `specter agent --daemon`). */
+  onLine: ((line: string) => void) | null = null;
   /** Told once when the connection ends. */
   onClose: () => void = () => {};
   /** Resolves when the connection ended. */
@@ -147,6 +149,10 @@ export class DaemonClient {
   }
 
   #message(line: string): void {
+    if (this.onLine !== null) {
+      this.onLine(line);
+      return;
+    }
     let message: Record<string, unknown>;
     try {
       message = JSON.parse(line) as Record<string, unknown>;

@@ -41,6 +41,8 @@ export class Connection {
   #shut = false;
   /** Set by the daemon: the protocol version was agreed (`daemon.hello`). */
   greeted = false;
+  /** Set by the daemon once the connection speaks the agent tools (`agent.open`): where its lines go. */
+  agentInput: ReadableStreamDefaultController<Uint8Array> | null = null;
 
   constructor(fd: number, peerPid: number, host: ConnectionHost) {
     this.#fd = fd;
@@ -71,8 +73,12 @@ export class Connection {
 
   /** Queues one JSON message (a line). Drops the client when it has not read {@link MAX_UNSENT_BYTES}. */
   send(message: unknown): void {
+    this.sendBytes(encoder.encode(JSON.stringify(message) + "\n"));
+  }
+
+  /** Queues bytes as they are (whole lines). Drops the client as {@link send} does. */
+  sendBytes(bytes: Uint8Array): void {
     if (this.#closed) return;
-    const bytes = encoder.encode(JSON.stringify(message) + "\n");
     if (this.#outBytes + bytes.length > MAX_UNSENT_BYTES) {
       this.#finish("dropped: it does not read what it is sent");
       return;

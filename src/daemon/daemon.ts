@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { z } from "zod";
 import { DaemonError, SessionError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
 import {
+  AgentOpenParamsSchema,
   AttachParamsSchema,
   CreateParamsSchema,
   DAEMON_PROTOCOL,
@@ -42,6 +43,7 @@ import { fingerprintPlan } from "../sandbox/mod.ts";
 import { signalName } from "../pty/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
+import { AgentTools, serveAgent } from "../agent/mod.ts";
 import { FrameStore, readLog, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { privateDir, sessionDir } from "./paths.ts";
@@ -63,6 +65,8 @@ export interface DaemonOptions {
   readonly sync?: SyncPolicy;
   /** Told of connections refused or dropped, and of failures that end no session. */
   readonly log?: (text: string) => void;
+  /** The spawn options agents' sessions start from (`agent.open`'s flags, as `specter agent` takes them). */
+  readonly agentBase?: (flags: CreateParams["flags"], cwd: string) => Omit<SpawnOptions, "argv">;
   /** Where each command of a session (a shell's OSC 133 marks) is recorded; null: nowhere. */
   readonly commandLog?: CommandLog | null;
 }
@@ -94,6 +98,8 @@ interface Entry {
   recentBytes: number;
 }
 
+const encoder = new TextEncoder();
+
 /** A method that answered itself (it had to send frames right after its answer). */
 const ANSWERED = Symbol("answered");
 
@@ -113,6 +119,8 @@ export class Daemon {
   readonly #listenClient: PollClient;
   readonly #entries = new Map<string, Entry>();
   readonly #connections = new Set<Connection>();
+  /** Agent tools by the flags and directory agents opened them with. */
+  readonly #agents = new Map<string, AgentTools>();
   #keeper: KeeperClient;
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #resolve!: () => void;
@@ -357,20 +365,48 @@ export class Daemon {
       });
     }
     const options = this.#options.resolve(params);
-    const dir = sessionDir(this.#options.stateDir, params.name);
+    const entry = this.#launch(params.name, options, {
+      author_kind: params.author_kind,
+      author: params.author ?? null,
+      cwd: params.cwd,
+    }, false);
+    return this.#describe(entry);
+  }
+
+  /** An agent's session: a named session of the daemon (`agent-N`), read by the agent's tools too. */
+  #launchForAgent(options: SpawnOptions): { session: Session; id: string } {
+    let n = this.#entries.size + 1;
+    while (this.#entries.has(`agent-${n}`)) n++;
+    const name = `agent-${n}`;
+    const entry = this.#launch(
+      name,
+      options,
+      { author_kind: "agent", author: null, cwd: options.cwd ?? "/" },
+      true,
+    );
+    return { session: entry.session!, id: name };
+  }
+
+  #launch(
+    name: string,
+    options: SpawnOptions,
+    who: { author_kind: "human" | "agent"; author: string | null; cwd: string },
+    shared: boolean,
+  ): Entry {
+    const dir = sessionDir(this.#options.stateDir, name);
     try {
       Deno.removeSync(dir, { recursive: true }); // An ended session of that name: its log goes.
     } catch (error: unknown) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const store = FrameStore.open({ dir: join(dir, "frames"), session: params.name });
+    const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
     const holder: { entry: Entry | null } = { entry: null };
     const early: Frame[] = [];
     let session: Session;
     try {
-      session = spawn({ ...options, id: params.name }, {
-        spawner: (request) => this.#keeper.spawn(params.name, request),
+      session = spawn({ ...options, id: name }, {
+        spawner: (request) => this.#keeper.spawn(name, request),
         watcher: this.#keeper,
         hooks: {
           sink: (frame) => {
@@ -385,9 +421,9 @@ export class Daemon {
       throw error;
     }
     const saved: SavedSession = {
-      name: params.name,
+      name,
       argv: [...session.argv],
-      cwd: options.cwd ?? params.cwd,
+      cwd: options.cwd ?? who.cwd,
       cols: options.cols ?? 80,
       rows: options.rows ?? 24,
       started: Date.now() / 1000,
@@ -397,24 +433,26 @@ export class Daemon {
       description: session.info.description ?? null,
       parent_agent: session.info.parent_agent ?? null,
       policy_hash: session.launch.plan === null ? null : fingerprintPlan(session.launch.plan).policy_sha256,
-      author_kind: params.author_kind,
-      author: params.author ?? null,
+      author_kind: who.author_kind,
+      author: who.author,
     };
     Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
-    const entry = this.#entry(params.name, dir, saved, store);
+    const entry = this.#entry(name, dir, saved, store);
     entry.session = session;
     holder.entry = entry;
     for (const frame of early) this.#sink(entry, frame);
-    this.#run(entry);
-    return this.#describe(entry);
+    // An agent's tools take the session's frames as its main reader; the daemon then reads its own copy.
+    const reader = shared ? session.subscribe({ from: 0, authoritative: true }) : null;
+    this.#run(entry, reader === null ? () => session.nextFrames() : () => reader.take());
+    return entry;
   }
 
   /** Reads the session's frames (every frame must be taken, or it pauses) and fans them out. */
-  #run(entry: Entry): void {
+  #run(entry: Entry, next: () => Promise<Frame[]> = () => entry.session!.nextFrames()): void {
     const session = entry.session!;
     void (async () => {
       for (;;) {
-        const batch = await session.nextFrames();
+        const batch = await next();
         if (batch.length === 0) break;
         for (const frame of batch) {
           entry.delivered = frame.seq;
@@ -578,6 +616,11 @@ export class Daemon {
 
   #closed(connection: Connection, reason: string): void {
     this.#connections.delete(connection);
+    try {
+      connection.agentInput?.close();
+    } catch {
+      // Closed already.
+    }
     for (const entry of this.#entries.values()) {
       entry.watchers.delete(connection);
       if (entry.controller === connection) entry.controller = null;
@@ -595,6 +638,11 @@ export class Daemon {
   }
 
   async #line(connection: Connection, line: string | Error): Promise<void> {
+    if (connection.agentInput !== null) {
+      // The agent tools' own server reads this connection now (it answers bad lines itself).
+      if (typeof line === "string") connection.agentInput.enqueue(encoder.encode(line + "\n"));
+      return;
+    }
     if (line instanceof Error) {
       this.#refuse(connection, null, new DaemonError("E_DAEMON_PEER", `Refused: ${line.message}`));
       return;
@@ -700,6 +748,8 @@ export class Daemon {
         }
         return {};
       }
+      case "agent.open":
+        return this.#openAgent(connection, parse(AgentOpenParamsSchema, params), id);
       case "daemon.stop": {
         const kill = (params as { kill_sessions?: unknown }).kill_sessions === true;
         setTimeout(() => void this.stop(kill), 10);
@@ -708,6 +758,44 @@ export class Daemon {
       default:
         throw new RpcError(JSONRPC_ERRORS.METHOD_NOT_FOUND, `Unknown method "${method}"`);
     }
+  }
+
+  /** Switches `connection` to the agent tools (after the answer, every line is theirs). */
+  #openAgent(
+    connection: Connection,
+    params: z.infer<typeof AgentOpenParamsSchema>,
+    id: string | number | null,
+  ): symbol {
+    const agentBase = this.#options.agentBase;
+    if (agentBase === undefined) throw new UsageError("This daemon serves no agent tools");
+    const key = JSON.stringify([params.cwd, Object.entries(params.flags).sort()]);
+    let tools = this.#agents.get(key);
+    if (tools === undefined) {
+      tools = new AgentTools({
+        base: agentBase(params.flags, params.cwd),
+        spawn: (options) => this.#launchForAgent(options),
+      });
+      this.#agents.set(key, tools);
+    }
+    connection.send({ jsonrpc: "2.0", id, result: { agent: true } });
+    const input = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        connection.agentInput = controller;
+      },
+    });
+    void serveAgent(
+      tools,
+      {
+        input,
+        write: (bytes) => {
+          connection.sendBytes(bytes);
+          return Promise.resolve();
+        },
+      },
+      undefined,
+      true,
+    ).catch((error: unknown) => this.#log(`agent connection: ${String(error)}`));
+    return ANSWERED;
   }
 
   #purge(entry: Entry): void {

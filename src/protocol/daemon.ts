@@ -60,6 +60,15 @@ export const CreateParamsSchema = z.strictObject({
   author: z.string().max(200).optional().describe("Who, by name (an agent's, a user's)"),
 });
 
+/**
+ * `agent.open`: this connection speaks the agent tools from now on (`specter agent --daemon`), their
+ * sessions living in the daemon. Agents opened with the same flags and directory share their sessions.
+ */
+export const AgentOpenParamsSchema = z.strictObject({
+  cwd: z.string().min(1),
+  flags: FlagValuesSchema.default({}),
+});
+
 /** A session as `session.list` shows it. */
 export const SessionEntrySchema = z.strictObject({
   name: z.string(),
