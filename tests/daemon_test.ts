@@ -420,7 +420,7 @@ Deno.test({
 daemonTest(
   "agent --daemon: the tools run in the daemon, and an agent that restarts finds its sessions",
   async (daemon) => {
-    const agent = (lines: string[]) =>
+    const agent = () =>
       new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", `${ROOT}/main.ts`, "agent", "--daemon", ...whereArgs(daemon), "--no-autostart"],
         stdin: "piped",
@@ -428,7 +428,7 @@ daemonTest(
         stderr: "piped",
       }).spawn();
     const call = async (lines: string[]) => {
-      const child = agent(lines);
+      const child = agent();
       const writer = child.stdin.getWriter();
       await writer.write(new TextEncoder().encode(lines.map((line) => line + "\n").join("")));
       await writer.close();
