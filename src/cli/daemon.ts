@@ -10,7 +10,6 @@ import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
 import { Daemon, type SyncPolicy } from "../daemon/mod.ts";
 import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
-import { agentBase } from "./agent.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
@@ -58,6 +57,11 @@ function syncPolicy(value: FlagValues[string]): SyncPolicy {
   return { everyMs };
 }
 
+/** The agent's options come from `specter agent`'s module, loaded with the first agent. */
+async function agentBaseOf(flags: Record<string, string | boolean | string[]>, cwd: string) {
+  return (await import("./agent.ts")).agentBase({ ...flags, cwd });
+}
+
 /** Runs `specter daemon` until it is stopped (SIGTERM, SIGINT or `daemon.stop`). */
 export async function daemonCommand(args: readonly string[], warn: (text: string) => void): Promise<number> {
   const { values, command } = parseCommandLine(args, DAEMON_DOC);
@@ -89,10 +93,16 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
         }
       }
       // Shells get their OSC 133 marks: each command becomes a `command` frame and a command log row.
-      return { ...sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv), shellIntegration: true };
+      // The inline reactor, as agent sessions have it: a reader thread starts with the first terminal and
+      // stops with the last, 30 ms on every spawn of a daemon that runs one session at a time.
+      return {
+        ...sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv),
+        shellIntegration: true,
+        readerThread: false,
+      };
     },
     startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
-    agentBase: (flags, cwd) => agentBase({ ...flags, cwd }),
+    agentBase: agentBaseOf,
     log: (text) => warn(`specter daemon: ${text}`),
   });
   const stop = () => void daemon.stop();

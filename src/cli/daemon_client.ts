@@ -46,11 +46,19 @@ export function selfCommand(): string[] {
   return [exe];
 }
 
+/**
+ * V8 flags for the long-lived daemon and keeper (unless `DENO_V8_FLAGS` says otherwise): a 1 MiB young
+ * generation, collected often, keeps their resident memory close to what they hold (with V8's default the
+ * garbage of a thousand spawns stayed resident: ~100 KiB per idle session, against ~30 KiB so).
+ */
+export const LEAN_V8_FLAGS = "--max-semi-space-size=1,--optimize-for-size";
+
 /** Starts `specter ARGS` detached from this process (its own session; no stdio). */
 export function startDetached(args: readonly string[]): void {
   const [program, ...rest] = selfCommand();
   const child = new Deno.Command(program!, {
     args: [...rest, ...args],
+    env: { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS") ?? LEAN_V8_FLAGS },
     stdin: "null",
     stdout: "null",
     stderr: "null",

@@ -17,6 +17,8 @@ const LINGER_MS = 2000;
 export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 const READ_CHUNK = 64 * 1024;
 const encoder = new TextEncoder();
+/** One read buffer for every connection (lines are copied out by the splitter). */
+const readBuffer = new Uint8Array(READ_CHUNK);
 
 /** What a connection tells its owner. */
 export interface ConnectionHost {
@@ -112,7 +114,7 @@ export class Connection {
     if (this.#closed) return;
     if ((revents & (POLLIN | POLLHUP | POLLERR)) === 0) return;
     const lib = libc();
-    const buffer = new Uint8Array(READ_CHUNK);
+    const buffer = readBuffer;
     for (let rounds = 0; rounds < 16 && !this.#closed; rounds++) {
       const n = Number(lib.sym.read(this.#fd, buffer, BigInt(buffer.length)));
       if (n > 0) {

@@ -43,7 +43,7 @@ import { fingerprintPlan } from "../sandbox/mod.ts";
 import { signalName } from "../pty/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
-import { AgentTools, serveAgent } from "../agent/mod.ts";
+import type { AgentTools } from "../agent/mod.ts";
 import { FrameStore, readLog, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { privateDir, sessionDir } from "./paths.ts";
@@ -66,7 +66,7 @@ export interface DaemonOptions {
   /** Told of connections refused or dropped, and of failures that end no session. */
   readonly log?: (text: string) => void;
   /** The spawn options agents' sessions start from (`agent.open`'s flags, as `specter agent` takes them). */
-  readonly agentBase?: (flags: CreateParams["flags"], cwd: string) => Omit<SpawnOptions, "argv">;
+  readonly agentBase?: (flags: CreateParams["flags"], cwd: string) => Promise<Omit<SpawnOptions, "argv">>;
   /** Where each command of a session (a shell's OSC 133 marks) is recorded; null: nowhere. */
   readonly commandLog?: CommandLog | null;
 }
@@ -761,18 +761,20 @@ export class Daemon {
   }
 
   /** Switches `connection` to the agent tools (after the answer, every line is theirs). */
-  #openAgent(
+  async #openAgent(
     connection: Connection,
     params: z.infer<typeof AgentOpenParamsSchema>,
     id: string | number | null,
-  ): symbol {
+  ): Promise<symbol> {
     const agentBase = this.#options.agentBase;
     if (agentBase === undefined) throw new UsageError("This daemon serves no agent tools");
     const key = JSON.stringify([params.cwd, Object.entries(params.flags).sort()]);
+    // The agent tools (and their tokenizer's tables) load with the first agent: most daemons serve none.
+    const { AgentTools, serveAgent } = await import("../agent/mod.ts");
     let tools = this.#agents.get(key);
     if (tools === undefined) {
       tools = new AgentTools({
-        base: agentBase(params.flags, params.cwd),
+        base: await agentBase(params.flags, params.cwd),
         spawn: (options) => this.#launchForAgent(options),
       });
       this.#agents.set(key, tools);

@@ -193,6 +193,7 @@ export class FrameStore {
   #nextSeq = 0;
   #lastRaw = 0;
   #dirty = false;
+  #dirDirty = false;
   #closed = false;
 
   private constructor(options: FrameStoreOptions, logId: string, recovery: Recovery) {
@@ -365,11 +366,13 @@ export class FrameStore {
     if (policy === "always") this.sync();
   }
 
-  /** `fdatasync` of the records appended since the last call. */
+  /** `fdatasync` of the records appended since the last call (and of a new segment's directory entry). */
   sync(): void {
     if (!this.#dirty || this.#file === null) return;
     try {
       this.#file.syncDataSync();
+      if (this.#dirDirty) syncDir(this.#dir);
+      this.#dirDirty = false;
       this.#dirty = false;
     } catch (error: unknown) {
       throw new DaemonError("E_LOG_WRITE", `Syncing the frame log of "${this.#session}" failed`, {
@@ -423,7 +426,10 @@ export class FrameStore {
     this.#segmentFirst = firstSeq;
     this.#size = bytes.length;
     this.#sinceIndex = this.#indexEvery; // The first record is indexed.
-    syncDir(this.#dir);
+    // The new entry reaches the disk with the next sync (an fsync of the directory costs milliseconds,
+    // which a spawn should not wait for; a segment lost to a power loss before then held nothing synced).
+    this.#dirDirty = true;
+    this.#dirty = true;
   }
 
   #roll(firstSeq: number): void {

@@ -66,6 +66,7 @@ export class KeeperClient implements ExitWatcher {
   readonly #listeners = new Map<number, StatusListener>();
   readonly #statuses = new Map<number, number>();
   #closed = false;
+  readonly #buffer = new Uint8Array(MAX_KEEPER_MESSAGE);
   /** Told when the keeper went away (every watched program is then reported killed). */
   onClosed: () => void = () => {};
 
@@ -239,7 +240,7 @@ export class KeeperClient implements ExitWatcher {
   #receiveOne(): { event: KeeperEvent; received: number[] } | null | "again" {
     let message;
     try {
-      message = receiveFds(this.#fd, { maxPayload: MAX_KEEPER_MESSAGE, dontWait: true, maxFds: 8 });
+      message = receiveFds(this.#fd, { buffer: this.#buffer, dontWait: true, maxFds: 8 });
     } catch {
       return null;
     }

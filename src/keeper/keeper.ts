@@ -27,6 +27,7 @@ import {
   libc,
   listenUnix,
   type PollClient,
+  raiseOpenFileLimit,
   reactor,
   receiveFds,
   sendFds,
@@ -85,6 +86,7 @@ export function runKeeper(stateDir: string): Promise<boolean> {
   const lock = tryLockFile(paths.lock);
   if (lock === null) return Promise.resolve(false);
   libc().sym.prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n);
+  raiseOpenFileLimit(); // Two descriptors per session (its master, its relay), a thousand sessions.
   try {
     Deno.removeSync(paths.socket); // Stale: whoever made it no longer holds the lock.
   } catch {
@@ -112,6 +114,9 @@ class Keeper {
   #resolve!: () => void;
   #status = new Int32Array(1);
   #buffer = new Uint8Array(READ_CHUNK);
+  /** Reused for every message and every relay read: garbage per call would grow the keeper's heap. */
+  #message = new Uint8Array(MAX_KEEPER_MESSAGE);
+  #input = new Uint8Array(INPUT_CAP);
 
   constructor(listener: number) {
     this.#listener = listener;
@@ -198,7 +203,7 @@ class Keeper {
     for (;;) {
       let message;
       try {
-        message = receiveFds(this.#daemon, { maxPayload: MAX_KEEPER_MESSAGE, dontWait: true });
+        message = receiveFds(this.#daemon, { buffer: this.#message, dontWait: true, maxFds: 32 });
       } catch {
         this.#dropDaemon();
         return;
@@ -416,10 +421,9 @@ class Keeper {
     const { POLLIN, POLLOUT, POLLHUP, POLLERR } = libc().table.poll;
     if ((revents & POLLOUT) !== 0) this.#flush(kept);
     if (kept.relay < 0 || (revents & (POLLIN | POLLHUP | POLLERR)) === 0 || kept.input !== null) return;
-    const buffer = new Uint8Array(INPUT_CAP);
-    const n = Number(libc().sym.read(kept.relay, buffer, BigInt(buffer.length)));
+    const n = Number(libc().sym.read(kept.relay, this.#input, BigInt(this.#input.length)));
     if (n > 0) {
-      kept.input = buffer.slice(0, n);
+      kept.input = this.#input.slice(0, n);
       this.#writeInput(kept);
     } else if (n === 0 || (n < 0 && libc().errno() !== libc().table.errno.EAGAIN)) {
       this.#closeRelay(kept); // The daemon is gone; its successor resumes from its log.

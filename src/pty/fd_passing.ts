@@ -119,11 +119,13 @@ export interface ReceivedFds {
  */
 export function receiveFds(
   socket: number,
-  options: { maxFds?: number; maxPayload?: number; dontWait?: boolean } = {},
+  options: { maxFds?: number; maxPayload?: number; dontWait?: boolean; buffer?: Uint8Array } = {},
 ): ReceivedFds | null | "again" {
   linuxOnly("Receiving descriptors");
   const maxFds = Math.min(options.maxFds ?? MAX_FDS_PER_MESSAGE, MAX_FDS_PER_MESSAGE);
-  const payload = new Uint8Array(options.maxPayload ?? 4096);
+  // A caller that receives often passes its own buffer (`maxPayload` is then its size): a fresh one per
+  // call is garbage the size of the largest message, every time.
+  const payload = options.buffer ?? new Uint8Array(options.maxPayload ?? 4096);
   const control = new Uint8Array(CMSG_HEADER + align8(4 * maxFds));
   const { msg, iov } = messageHeader(payload, control);
   const lib = libc();

@@ -1,0 +1,311 @@
+/**
+ * The daemon's figures, each with a baseline measured in the same run:
+ *
+ * - **Idle memory**: RSS of the daemon plus its keeper with N idle sessions (`cat`, sandboxed), against
+ *   the two with none (the per-session cost is the difference / N).
+ * - **Warm spawn**: `session.create` of `true` through a running daemon until its `exit` frame arrives,
+ *   against `spawn()` of `true` in this process (same sandbox mode); sandboxed and not.
+ * - **Attach**: `session.attach` of a session with ≥ 10 000 logged frames until the last of them arrives,
+ *   against reading the same log in this process (`readLog`).
+ * - **Log append**: `FrameStore.append` of 100-byte output frames under each fsync policy, against plain
+ *   `write()` of the same lines to a file.
+ *
+ *   deno run -A scripts/bench/daemon.ts [--sessions 1000] [--spawns 40]
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { DaemonClient, FrameStore, readLog } from "../../src/daemon/mod.ts";
+import { spawn } from "../../src/mod.ts";
+import { LEAN_V8_FLAGS } from "../../src/cli/daemon_client.ts";
+import type { Frame } from "../../src/protocol/mod.ts";
+import {
+  DENO,
+  finish,
+  intFlags,
+  MAIN_TS,
+  procStatus,
+  round,
+  runBenchmark,
+  say,
+  stats,
+  table,
+} from "./_common.ts";
+
+const ACCEPT_IDLE_MIB = 100;
+const ACCEPT_SPAWN_MS = 5;
+const ACCEPT_ATTACH_MS = 100;
+const NO_SANDBOX = { sandbox: "none", "unsafe-no-sandbox": true, "ack-no-network-enforcement": true };
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+interface Place {
+  readonly dir: string;
+  readonly socket: string;
+  readonly stateDir: string;
+}
+
+async function startDaemon(place: Place): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command(DENO, {
+    args: [
+      "run",
+      "-A",
+      MAIN_TS,
+      "daemon",
+      "--socket",
+      place.socket,
+      "--state-dir",
+      place.stateDir,
+      "--history",
+      join(place.dir, "log.sqlite"),
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "inherit",
+    // As an autostarted daemon runs (and its keeper, which it starts so).
+    env: { DENO_V8_FLAGS: LEAN_V8_FLAGS },
+  }).spawn();
+  for (let i = 0; i < 400; i++) {
+    try {
+      (await DaemonClient.connect({ socketPath: place.socket })).close();
+      return child;
+    } catch {
+      await sleep(25);
+    }
+  }
+  throw new Error("The daemon did not come up");
+}
+
+function keeperPid(stateDir: string): number {
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      if (cmdline.includes("keeper") && cmdline.includes(stateDir)) return Number(entry.name);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  throw new Error("No keeper runs");
+}
+
+/** Waits for a session's exit frame through an attach; resolves with the time it arrived. */
+function untilExit(client: DaemonClient, name: string): Promise<number> {
+  return new Promise((resolve) => {
+    client.onNotification = (method, params) => {
+      if (method === "frame" && params.name === name && (params.frame as Frame).type === "exit") {
+        resolve(performance.now());
+      }
+    };
+  });
+}
+
+async function main(): Promise<number> {
+  const { sessions: count, spawns } = intFlags(Deno.args, { sessions: 1000, spawns: 40 });
+  const dir = Deno.makeTempDirSync({ prefix: "specter-bench-daemon-" });
+  Deno.chmodSync(dir, 0o700);
+  const place = { dir, socket: join(dir, "run", "d.sock"), stateDir: join(dir, "state") };
+  const daemon = await startDaemon(place);
+  const failures: string[] = [];
+  const result: Record<string, unknown> = { benchmark: "daemon" };
+  const client = await DaemonClient.connect({ socketPath: place.socket });
+  try {
+    // ── idle memory ────────────────────────────────────────────────────────────────────────────
+    // First, on a fresh daemon: the other figures' sessions would count in its heap.
+    const keeper = keeperPid(place.stateDir);
+    const rss = () => (procStatus("VmRSS", daemon.pid) + procStatus("VmRSS", keeper)) / 1024;
+    await sleep(1000);
+    const before = rss();
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) {
+      await client.call("session.create", { name: `idle-${i}`, argv: ["cat"], cwd: dir, flags: {} });
+    }
+    const createSeconds = (performance.now() - t0) / 1000;
+    await sleep(3000);
+    const after = rss();
+    say(
+      `Idle memory (daemon + keeper RSS), ${count} idle sandboxed sessions (created in ${
+        round(createSeconds, 1)
+      } s):`,
+    );
+    say(table([
+      ["no session (MiB)", `${count} sessions (MiB)`, "per session (KiB)"],
+      [String(round(before, 1)), String(round(after, 1)), String(round((after - before) * 1024 / count, 1))],
+    ]));
+    say();
+    result.idle = { sessions: count, before_mib: round(before, 1), after_mib: round(after, 1) };
+    if (after > ACCEPT_IDLE_MIB) {
+      failures.push(`${count} idle sessions: ${round(after, 1)} MiB > ${ACCEPT_IDLE_MIB} MiB`);
+    }
+    await client.call("session.list"); // Idle sessions stay: the other figures run beside them.
+    // ── warm spawn ─────────────────────────────────────────────────────────────────────────────
+    const spawnRows: string[][] = [[
+      "sandbox",
+      "through the daemon (ms, median)",
+      "in-process spawn() (ms)",
+      "ratio",
+    ]];
+    for (
+      const [mode, flags, sandbox] of [
+        ["bwrap", {}, undefined],
+        ["none", NO_SANDBOX, { mode: "none", acknowledge: "unsafe-no-sandbox" } as const],
+      ] as const
+    ) {
+      const viaDaemon: number[] = [];
+      const inProcess: number[] = [];
+      for (let i = 0; i < spawns + 3; i++) {
+        const name = `spawn-${mode}-${i}`;
+        const exited = untilExit(client, name);
+        const started = performance.now();
+        await client.call("session.create", { name, argv: ["true"], cwd: dir, flags });
+        await client.call("session.attach", { name, from: 0, control: false });
+        const at = await exited;
+        const local0 = performance.now();
+        const session = spawn({ argv: ["true"], cwd: dir, ...(sandbox === undefined ? {} : { sandbox }) });
+        for await (const _ of session.frames()) { /* drained to exit */ }
+        const local = performance.now() - local0;
+        if (i < 3) continue; // Warm-up.
+        viaDaemon.push(at - started);
+        inProcess.push(local);
+      }
+      const d = stats(viaDaemon);
+      const p = stats(inProcess);
+      spawnRows.push([
+        mode,
+        String(round(d.median)),
+        String(round(p.median)),
+        String(round(d.median / p.median)),
+      ]);
+      result[`spawn_${mode}_ms`] = {
+        daemon: round(d.median),
+        in_process: round(p.median),
+        p90: round(d.p90),
+      };
+      if (mode === "none" && d.median > ACCEPT_SPAWN_MS) {
+        failures.push(`warm spawn of true through the daemon: ${round(d.median)} ms > ${ACCEPT_SPAWN_MS} ms`);
+      }
+    }
+    say("Warm spawn of `true` (create → exit frame):");
+    say(table(spawnRows));
+    say();
+
+    // ── attach with ≥ 10 000 logged frames ─────────────────────────────────────────────────────
+    const script =
+      "import sys,time\nfor i in range(15000):\n  sys.stdout.write(f'{i}\\n'); sys.stdout.flush(); time.sleep(0.0003)";
+    await client.call("session.create", {
+      name: "long",
+      argv: ["python3", "-c", script],
+      cwd: dir,
+      flags: { policy: "basic" },
+    });
+    const longDone = untilExit(client, "long");
+    await client.call("session.attach", { name: "long", from: 0, control: false });
+    await longDone;
+    const { sessions: listed } = await client.call("session.list") as {
+      sessions: { name: string; next_seq: number }[];
+    };
+    const frames = listed.find((s) => s.name === "long")!.next_seq;
+    const attachTimes: number[] = [];
+    const readTimes: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const watcher = await DaemonClient.connect({ socketPath: place.socket });
+      let got = 0;
+      const done = new Promise<number>((resolve) => {
+        watcher.onNotification = (method) => {
+          if (method === "session.end") resolve(performance.now());
+          else if (method === "frame") got++;
+        };
+      });
+      const t0 = performance.now();
+      await watcher.call("session.attach", { name: "long", from: 0, control: false });
+      const t1 = await done;
+      watcher.close();
+      if (got !== frames) throw new Error(`attach delivered ${got} of ${frames} frames`);
+      const r0 = performance.now();
+      readLog(join(place.stateDir, "sessions", "long", "frames"));
+      const r1 = performance.now();
+      if (i < 2) continue;
+      attachTimes.push(t1 - t0);
+      readTimes.push(r1 - r0);
+    }
+    const attach = stats(attachTimes);
+    const read = stats(readTimes);
+    say(`Attach to a session with ${frames} logged frames (until the last one arrived):`);
+    say(table([
+      ["attach (ms, median)", "p90", "readLog in-process (ms)", "ratio"],
+      [
+        String(round(attach.median)),
+        String(round(attach.p90)),
+        String(round(read.median)),
+        String(round(attach.median / read.median)),
+      ],
+    ]));
+    say();
+    result.attach = {
+      frames,
+      median_ms: round(attach.median),
+      p90_ms: round(attach.p90),
+      read_log_ms: round(read.median),
+    };
+    if (frames < 10_000) failures.push(`the attach session logged only ${frames} frames`);
+    if (attach.median > ACCEPT_ATTACH_MS) {
+      failures.push(`attach ${round(attach.median)} ms > ${ACCEPT_ATTACH_MS} ms`);
+    }
+  } finally {
+    await client.call("daemon.stop", { kill_sessions: true }).catch(() => {});
+    client.close();
+    await daemon.status;
+  }
+
+  // ── log append ─────────────────────────────────────────────────────────────────────────────
+  const line = "x".repeat(100);
+  const appendRows: string[][] = [["policy", "frames/s", "MB/s", "vs plain write()"]];
+  const plainStart = performance.now();
+  const plainFile = Deno.openSync(join(dir, "plain.ndjson"), { write: true, create: true });
+  const encoded = new TextEncoder().encode(
+    JSON.stringify({ seq: 1, ts: 1, type: "stdout", data: line }) + "\n",
+  );
+  const N = 100_000;
+  for (let i = 0; i < N; i++) plainFile.writeSync(encoded);
+  plainFile.close();
+  const plainRate = N / ((performance.now() - plainStart) / 1000);
+  const policies: [string, number | "always" | "never"][] = [["never", "never"], ["every 50 ms", 50], [
+    "always",
+    "always",
+  ]];
+  const append: Record<string, number> = {};
+  for (const [label, policy] of policies) {
+    const n = policy === "always" ? 5000 : N;
+    const store = FrameStore.open({ dir: join(dir, `log-${label.replaceAll(" ", "")}`), session: "bench" });
+    let bytes = 0;
+    const start = performance.now();
+    let lastSync = start;
+    for (let i = 0; i < n; i++) {
+      const frame = { seq: i, ts: 1, type: "stdout", data: line } as Frame;
+      store.append(frame, i * 101, policy === "always" ? "always" : "never");
+      bytes += 130;
+      if (typeof policy === "number" && performance.now() - lastSync >= policy) {
+        store.sync();
+        lastSync = performance.now();
+      }
+    }
+    store.close();
+    const seconds = (performance.now() - start) / 1000;
+    append[label] = Math.round(n / seconds);
+    appendRows.push([
+      label,
+      String(Math.round(n / seconds)),
+      String(round(bytes / seconds / 1e6, 1)),
+      String(round(n / seconds / plainRate)),
+    ]);
+  }
+  say("Frame log append (100-byte output frames):");
+  say(table(appendRows));
+  result.append_frames_per_s = { ...append, plain_write: Math.round(plainRate) };
+  Deno.removeSync(dir, { recursive: true });
+  return finish(result, failures);
+}
+
+await runBenchmark("daemon", main);
