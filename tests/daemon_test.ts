@@ -25,7 +25,7 @@ const COUNT = (n: number) => `i=0; while [ $i -lt ${n} ]; do echo $i; i=$((i+1))
 function daemonTest(name: string, fn: (daemon: TestDaemon) => Promise<void>, timeoutMs = 60_000): void {
   Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
     await withTempDir(async (dir) => {
-      const daemon = await startDaemon(dir, ["--history", `${dir}/log.sqlite`]);
+      const daemon = await startDaemon(dir, ["--history", `${dir}/data/log.sqlite`]);
       try {
         await withTimeout(fn(daemon), timeoutMs, name);
       } catch (error) {
@@ -354,7 +354,7 @@ daemonTest(
     const history = await specter([
       "history",
       "--history",
-      `${daemon.dir}/log.sqlite`,
+      `${daemon.dir}/data/log.sqlite`,
       "--session",
       "sh",
       "--json",
@@ -379,7 +379,7 @@ daemonTest(
       assert.match(row.policy_hash, /^[0-9a-f]{64}$/);
       assert.ok(Math.abs(row.ended_at - row.started_at - row.duration_ms / 1000) < 0.001);
     }
-    const failed = await specter(["history", "--history", `${daemon.dir}/log.sqlite`, "--failed"]);
+    const failed = await specter(["history", "--history", `${daemon.dir}/data/log.sqlite`, "--failed"]);
     assert.match(failed.stdout.trim(), /^\S+ \S+\tsh\t1\t\d+ms\thuman\tfalse$/);
   },
 );
@@ -390,7 +390,7 @@ Deno.test({
   sanitizeResources: false,
 }, async () => {
   await withFullTmpfs(1024, 24, async (dir) => {
-    const daemon = await startDaemon(dir, ["--history", `${dir}/log.sqlite`]);
+    const daemon = await startDaemon(dir, ["--history", `${dir}/data/log.sqlite`]);
     try {
       await create(daemon, "big", ["bash", "-c", `${COUNT(150_000)}; exit 5`]);
       const client = await FrameCollector.connect(daemon);
@@ -464,7 +464,7 @@ daemonTest(
     const history = await specter([
       "history",
       "--history",
-      `${daemon.dir}/log.sqlite`,
+      `${daemon.dir}/data/log.sqlite`,
       "--json",
       "--session",
       id,
@@ -481,5 +481,54 @@ daemonTest(
       }),
     ]);
     assert.equal(closed.result.returned_on, "exit");
+  },
+);
+
+daemonTest(
+  "no session sees or writes the daemon's own directories (keeper socket, logs, daemon socket)",
+  async (daemon) => {
+    // A write grant over them is refused before anything runs.
+    const exposed = await specter([
+      "new",
+      "w",
+      ...whereArgs(daemon),
+      "--policy",
+      "workspace",
+      "--ack-unsafe-write",
+      "--cwd",
+      daemon.dir,
+      "--",
+      "true",
+    ]);
+    assert.equal(exposed.code, 2, exposed.stderr);
+    assert.match(exposed.stderr, /E_POLICY_ARTIFACTS_EXPOSED/);
+    // A read grant over them shows the rest of the directory, not them.
+    const policy = `${daemon.dir}/policy.json`;
+    Deno.writeTextFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        exec: ["/usr/bin", "/bin"],
+        fs: { read: [daemon.dir], write: [] },
+        env: [],
+        network: "off",
+      }),
+    );
+    Deno.writeTextFileSync(`${daemon.dir}/visible.txt`, "seen\n");
+    await create(daemon, "r", [
+      "bash",
+      "-c",
+      `ls -a ${daemon.dir}/state ${daemon.dir}/run; cat ${daemon.dir}/visible.txt; exit 0`,
+    ], [
+      "--policy",
+      policy,
+    ]);
+    const client = await FrameCollector.connect(daemon);
+    await client.client.call("session.attach", { name: "r", from: 0 });
+    await client.ended;
+    const text = client.text();
+    assert.match(text, /seen/);
+    assert.doesNotMatch(text, /keeper\.sock|sessions|d\.sock|daemon\.lock/, text);
+    client.client.close();
   },
 );

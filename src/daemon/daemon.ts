@@ -348,6 +348,16 @@ export class Daemon {
     }
   }
 
+  /** What no session may see or write: the keeper's socket and the logs, the daemon's socket, the command log. */
+  #protectedDirs(): string[] {
+    const log = this.#options.commandLog;
+    return [
+      this.#options.stateDir,
+      join(this.#options.socketPath, ".."),
+      ...(log === undefined || log === null ? [] : [join(log.path, "..")]),
+    ];
+  }
+
   /** A keeper that died took its sessions; the next session gets a new one. */
   async #withKeeper(): Promise<void> {
     if (!this.#keeper.closed) return;
@@ -405,7 +415,7 @@ export class Daemon {
     const early: Frame[] = [];
     let session: Session;
     try {
-      session = spawn({ ...options, id: name }, {
+      session = spawn({ ...options, id: name, protectedDirs: this.#protectedDirs() }, {
         spawner: (request) => this.#keeper.spawn(name, request),
         watcher: this.#keeper,
         hooks: {

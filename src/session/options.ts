@@ -113,6 +113,13 @@ export interface SpawnOptions {
   readonly record?: { readonly path: string; readonly input?: boolean };
   /** The run's artifacts directory, named in the `start` frame; none when absent. */
   readonly artifacts?: string;
+  /**
+   * Host directories the program must neither see nor write, guarded as the artifacts directory is (a
+   * grant that would make one writable is refused with `E_POLICY_ARTIFACTS_EXPOSED`; one that would show
+   * it hides it under bwrap). The daemon's state and socket directories: its keeper's socket spawns
+   * programs, its frame logs are what clients are told.
+   */
+  readonly protectedDirs?: readonly string[];
   /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
   readonly inheritFds?: readonly InheritedFd[];
   /**
@@ -185,6 +192,7 @@ export interface ResolvedOptions {
   readonly screenHistory: number;
   readonly readerThread: boolean;
   readonly artifacts: string | null;
+  readonly protectedDirs: readonly string[];
   readonly sandbox: SandboxOption | null;
 }
 
@@ -306,6 +314,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),
     readerThread: options.readerThread ?? options.screen ?? false,
     artifacts: options.artifacts ?? null,
+    protectedDirs: options.protectedDirs ?? [],
     sandbox: options.sandbox ?? null,
   };
 }

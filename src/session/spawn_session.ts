@@ -222,6 +222,7 @@ function prepare(
     const { hide } = guardArtifacts(realized, [
       ...(resolved.artifacts === null ? [] : [{ dir: resolved.artifacts }]),
       ...(resolved.record === null ? [] : [{ dir: dirname(resolved.record.path), readable: true }]),
+      ...resolved.protectedDirs.map((dir) => ({ dir })),
     ], { canHide: backend === "bwrap" });
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
     if (backend === "seatbelt" && launchOptions.privateTmp !== undefined) tmpDir = launchOptions.privateTmp();
