@@ -502,7 +502,8 @@ daemonTest(
     ]);
     assert.equal(exposed.code, 2, exposed.stderr);
     assert.match(exposed.stderr, /E_POLICY_ARTIFACTS_EXPOSED/);
-    // A read grant over them shows the rest of the directory, not them.
+    // A read grant over them: they are hidden (an empty read-only tmpfs over each) or, where the sandbox's
+    // user cannot enter them to mount over them (root's 0700 directories), the session does not start.
     const policy = `${daemon.dir}/policy.json`;
     Deno.writeTextFileSync(
       policy,
@@ -515,14 +516,21 @@ daemonTest(
       }),
     );
     Deno.writeTextFileSync(`${daemon.dir}/visible.txt`, "seen\n");
-    await create(daemon, "r", [
+    const started = await specter([
+      "new",
+      "r",
+      ...whereArgs(daemon),
+      "--policy",
+      policy,
+      "--",
       "bash",
       "-c",
       `ls -a ${daemon.dir}/state ${daemon.dir}/run; cat ${daemon.dir}/visible.txt; exit 0`,
-    ], [
-      "--policy",
-      policy,
     ]);
+    if (started.code !== 0) {
+      assert.match(started.stderr, /E_SANDBOX_START/);
+      return;
+    }
     const client = await FrameCollector.connect(daemon);
     await client.client.call("session.attach", { name: "r", from: 0 });
     await client.ended;
