@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { MIGRATIONS } from "../src/history/mod.ts";
 import { z } from "zod";
 import { ERROR_CODE_SINCE, ERROR_CODES, type ErrorCode } from "../src/errors.ts";
 import { exitCodeForError } from "../src/cli/exit_codes.ts";
@@ -140,6 +141,35 @@ ${variants(frame, ["seq", "ts"])}
 Every message has \`v\` (the protocol version, ${PROTOCOL_VERSION}) and a \`type\`:
 
 ${variants(driver, ["v"])}
+## The daemon's files
+
+A daemon (\`specter daemon\`, started on first use by \`specter new\`, \`attach\`, \`ls\`, \`send\`, \`kill\` and
+\`agent --daemon\`) keeps:
+
+| path | what |
+| --- | --- |
+| \`$XDG_RUNTIME_DIR/specter/daemon.sock\` (else \`/tmp/specter-UID/\`) | its socket, in a 0700 directory; peers of another uid are refused (\`SO_PEERCRED\`) |
+| \`STATE/daemon.lock\`, \`SOCKET.lock\` | \`flock\`s: one daemon per state directory and per socket |
+| \`STATE/keeper.sock\`, \`STATE/keeper.lock\` | the keeper's \`SOCK_SEQPACKET\` socket (descriptors pass with \`SCM_RIGHTS\`) and lock |
+| \`STATE/sessions/NAME/session.json\` | the session as started ([\`daemon-saved-session.schema.json\`](schema/daemon-saved-session.schema.json)) |
+| \`STATE/sessions/NAME/frames/SEQ.ndjson\` | the frame log: a header line ([\`frame-log-header.schema.json\`](schema/frame-log-header.schema.json)), then one frame per line; a frame may carry \`raw\`, the program's output bytes the log holds up to it |
+| \`STATE/sessions/NAME/frames/SEQ.idx\` | a sparse index: \`seq offset\` lines (rebuildable; never trusted over the log) |
+| \`STATE/sessions/NAME/exit.json\` | the \`exit\` frame of an ended session |
+| \`$XDG_DATA_HOME/specter/log.sqlite\` | the command log (below) |
+
+\`STATE\` is \`$XDG_STATE_HOME/specter/daemon\` unless \`--state-dir\` says otherwise.
+
+## The command log
+
+SQLite (WAL, \`synchronous = NORMAL\`), one row per command a daemon session's shell marked (OSC 133). The schema
+version is \`PRAGMA user_version\`; opening migrates forward, and a newer version is refused (\`E_LOG_WRITE\`).
+Output is plain text (escape sequences removed), at most \`output_cap\` bytes kept (\`output_truncated\`,
+\`output_bytes\` the original size), deflated. Times are Unix seconds.
+
+${
+    MIGRATIONS.map((sql, i) => `Version ${i + 1}:\n\n\`\`\`sql\n${sql.replace(/^ {2}/gm, "")}\n\`\`\`\n`)
+      .join("\n")
+  }
 ## Error codes
 
 The exit status is what \`specter\` exits with when it reports the error itself.

@@ -6,18 +6,27 @@
  */
 import { z } from "zod";
 import {
+  AgentOpenParamsSchema,
+  AttachParamsSchema,
   AuditRecordSchema,
   BundleChecksumsSchema,
   CastEventSchema,
   CastHeaderSchema,
   CloseSessionParamsSchema,
+  CreateParamsSchema,
   DriverMessageSchema,
   ExecCommandParamsSchema,
   ExecResultSchema,
   FrameSchema,
+  KeeperEventSchema,
+  KeeperRequestSchema,
+  LogHeaderSchema,
   ReadOutputParamsSchema,
   ResolvedScenarioSchema,
   RunResultSchema,
+  SavedSessionSchema,
+  SendParamsSchema,
+  SessionEntrySchema,
   SessionListingSchema,
   StartParamsSchema,
   StartResultSchema,
@@ -33,6 +42,27 @@ import { ReplayDifferenceSchema, ReplayReportSchema } from "../src/replay/replay
 /** Every generated schema: file name → zod schema and title. */
 export const SCHEMAS = {
   "frame.schema.json": { schema: FrameSchema, title: "Specter frame (protocol v1)" },
+  "daemon-create.schema.json": { schema: CreateParamsSchema, title: "Specter daemon session.create: params" },
+  "daemon-attach.schema.json": { schema: AttachParamsSchema, title: "Specter daemon session.attach: params" },
+  "daemon-send.schema.json": { schema: SendParamsSchema, title: "Specter daemon session.send: params" },
+  "daemon-session.schema.json": { schema: SessionEntrySchema, title: "Specter daemon session.list entry" },
+  "daemon-agent-open.schema.json": {
+    schema: AgentOpenParamsSchema,
+    title: "Specter daemon agent.open: params",
+  },
+  "frame-log-header.schema.json": {
+    schema: LogHeaderSchema,
+    title: "Specter frame log segment header (first line of sessions/NAME/frames/*.ndjson)",
+  },
+  "daemon-saved-session.schema.json": {
+    schema: SavedSessionSchema,
+    title: "Specter daemon saved session (sessions/NAME/session.json)",
+  },
+  "keeper-request.schema.json": {
+    schema: KeeperRequestSchema,
+    title: "Specter keeper message from the daemon",
+  },
+  "keeper-event.schema.json": { schema: KeeperEventSchema, title: "Specter keeper message to the daemon" },
   "driver.schema.json": { schema: DriverMessageSchema, title: "Specter driver message (protocol v1)" },
   "policy.schema.json": { schema: PolicyFileSchema, title: "Specter policy file (version 1)" },
   "scenario.schema.json": { schema: ScenarioSchema, title: "Specter scenario (version 1)" },

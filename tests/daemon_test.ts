@@ -540,3 +540,53 @@ daemonTest(
     client.client.close();
   },
 );
+
+daemonTest(
+  "specter attach: the log replayed, typing goes through, Ctrl-] detaches and the session goes on",
+  async (daemon) => {
+    await create(daemon, "tty", ["bash", "--norc", "-i"]);
+    await specter(["send", "tty", ...whereArgs(daemon), "echo", "before-$((1+1))", "--enter"]);
+    // A real terminal for the client (python3's pty), as a person's would be.
+    const script = `import pty, os, sys, time, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+def pump(seconds, until=None):
+    global out
+    end = time.time() + seconds
+    while time.time() < end and (until is None or until not in out):
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try: out += os.read(fd, 65536)
+            except OSError: return
+pump(15, b"before-2")
+os.write(fd, b"echo during-$((2+2))\\r")
+pump(15, b"during-4\\r\\r\\n")
+os.write(fd, b"\\x1d")
+pump(15, b"[detached")
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+sys.stdout.write("\\nEXIT %d\\n" % os.waitstatus_to_exitcode(status))`;
+    const out = await new Deno.Command("python3", {
+      args: [
+        "-c",
+        script,
+        Deno.execPath(),
+        "run",
+        "-A",
+        `${ROOT}/main.ts`,
+        "attach",
+        "tty",
+        ...whereArgs(daemon),
+      ],
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.match(text, /before-2/, "the history was replayed");
+    assert.match(text, /during-4/, "typing reached the program");
+    assert.match(text, /\[detached from tty\]/);
+    assert.match(text, /EXIT 0$/m);
+    const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
+    assert.equal(JSON.parse(ls.stdout.trim()).running, true, "the session goes on after a detach");
+  },
+);
