@@ -13,8 +13,15 @@ import { closeQuietly, libc, type PollClient, reactor, shutdownWrite } from "../
 export const MAX_LINE_BYTES = 1024 * 1024;
 /** How long a refused client may go on sending before its connection is closed. */
 const LINGER_MS = 2000;
-/** Bytes of responses and frames waiting for a client that does not read, before it is dropped. */
+/**
+ * Bytes of responses and frames waiting for a client, beyond which a client that has taken nothing for
+ * {@link STALL_MS} is dropped (it does not read).
+ */
 export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
+/** Beyond this, a client is dropped however it reads: the daemon's memory stays bounded. */
+export const HARD_UNSENT_BYTES = 64 * 1024 * 1024;
+/** How long a client over {@link MAX_UNSENT_BYTES} may take nothing before it is dropped. */
+export const STALL_MS = 2000;
 const READ_CHUNK = 64 * 1024;
 const encoder = new TextEncoder();
 /** One read buffer for every connection (lines are copied out by the splitter). */
@@ -41,6 +48,8 @@ export class Connection {
   #closed = false;
   #closing = false;
   #shut = false;
+  /** When the client last took bytes (or nothing was waiting for it). */
+  #progressAt = performance.now();
   /** Set by the daemon: the protocol version was agreed (`daemon.hello`). */
   greeted = false;
   /** Set by the daemon once the connection speaks the agent tools (`agent.open`): where its lines go. */
@@ -81,10 +90,17 @@ export class Connection {
   /** Queues bytes as they are (whole lines). Drops the client as {@link send} does. */
   sendBytes(bytes: Uint8Array): void {
     if (this.#closed) return;
-    if (this.#outBytes + bytes.length > MAX_UNSENT_BYTES) {
+    const unsent = this.#outBytes + bytes.length;
+    // A slow reader catching up is kept (up to the hard bound); one that takes nothing is dropped. Either
+    // can attach again from the last seq it saw: the log has everything.
+    if (
+      unsent > HARD_UNSENT_BYTES ||
+      (unsent > MAX_UNSENT_BYTES && performance.now() - this.#progressAt > STALL_MS)
+    ) {
       this.#finish("dropped: it does not read what it is sent");
       return;
     }
+    if (this.#outBytes === 0) this.#progressAt = performance.now(); // Nothing was waiting: not stalled.
     this.#out.push(bytes);
     this.#outBytes += bytes.length;
     this.#flush();
@@ -137,6 +153,7 @@ export class Connection {
     while (this.#out.length > 0 && !this.#closed) {
       const head = this.#out[0]!;
       const n = Number(lib.sym.write(this.#fd, head, BigInt(head.length)));
+      if (n > 0) this.#progressAt = performance.now();
       if (n === head.length) {
         this.#out.shift();
         this.#outBytes -= n;

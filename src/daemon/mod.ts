@@ -16,5 +16,5 @@ export {
 } from "./frame_store.ts";
 export { type CreateParams, Daemon, type DaemonOptions } from "./daemon.ts";
 export { defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
-export { MAX_LINE_BYTES, MAX_UNSENT_BYTES } from "./connection.ts";
+export { HARD_UNSENT_BYTES, MAX_LINE_BYTES, MAX_UNSENT_BYTES, STALL_MS } from "./connection.ts";
 export { AUTOSTART_TIMEOUT_MS, type ConnectOptions, DaemonClient } from "./client.ts";
