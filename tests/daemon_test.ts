@@ -18,7 +18,7 @@ import {
   whereArgs,
 } from "./_daemon.ts";
 import type { Frame } from "../src/protocol/mod.ts";
-import { DaemonClient } from "../src/daemon/mod.ts";
+import { DaemonClient, defaultPersistRoot } from "../src/daemon/mod.ts";
 
 const COUNT = (n: number) => `i=0; while [ $i -lt ${n} ]; do echo $i; i=$((i+1)); done`;
 
@@ -588,5 +588,48 @@ sys.stdout.write("\\nEXIT %d\\n" % os.waitstatus_to_exitcode(status))`;
     assert.match(text, /EXIT 0$/m);
     const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
     assert.equal(JSON.parse(ls.stdout.trim()).running, true, "the session goes on after a detach");
+  },
+);
+
+daemonTest(
+  "--persist: what the program writes in its home outlives it and the daemon; kill --purge removes it",
+  async (daemon) => {
+    const run = async (name: string, command: string, flags: string[]) => {
+      await create(daemon, name, ["bash", "-c", command], flags);
+      const client = await FrameCollector.connect(daemon);
+      await client.client.call("session.attach", { name, from: 0 });
+      await client.ended;
+      client.client.close();
+      return client.text();
+    };
+    const first = await run("keep", 'echo "home=$HOME"; echo kept-1 > "$HOME/kept.txt"', ["--persist"]);
+    assert.match(first, /home=\/home\/specter/);
+    const layer = `${await defaultPersistRoot(daemon.stateDir)}/keep`;
+    assert.ok(Deno.statSync(`${layer}/kept.txt`).isFile, "the layer is on the host");
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    await restart(daemon);
+    const second = await run("keep", 'echo "$(<"$HOME/kept.txt")"', ["--persist"]);
+    assert.match(second, /kept-1/);
+    const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
+    assert.equal(JSON.parse(ls.stdout.trim()).persist, layer);
+    // Without --persist the home is the sandbox's scratch: nothing of the layer.
+    const other = await run(
+      "plain",
+      'echo "home=$HOME"; [ -e "$HOME/kept.txt" ] && echo present || echo absent',
+      [],
+    );
+    assert.match(other, /home=\/tmp/);
+    assert.match(other, /absent/);
+    assert.equal((await specter(["kill", "keep", ...whereArgs(daemon), "--purge"])).code, 0);
+    for (let i = 0; i < 100; i++) {
+      try {
+        Deno.statSync(layer);
+      } catch {
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.throws(() => Deno.statSync(layer), "kill --purge removed the layer");
   },
 );

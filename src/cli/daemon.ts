@@ -7,7 +7,7 @@
  */
 import { toSpecterError, UsageError } from "../errors.ts";
 import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
-import { Daemon, type SyncPolicy } from "../daemon/mod.ts";
+import { Daemon, defaultPersistRoot, type SyncPolicy } from "../daemon/mod.ts";
 import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
@@ -83,6 +83,7 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
   }
   const daemon = await Daemon.start({
     commandLog,
+    persistRoot: await defaultPersistRoot(stateDir),
     socketPath,
     stateDir,
     sync: syncPolicy(values.fsync),

@@ -49,6 +49,16 @@ function definedFlags(
 
 // ── new ─────────────────────────────────────────────────────────────────────────────────────────
 
+const NEW_FLAGS = {
+  ...CLIENT_FLAGS,
+  persist: {
+    type: "boolean",
+    description: "Keep what the program writes in its home (HOME) across restarts of the program and of " +
+      "the daemon: a per-session directory beside the state directory, bound writable at /home/specter; " +
+      "removed by kill --purge",
+  },
+} as const satisfies FlagTable;
+
 /** `specter new`'s help. */
 export const NEW_DOC: CommandDoc = {
   name: "new",
@@ -58,7 +68,7 @@ the sandbox and policy the flags give (run's flags). Prints the session as JSON.
 its program ends or specter kill NAME; clients come and go (specter attach, logs, send).
   specter new build -- bash
   specter new web --policy workspace --ack-unsafe-write -- npm run dev`,
-  groups: [{ title: "Daemon flags", flags: CLIENT_FLAGS }, ...SESSION_GROUPS],
+  groups: [{ title: "Daemon flags", flags: NEW_FLAGS }, ...SESSION_GROUPS],
 };
 
 /** Runs `specter new`. */
@@ -75,7 +85,8 @@ export async function newCommand(args: readonly string[], out: (text: string) =>
       name,
       argv,
       cwd: typeof values.cwd === "string" ? values.cwd : Deno.cwd(),
-      flags: definedFlags(values, ["socket", "state-dir", "no-autostart", "help", "cwd"]),
+      flags: definedFlags(values, ["socket", "state-dir", "no-autostart", "help", "cwd", "persist"]),
+      persist: values.persist === true,
     });
     out(JSON.stringify(entry));
     return 0;

@@ -67,6 +67,12 @@ export interface DaemonOptions {
   readonly log?: (text: string) => void;
   /** The spawn options agents' sessions start from (`agent.open`'s flags, as `specter agent` takes them). */
   readonly agentBase?: (flags: CreateParams["flags"], cwd: string) => Promise<Omit<SpawnOptions, "argv">>;
+  /**
+   * Where sessions' persistent layers go (`--persist`), one directory per session. It must be reachable by
+   * the user the sandbox runs as (root's sandboxes run as an unprivileged id, which cannot pass through
+   * root's home): see `defaultPersistRoot`. Default: `STATE/../persist`.
+   */
+  readonly persistRoot?: string;
   /** Where each command of a session (a shell's OSC 133 marks) is recorded; null: nowhere. */
   readonly commandLog?: CommandLog | null;
 }
@@ -348,12 +354,16 @@ export class Daemon {
     }
   }
 
-  /** What no session may see or write: the keeper's socket and the logs, the daemon's socket, the command log. */
+  /**
+   * What no session may see or write: the keeper's socket and the logs, the daemon's socket, the command
+   * log, the persistent layers (a session's own is bound by descriptor, not through a grant).
+   */
   #protectedDirs(): string[] {
     const log = this.#options.commandLog;
     return [
       this.#options.stateDir,
       join(this.#options.socketPath, ".."),
+      this.#persistRoot(),
       ...(log === undefined || log === null ? [] : [join(log.path, "..")]),
     ];
   }
@@ -374,13 +384,38 @@ export class Daemon {
         details: { name: params.name },
       });
     }
-    const options = this.#options.resolve(params);
+    let options = this.#options.resolve(params);
+    if (params.persist) {
+      // The root: passable (0711), not listable; the layer: 0700, handed to the sandbox's user at spawn.
+      const root = this.#persistRoot();
+      Deno.mkdirSync(root, { recursive: true, mode: 0o711 });
+      Deno.chmodSync(root, 0o711);
+      const dir = this.#persistDir(params.name);
+      try {
+        Deno.mkdirSync(dir, { mode: 0o700 });
+      } catch (error: unknown) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      }
+      options = { ...options, persistDir: dir };
+    }
     const entry = this.#launch(params.name, options, {
       author_kind: params.author_kind,
       author: params.author ?? null,
       cwd: params.cwd,
     }, false);
     return this.#describe(entry);
+  }
+
+  /**
+   * Where a session's persistent layer lives: beside the state directory (`STATE/../persist/NAME`), not in
+   * it, since no session may see the state directory, while this one is its home.
+   */
+  #persistDir(name: string): string {
+    return join(this.#persistRoot(), name);
+  }
+
+  #persistRoot(): string {
+    return this.#options.persistRoot ?? join(this.#options.stateDir, "..", "persist");
   }
 
   /** An agent's session: a named session of the daemon (`agent-N`), read by the agent's tools too. */
@@ -445,6 +480,7 @@ export class Daemon {
       policy_hash: session.launch.plan === null ? null : fingerprintPlan(session.launch.plan).policy_sha256,
       author_kind: who.author_kind,
       author: who.author,
+      persist: options.persistDir ?? null,
     };
     Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
     const entry = this.#entry(name, dir, saved, store);
@@ -578,6 +614,7 @@ export class Daemon {
       clients: entry.watchers.size,
       next_seq: entry.delivered + 1,
       log_id: entry.logId === "" ? null : entry.logId,
+      persist: entry.saved.persist,
     };
   }
 
@@ -813,6 +850,8 @@ export class Daemon {
   #purge(entry: Entry): void {
     this.#entries.delete(entry.name);
     try {
+      // The layer the program wrote (links in it are removed, never followed), then the session's files.
+      if (entry.saved.persist !== null) Deno.removeSync(entry.saved.persist, { recursive: true });
       Deno.removeSync(entry.dir, { recursive: true });
     } catch (error: unknown) {
       this.#log(`session "${entry.name}": its files could not be removed (${String(error)})`);

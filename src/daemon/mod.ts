@@ -15,6 +15,6 @@ export {
   type SyncPolicy,
 } from "./frame_store.ts";
 export { type CreateParams, Daemon, type DaemonOptions } from "./daemon.ts";
-export { defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
+export { defaultPersistRoot, defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
 export { HARD_UNSENT_BYTES, MAX_LINE_BYTES, MAX_UNSENT_BYTES, STALL_MS } from "./connection.ts";
 export { AUTOSTART_TIMEOUT_MS, type ConnectOptions, DaemonClient } from "./client.ts";

@@ -53,3 +53,16 @@ export function privateDir(dir: string): void {
 export function sessionDir(stateDir: string, name: string): string {
   return join(stateDir, "sessions", name);
 }
+
+/**
+ * Where persistent layers go for a daemon on `stateDir`. Root's sandboxes run as an unprivileged id that
+ * cannot pass through root's home (bwrap resolves a bound descriptor's path as that id), so root's go
+ * under `/var/lib/specter/persist/` (a directory per state directory, named by its hash); anyone else's
+ * beside the state directory.
+ */
+export async function defaultPersistRoot(stateDir: string, uid: number | null = Deno.uid()): Promise<string> {
+  if (uid !== 0) return join(stateDir, "..", "persist");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(stateDir));
+  const hex = [...new Uint8Array(digest)].slice(0, 8).map((b) => b.toString(16).padStart(2, "0")).join("");
+  return join("/var/lib/specter/persist", hex);
+}

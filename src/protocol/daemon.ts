@@ -58,6 +58,10 @@ export const CreateParamsSchema = z.strictObject({
     "Who types in the session, as the command log records it",
   ),
   author: z.string().max(200).optional().describe("Who, by name (an agent's, a user's)"),
+  persist: z.boolean().default(false).describe(
+    "Keep what the program writes in its home across restarts of the program and the daemon (a " +
+      "per-session directory beside the state directory, bound as HOME; removed by kill --purge)",
+  ),
 });
 
 /**
@@ -84,6 +88,7 @@ export const SessionEntrySchema = z.strictObject({
   clients: z.int().nonnegative(),
   next_seq: z.int().nonnegative(),
   log_id: z.string().nullable(),
+  persist: z.string().nullable(),
 });
 /** One session of `session.list`. */
 export type SessionEntry = z.infer<typeof SessionEntrySchema>;
@@ -137,6 +142,7 @@ export const SavedSessionSchema = z.strictObject({
   policy_hash: z.string().nullable(),
   author_kind: z.enum(["human", "agent"]),
   author: z.string().nullable(),
+  persist: z.string().nullable().default(null).describe("The session's persistent layer on the host"),
 });
 /** A saved session. */
 export type SavedSession = z.infer<typeof SavedSessionSchema>;

@@ -26,6 +26,7 @@ import {
   type LaunchPlan,
   type LaunchRequest,
   type OpenedFacts,
+  PERSIST_HOME,
   type PlanDescriptor,
   type PlanOptions,
   programCommand,
@@ -232,6 +233,25 @@ export function bwrapPlan(
     descriptors.push({ target, path, dest, purpose: kind, writable, identity: facts.info.identity });
   }
 
+  // A session's persistent layer, writable, on top of everything bound above (it is not a host grant:
+  // Specter made the directory and opened it without following links).
+  if (options.persist !== undefined) {
+    const facts = opened === undefined ? UNOPENED : opened.get(options.persist);
+    if (facts === undefined) {
+      throw new SandboxError("E_SANDBOX_START", `The persistent layer "${options.persist}" was not opened`);
+    }
+    const target = FIRST_BIND_FD + data.files.length + descriptors.length;
+    args.push("--bind-fd", String(target), PERSIST_HOME);
+    descriptors.push({
+      target,
+      path: options.persist,
+      dest: PERSIST_HOME,
+      purpose: "persist",
+      writable: true,
+      identity: facts.info.identity,
+    });
+  }
+
   // Artifacts a read grant shows: an empty read-only tmpfs on top of every bind (none is deeper).
   for (const path of options.hide ?? []) {
     const dest = sandboxPath(path, host.mergedUsr);
@@ -248,6 +268,7 @@ export function bwrapPlan(
   args.push("--clearenv");
   const env = { ...request.env };
   if (env.HOME !== undefined && !visible.some((root) => isWithin(env.HOME!, root))) env.HOME = "/tmp";
+  if (options.persist !== undefined) env.HOME = PERSIST_HOME;
   for (const [name, value] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
     args.push("--setenv", name, value);
   }

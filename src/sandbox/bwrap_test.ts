@@ -234,3 +234,31 @@ Deno.test("a data file anywhere but beneath /run/specter is refused", () => {
     );
   }
 });
+
+Deno.test("a persistent layer is bound writable from its descriptor at /home/specter, which becomes HOME", () => {
+  const layer = "/var/lib/specter/persist/ab/keep";
+  const opened = new Map([
+    ["/usr/bin/bash", { info: { identity: "1:1:1", kind: "file" } }],
+    [layer, { info: { identity: "1:1:9", kind: "dir" } }],
+  ]);
+  const plan = bwrapPlan(policy(), request, host, { opened, persist: layer });
+  assert.ok(fdBinds(plan).includes(`rw ${layer} /home/specter`));
+  const persist = plan.descriptors.find((d) => d.purpose === "persist")!;
+  assert.equal(persist.identity, "1:1:9");
+  const homeOf = (argv: readonly string[]) =>
+    argv[argv.findIndex((a, i) => a === "--setenv" && argv[i + 1] === "HOME") + 2];
+  assert.equal(homeOf(plan.argv), "/home/specter");
+  // After every grant, before the read-only remount of the root.
+  const rootReadOnly = plan.argv.findIndex((a, i) => a === "--remount-ro" && plan.argv[i + 1] === "/");
+  assert.ok(plan.argv.lastIndexOf("--bind-fd") < rootReadOnly);
+  // A layer that was not opened is never bound by name.
+  assert.throws(
+    () =>
+      bwrapPlan(policy(), request, host, {
+        opened: new Map([["/usr/bin/bash", opened.get("/usr/bin/bash")!]]),
+        persist: layer,
+      }),
+    (e: { code?: string }) => e.code === "E_SANDBOX_START",
+  );
+  assert.equal(homeOf(bwrapPlan(policy(), request, host).argv), "/tmp");
+});

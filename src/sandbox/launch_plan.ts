@@ -127,9 +127,9 @@ export interface PlanDescriptor {
   readonly path: string;
   /** Where it is mounted inside the sandbox. */
   readonly dest: string;
-  /** Why it is bound: `exec`, `read`, `socket`, `write` or `protect`. */
+  /** Why it is bound: `exec`, `read`, `socket`, `write`, `protect` or `persist`. */
   readonly purpose: string;
-  /** Mounted read-write (`fs.write`); everything else is read-only. */
+  /** Mounted read-write (`fs.write`, `persist`); everything else is read-only. */
   readonly writable: boolean;
   /** `major:minor:ino` of the opened inode. */
   readonly identity: string;
@@ -201,4 +201,12 @@ export interface PlanOptions {
    * mount, so without it nothing but `fs.write` is writable. Absent: none.
    */
   readonly tmpDir?: string;
+  /**
+   * bubblewrap: a session's persistent layer (`--persist`), a host directory in `opened`, bound writable
+   * at {@link PERSIST_HOME} and made the program's `HOME`. Absent: none.
+   */
+  readonly persist?: string;
 }
+
+/** Where a persistent layer appears inside the sandbox (and the program's `HOME` then). */
+export const PERSIST_HOME = "/home/specter";

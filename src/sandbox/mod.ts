@@ -19,6 +19,7 @@ export {
   programCommand,
   type SandboxBackend,
 } from "./plan.ts";
+export { PERSIST_HOME } from "./launch_plan.ts";
 export { findPrlimit, hostFacts, probeBwrap } from "./probe.ts";
 export { type ProtectedWatch } from "./protected_walk.ts";
 export { type RealizedPolicy, realizePolicy } from "./realize.ts";

@@ -13,7 +13,15 @@
  * @module
  */
 import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
-import { closeFd, type FdInfo, fdInfo, isWithin, openTrusted, reopenFd } from "../fsafe/mod.ts";
+import {
+  closeFd,
+  type FdInfo,
+  fdInfo,
+  isWithin,
+  openNoSymlinks,
+  openTrusted,
+  reopenFd,
+} from "../fsafe/mod.ts";
 import { pathSafetyReason, type PathUse, type Policy } from "../policy/mod.ts";
 import { type FoundName, ProtectedWatch, walkProtected } from "./protected_walk.ts";
 
@@ -75,6 +83,11 @@ export interface RealizeOptions {
   readonly strictWrite: boolean;
   /** Executables the launch runs (the program, the rlimit launcher): opened like exec entries, required. */
   readonly programs?: readonly string[];
+  /**
+   * A session's persistent layer (`--persist`): a directory Specter made, opened by descriptor without
+   * following any link, and bound writable as the program's home (`PlanOptions.persist`).
+   */
+  readonly persist?: string;
 }
 
 /**
@@ -171,6 +184,17 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
       if (got !== null) opened.set(program, got);
     }
     if (problems.length > 0) throw new PolicyError(problems);
+    if (options.persist !== undefined) {
+      const fd = openNoSymlinks(options.persist);
+      all.push(fd);
+      const info = fdInfo(fd);
+      if (info.kind !== "dir") {
+        throw new FileError("E_FILE_TYPE", `The persistent layer "${options.persist}" is not a directory`, {
+          details: { path: options.persist },
+        });
+      }
+      opened.set(options.persist, { fd, path: options.persist, info });
+    }
 
     const protect: string[] = [];
     let watch: ProtectedWatch | null = null;

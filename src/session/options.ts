@@ -120,6 +120,12 @@ export interface SpawnOptions {
    * programs, its frame logs are what clients are told.
    */
   readonly protectedDirs?: readonly string[];
+  /**
+   * A persistent layer (the daemon's `--persist`): an existing directory Specter made, bound writable as
+   * the program's `HOME` (`/home/specter` under bwrap; the directory itself without a sandbox). What the
+   * program writes there outlives it. Not available under Seatbelt (`E_SANDBOX_UNAVAILABLE`).
+   */
+  readonly persistDir?: string;
   /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
   readonly inheritFds?: readonly InheritedFd[];
   /**
@@ -193,6 +199,7 @@ export interface ResolvedOptions {
   readonly readerThread: boolean;
   readonly artifacts: string | null;
   readonly protectedDirs: readonly string[];
+  readonly persistDir: string | null;
   readonly sandbox: SandboxOption | null;
 }
 
@@ -315,6 +322,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     readerThread: options.readerThread ?? options.screen ?? false,
     artifacts: options.artifacts ?? null,
     protectedDirs: options.protectedDirs ?? [],
+    persistDir: options.persistDir ?? null,
     sandbox: options.sandbox ?? null,
   };
 }

@@ -139,11 +139,18 @@ function prepare(
     const value = Deno.env.get(name);
     if (value !== undefined) passed[name] = value;
   }
+  if (resolved.persistDir !== null && backend === "seatbelt") {
+    throw new SandboxError("E_SANDBOX_UNAVAILABLE", "A persistent layer is not available under Seatbelt", {
+      details: { backend, fix: "Run without --persist on macOS" },
+    });
+  }
   const env: Record<string, string> = {
     ...resolved.env,
     ...(sandboxed ? { PATH: DEFAULTS.path } : {}),
     ...passed,
     ...resolved.explicitEnv,
+    // Without a sandbox the layer is the directory itself (under bwrap the plan sets HOME).
+    ...(resolved.persistDir !== null && !sandboxed ? { HOME: resolved.persistDir } : {}),
   };
   const program = resolveProgram(resolved.argv[0]!, env.PATH, resolved.cwd);
 
@@ -215,6 +222,7 @@ function prepare(
     home: hostHome(),
     strictWrite,
     programs: [...new Set([program, programCommand(request)[0]!])],
+    ...(resolved.persistDir === null ? {} : { persist: resolved.persistDir }),
   });
   let tmpDir: string | null = null;
   try {
@@ -225,6 +233,11 @@ function prepare(
       ...resolved.protectedDirs.map((dir) => ({ dir })),
     ], { canHide: backend === "bwrap" });
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
+    // The program runs as the unprivileged id root drops to: the layer must be its own to write in. Its
+    // parent is Specter's (0700), so the path cannot be swapped under the chown.
+    if (resolved.persistDir !== null && host.dropPrivileges !== null) {
+      Deno.chownSync(resolved.persistDir, host.dropPrivileges.uid, host.dropPrivileges.gid);
+    }
     if (backend === "seatbelt" && launchOptions.privateTmp !== undefined) tmpDir = launchOptions.privateTmp();
     const shell = setUpShell({ ...request, cwd: realized.cwd }, options, backend, { tmpDir });
     const plan = compileLaunchPlan(realized.policy, shell.request, backend, host, {
@@ -232,6 +245,7 @@ function prepare(
       opened: realized.opened,
       hide,
       ...(tmpDir === null ? {} : { tmpDir }),
+      ...(resolved.persistDir === null ? {} : { persist: resolved.persistDir }),
     });
     return { plan, program, options: shell.options, opened: realized, tmpDir };
   } catch (error: unknown) {
