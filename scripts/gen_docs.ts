@@ -155,6 +155,7 @@ A daemon (\`specter daemon\`, started on first use by \`specter new\`, \`attach\
 | \`STATE/sessions/NAME/frames/SEQ.ndjson\` | the frame log: a header line ([\`frame-log-header.schema.json\`](schema/frame-log-header.schema.json)), then one frame per line; a frame may carry \`raw\`, the program's output bytes the log holds up to it |
 | \`STATE/sessions/NAME/frames/SEQ.idx\` | a sparse index: \`seq offset\` lines (rebuildable; never trusted over the log) |
 | \`STATE/sessions/NAME/exit.json\` | the \`exit\` frame of an ended session |
+| \`STATE/../persist/NAME/\` (root: \`/var/lib/specter/persist/HASH/NAME/\`) | a \`--persist\` session's layer, bound at \`/home/specter\` |
 | \`$XDG_DATA_HOME/specter/log.sqlite\` | the command log (below) |
 
 \`STATE\` is \`$XDG_STATE_HOME/specter/daemon\` unless \`--state-dir\` says otherwise.
