@@ -81,6 +81,14 @@ daemonTest(
     );
     assert.deepEqual(numbers, [...Array(3000).keys(), ...Array(3000).keys()]);
     second.client.close();
+    // Not a shell with marks: the program is one command in the command log.
+    const history = await specter(["history", "--history", `${daemon.dir}/data/log.sqlite`, "--json"]);
+    const [row] = history.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.equal(row.session, "count");
+    assert.equal(row.source, "exec");
+    assert.equal(row.exit_code, 0);
+    assert.ok(row.command.startsWith("i=0; while"), row.command);
+    assert.ok(row.output_bytes > 0);
   },
 );
 
@@ -130,6 +138,11 @@ daemonTest(
       b!.client.call("session.send", { name: "shared", message: { v: 1, type: "input", data: "echo no\r" } }),
       (error: { code?: string }) => error.code === "E_USAGE",
     );
+    const screen = await a!.client.call("session.screen", { name: "shared" }) as {
+      cols: number;
+      lines: string[];
+    };
+    assert.equal(screen.cols, 80);
     await a!.client.call("session.send", {
       name: "shared",
       message: { v: 1, type: "input", data: "echo he''llo; exit 3\r" },

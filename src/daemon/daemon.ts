@@ -99,6 +99,8 @@ interface Entry {
   exit: ExitFrame | null;
   /** The last seq the frame log holds (it stops growing when logging failed). */
   loggedTo: number;
+  /** `command` frames seen (none at the exit: the program itself is recorded as one command). */
+  commands: number;
   /** The latest output frames, for the command log. */
   recent: { seq: number; text: string }[];
   recentBytes: number;
@@ -321,6 +323,7 @@ export class Daemon {
       acked: 0,
       exit: null,
       loggedTo: (store?.nextSeq ?? 0) - 1,
+      commands: 0,
       recent: [],
       recentBytes: 0,
     };
@@ -536,7 +539,13 @@ export class Daemon {
       return;
     }
     const log = this.#options.commandLog;
-    if (frame.type !== "command" || log === undefined || log === null) return;
+    if (log === undefined || log === null) return;
+    if (frame.type === "exit" && entry.commands === 0) {
+      this.#recordExec(log, entry, frame);
+      return;
+    }
+    if (frame.type !== "command") return;
+    entry.commands++;
     const output = entry.recent.filter((f) => f.seq >= frame.output_from_seq && f.seq <= frame.output_to_seq)
       .map((f) => f.text).join("");
     const code = frame.exit_code;
@@ -557,6 +566,35 @@ export class Daemon {
         source: "osc133",
         seqFrom: frame.output_from_seq,
         seqTo: frame.output_to_seq,
+      });
+    } catch (error: unknown) {
+      this.#log(`session "${entry.name}": ${toSpecterError(error).message}`);
+    }
+  }
+
+  /**
+   * A session whose program marked no command (not a shell, or one without shell integration: an agent's
+   * `exec_command`) is one command: the program, from start to exit.
+   */
+  #recordExec(log: CommandLog, entry: Entry, exit: ExitFrame): void {
+    const argv = entry.saved.argv;
+    const shellC = argv.length === 3 && /(^|\/)(ba|z|da)?sh$/.test(argv[0]!) && argv[1] === "-c";
+    try {
+      log.record({
+        session: entry.name,
+        startedAt: exit.ts - exit.duration_ms / 1000,
+        endedAt: exit.ts,
+        command: shellC ? argv[2]! : argv.map(shellWord).join(" "),
+        cwd: entry.saved.cwd,
+        exitCode: exit.code,
+        signal: exit.signal,
+        output: plainText(entry.recent.map((f) => f.text).join("")),
+        policyHash: entry.saved.policy_hash,
+        authorKind: entry.saved.author_kind,
+        author: entry.saved.author,
+        source: "exec",
+        seqFrom: null,
+        seqTo: null,
       });
     } catch (error: unknown) {
       this.#log(`session "${entry.name}": ${toSpecterError(error).message}`);
@@ -782,6 +820,16 @@ export class Daemon {
         entry.session.send(message);
         return {};
       }
+      case "session.screen": {
+        const entry = this.#named(parse(NameParamsSchema, params).name);
+        if (entry.session === null) {
+          throw new SessionError(
+            "E_SESSION_CLOSED",
+            `Session "${entry.name}" ended before this daemon started`,
+          );
+        }
+        return entry.session.screen();
+      }
       case "session.kill": {
         const { name, purge } = parse(KillParamsSchema, params);
         const entry = this.#named(name);
@@ -900,6 +948,11 @@ export class Daemon {
     else connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
     return ANSWERED;
   }
+}
+
+/** A word as a shell would need it quoted (for the command log's text of an argv). */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'"'"'`)}'`;
 }
 
 function parse<T>(schema: z.ZodType<T>, params: unknown): T {
