@@ -646,3 +646,26 @@ daemonTest(
     assert.throws(() => Deno.statSync(layer), "kill --purge removed the layer");
   },
 );
+
+daemonTest(
+  "a create too large for the keeper is refused, typed, and ends no other session",
+  async (daemon) => {
+    await create(daemon, "victim", ["bash", "--norc", "-i"]);
+    const client = await DaemonClient.connect({ socketPath: daemon.socket });
+    const started = performance.now();
+    await assert.rejects(
+      client.call("session.create", {
+        name: "huge",
+        argv: ["bash", "-c", "x".repeat(250_000)],
+        cwd: daemon.dir,
+      }),
+      (error: { code?: string }) => error.code === "E_USAGE",
+    );
+    assert.ok(performance.now() - started < 2000, "refused at once, not after the keeper's timeout");
+    const { sessions } = await client.call("session.list") as {
+      sessions: { name: string; running: boolean }[];
+    };
+    assert.deepEqual(sessions.map((s) => [s.name, s.running]), [["victim", true]]);
+    client.close();
+  },
+);

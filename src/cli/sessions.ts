@@ -328,7 +328,11 @@ export async function logsCommand(
 const ATTACH_FLAGS = {
   ...CLIENT_FLAGS,
   watch: { type: "boolean", description: "Watch only: input is not sent (another client may control)" },
-  from: { type: "string", value: "SEQ", description: "Replay from this frame (default 0: the whole log)" },
+  from: {
+    type: "string",
+    value: "SEQ",
+    description: "Replay from this frame (default: the oldest kept; at most the last 32 MiB of frames)",
+  },
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 
@@ -350,8 +354,8 @@ with the program's exit code when it ends.`,
 export async function attachCommand(args: readonly string[], warn: (text: string) => void): Promise<number> {
   const { values, positionals } = parseFlags(args, commandOptions(ATTACH_DOC));
   const name = nameOf(positionals[0], "attach");
-  const from = typeof values.from === "string" ? Number(values.from) : 0;
-  if (!Number.isSafeInteger(from) || from < 0) {
+  const from = typeof values.from === "string" ? Number(values.from) : undefined;
+  if (from !== undefined && (!Number.isSafeInteger(from) || from < 0)) {
     throw new UsageError(`Flag "--from" must be a seq, got "${values.from}"`);
   }
   const client = await connectDaemon(values);
@@ -374,7 +378,11 @@ export async function attachCommand(args: readonly string[], warn: (text: string
     }
   };
   client.onClose = () => ended.resolve();
-  const result = await client.call("session.attach", { name, from, control: values.watch !== true }) as {
+  const result = await client.call("session.attach", {
+    name,
+    ...(from === undefined ? {} : { from }),
+    control: values.watch !== true,
+  }) as {
     control: boolean;
   };
   const raw = Deno.stdin.isTerminal();

@@ -87,6 +87,15 @@ export class Connection {
     this.sendBytes(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
+  /** Drops the client when it has more than {@link MAX_UNSENT_BYTES} waiting and took nothing for {@link STALL_MS}. */
+  checkStall(): void {
+    if (
+      !this.#closed && this.#outBytes > MAX_UNSENT_BYTES && performance.now() - this.#progressAt > STALL_MS
+    ) {
+      this.#finish("dropped: it does not read what it is sent");
+    }
+  }
+
   /** Queues bytes as they are (whole lines). Drops the client as {@link send} does. */
   sendBytes(bytes: Uint8Array): void {
     if (this.#closed) return;

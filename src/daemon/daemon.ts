@@ -17,6 +17,7 @@ import {
   DAEMON_PROTOCOL,
   type ExitFrame,
   type Frame,
+  FrameSchema,
   HelloParamsSchema,
   JSONRPC_ERRORS,
   JsonRpcRequestSchema,
@@ -44,7 +45,7 @@ import { signalName } from "../pty/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
 import type { AgentTools } from "../agent/mod.ts";
-import { FrameStore, readLog, type SyncPolicy } from "./frame_store.ts";
+import { FrameStore, listSegments, readLog, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { privateDir, sessionDir } from "./paths.ts";
 
@@ -82,6 +83,8 @@ const RECENT_OUTPUT_BYTES = 256 * 1024;
 
 /** Frames of a session's log a restarted daemon reads back to rebuild its screen and tail. */
 const RESUME_HISTORY = 5000;
+/** Bytes of logged frames an attach sends before the live ones; older ones become an `overflow` frame. */
+const ATTACH_HISTORY_BYTES = 32 * 1024 * 1024;
 /** How often logged output is acknowledged to the keeper. */
 const ACK_MS = 20;
 
@@ -148,6 +151,10 @@ export class Daemon {
     };
     keeper.onClosed = () => this.#keeperLost();
     this.#timers.push(setInterval(() => this.#acknowledge(), ACK_MS));
+    // A client that stopped reading is dropped even when nothing more is sent to it.
+    this.#timers.push(setInterval(() => {
+      for (const connection of this.#connections) connection.checkStall();
+    }, 500));
     const sync = options.sync ?? { everyMs: 50 };
     if (typeof sync === "object") this.#timers.push(setInterval(() => this.#syncAll(), sync.everyMs));
   }
@@ -222,68 +229,65 @@ export class Daemon {
   /** Takes back what the keeper holds: each session continues from where its log ends. */
   #takeBack(): void {
     for (const kept of this.#keeper.kept) {
-      const name = kept.id;
-      const dir = sessionDir(this.#options.stateDir, name);
-      let saved: SavedSession;
-      let store: FrameStore;
+      // One session that cannot be taken back never stops the daemon (nor the others).
       try {
-        saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
-        store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+        this.#takeBackOne(kept.id, kept.held_from);
       } catch (error: unknown) {
-        this.#log(`session "${name}" cannot be taken back (${String(error)}); the keeper ends it`);
-        this.#keeper.release(name);
-        continue;
+        this.#log(`session "${kept.id}" cannot be taken back (${String(error)}); the keeper ends it`);
+        const entry = this.#entries.get(kept.id);
+        entry?.store?.close();
+        this.#entries.delete(kept.id);
+        this.#keeper.release(kept.id);
       }
-      const from = Math.max(store.lastRaw, kept.held_from);
-      const history = readLog(join(dir, "frames"), {
-        from: Math.max(0, store.nextSeq - RESUME_HISTORY),
-        onCorrupt: (error) => this.#log(error.message),
-      }).map((record) => record.frame);
-      const entry = this.#entry(name, dir, saved, store);
-      entry.delivered = store.nextSeq - 1;
-      entry.acked = from;
-      const last = history.at(-1);
-      if (last?.type === "exit") {
-        entry.exit = last;
-        store.close();
-        entry.store = null;
-        this.#keeper.release(name);
-        continue;
-      }
-      try {
-        const handed = this.#keeper.resume(name, from);
-        entry.session = adopt(
-          {
-            child: { pid: handed.pid, master: handed.master, io: handed.io, ttyPath: handed.ttyPath },
-            backend: saved.backend,
-            watcher: this.#keeper,
-          },
-          {
-            argv: saved.argv,
-            cwd: saved.cwd,
-            cols: saved.cols,
-            rows: saved.rows,
-            id: name,
-            title: saved.title ?? undefined,
-            description: saved.description ?? undefined,
-            parentAgent: saved.parent_agent ?? undefined,
-            // Not set up again: the program runs in the sandbox it was started in (adopt spawns nothing).
-            sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },
-          },
-          {
-            sink: (frame) => this.#sink(entry, frame),
-            resume: { nextSeq: store.nextSeq, history, outputOffset: from },
-          },
-        );
-      } catch (error: unknown) {
-        this.#log(`session "${name}" cannot be taken back: ${String(error)}`);
-        store.close();
-        entry.store = null;
-        this.#keeper.release(name);
-        continue;
-      }
-      this.#run(entry);
     }
+  }
+
+  #takeBackOne(name: string, heldFrom: number): void {
+    const dir = sessionDir(this.#options.stateDir, name);
+    const saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
+    const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+    const from = Math.max(store.lastRaw, heldFrom);
+    const oldest = listSegments(join(dir, "frames"))[0] ?? 0;
+    const history = readLog(join(dir, "frames"), {
+      from: Math.max(oldest, store.nextSeq - RESUME_HISTORY),
+      onCorrupt: (error) => this.#log(error.message),
+    }).map((record) => record.frame);
+    const entry = this.#entry(name, dir, saved, store);
+    entry.delivered = store.nextSeq - 1;
+    entry.acked = from;
+    const last = history.at(-1);
+    if (last?.type === "exit") {
+      entry.exit = last;
+      store.close();
+      entry.store = null;
+      this.#keeper.release(name);
+      return;
+    }
+    const handed = this.#keeper.resume(name, from);
+    entry.session = adopt(
+      {
+        child: { pid: handed.pid, master: handed.master, io: handed.io, ttyPath: handed.ttyPath },
+        backend: saved.backend,
+        watcher: this.#keeper,
+      },
+      {
+        argv: saved.argv,
+        cwd: saved.cwd,
+        cols: saved.cols,
+        rows: saved.rows,
+        id: name,
+        title: saved.title ?? undefined,
+        description: saved.description ?? undefined,
+        parentAgent: saved.parent_agent ?? undefined,
+        // Not set up again: the program runs in the sandbox it was started in (adopt spawns nothing).
+        sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },
+      },
+      {
+        sink: (frame) => this.#sink(entry, frame),
+        resume: { nextSeq: store.nextSeq, history, outputOffset: from },
+      },
+    );
+    this.#run(entry);
   }
 
   /** Sessions that ended before this daemon started: listed from their exit records. */
@@ -299,7 +303,9 @@ export class Daemon {
       const dir = sessionDir(this.#options.stateDir, name);
       try {
         const saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
-        const exit = JSON.parse(Deno.readTextFileSync(join(dir, "exit.json"))) as ExitFrame;
+        const parsed = FrameSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "exit.json"))));
+        if (parsed.type !== "exit") continue;
+        const exit = parsed;
         const entry = this.#entry(name, dir, saved, null);
         entry.exit = exit;
         entry.delivered = exit.seq;
@@ -899,7 +905,9 @@ export class Daemon {
     this.#entries.delete(entry.name);
     try {
       // The layer the program wrote (links in it are removed, never followed), then the session's files.
-      if (entry.saved.persist !== null) Deno.removeSync(entry.saved.persist, { recursive: true });
+      // Derived from the name, not read back from session.json (bytes on disk are not trusted to say
+      // what to delete).
+      if (entry.saved.persist !== null) Deno.removeSync(this.#persistDir(entry.name), { recursive: true });
       Deno.removeSync(entry.dir, { recursive: true });
     } catch (error: unknown) {
       this.#log(`session "${entry.name}": its files could not be removed (${String(error)})`);
@@ -912,18 +920,52 @@ export class Daemon {
     id: string | number | null,
   ): symbol {
     const entry = this.#named(params.name);
-    const from = params.from ?? 0;
+    const logId = entry.logId === "" ? null : entry.logId;
+    if (params.log_id !== undefined && params.log_id !== logId) {
+      // A client resuming a log that is gone (the session was made again): its seqs mean nothing here.
+      throw new DaemonError(
+        "E_LOG_SEEK",
+        `Session "${entry.name}" has log "${logId}", not "${params.log_id}"`,
+        {
+          details: { log_id: logId },
+        },
+      );
+    }
+    const oldest = listSegments(join(entry.dir, "frames"))[0] ?? 0;
+    // A seq before what rotation kept: an error for a client resuming (it would miss frames), the oldest
+    // kept for one that only asks for history.
+    if (params.from !== undefined && params.from < oldest && params.log_id !== undefined) {
+      throw new DaemonError("E_LOG_SEEK", `Session "${entry.name}" no longer holds frame ${params.from}`, {
+        details: { from: params.from, oldest },
+      });
+    }
+    const from = Math.max(params.from ?? 0, oldest);
     const control = params.control && entry.exit === null &&
       (entry.controller === null || entry.controller === connection);
     const logged = Math.min(entry.delivered, entry.loggedTo);
+    const dropped: { range: [number, number] | null } = { range: null };
     const records = from <= logged
       ? readLog(join(entry.dir, "frames"), {
         from,
         to: logged,
         ...(params.log_id === undefined ? {} : { logId: params.log_id }),
         onCorrupt: (error) => this.#log(error.message),
+        // A huge history is sent as its tail: the client's queue stays bounded (see `HARD_UNSENT_BYTES`).
+        tailBytes: ATTACH_HISTORY_BYTES,
+        onDropped: (first, last) => dropped.range = [first, last],
       }).map((record) => record.frame)
       : [];
+    if (dropped.range !== null) {
+      const [first, last] = dropped.range;
+      records.unshift({
+        seq: last,
+        ts: records[0]?.ts ?? 0,
+        type: "overflow",
+        reason: "lagged",
+        missed_from: first,
+        missed_to: last,
+      });
+    }
     // Delivered but not logged (logging failed): from the session's memory, which keeps the latest
     // frames (an `overflow` frame stands in for older ones).
     if (entry.delivered > logged && entry.session !== null) {

@@ -270,10 +270,20 @@ export class FrameStore {
     }
     let good = start;
     let lastRaw: number | null = null;
+    // Only the tail after the last whole record is cut (a torn write). A damaged record with whole
+    // records after it stays (reading reports and skips it): cutting there would drop frames clients saw
+    // and hand their seqs out again.
+    // A record is taken when its seq is the next one, counting each damaged line before it as one lost
+    // record; anything else (a seq out of order) counts as damage too.
+    let damaged = 0;
     for (const line of lines(bytes.subarray(start), start).lines) {
       const record = parseRecord(line.text);
-      if (record === null || record.seq !== expected) break;
-      expected++;
+      if (record === null || record.seq !== expected + damaged) {
+        damaged++;
+        continue;
+      }
+      expected = record.seq + 1;
+      damaged = 0;
       if (record.raw !== null) lastRaw = record.raw;
       good = line.start + encoder.encode(line.text).length + 1;
     }
@@ -497,8 +507,15 @@ export interface ReadLogOptions {
   readonly to?: number;
   /** When given, the log's id must be this (else `E_LOG_SEEK`). */
   readonly logId?: string;
-  /** Told of a damaged segment, which is skipped (reading goes on with the next one). */
+  /** Told of a damaged record or segment, which is skipped (reading goes on after it). */
   readonly onCorrupt?: (error: DaemonError) => void;
+  /**
+   * Keep only the newest records within this many bytes of their lines; the older ones read are dropped
+   * and reported to `onDropped` (an attach of a huge log sends its tail, not all of it).
+   */
+  readonly tailBytes?: number;
+  /** Told of the records `tailBytes` dropped: the first and last seq. */
+  readonly onDropped?: (from: number, to: number) => void;
 }
 
 /**
@@ -522,6 +539,21 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
       },
     );
   }
+  let held = 0;
+  let dropped: { from: number; to: number } | null = null;
+  const sizes: number[] = [];
+  let head = 0;
+  const keep = (record: LogRecord, size: number) => {
+    out.push(record);
+    sizes.push(size);
+    held += size;
+    while (options.tailBytes !== undefined && held > options.tailBytes && out.length - head > 1) {
+      const gone = out[head]!;
+      held -= sizes[head]!;
+      head++;
+      dropped = { from: dropped?.from ?? gone.frame.seq, to: gone.frame.seq };
+    }
+  };
   for (let s = startAt; s < segments.length; s++) {
     const name = segmentName(segments[s]!);
     const path = join(dir, `${name}.ndjson`);
@@ -532,41 +564,44 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
     const bytes = readAll(path, offset);
     const split = lines(bytes, offset).lines;
     let index = 0;
-    if (offset === 0) {
-      const header = split.length > 0 ? parseHeader(split[0]!.text) : null;
-      if (header === null) {
+    // The header is read for every segment, also when the index let reading start past it.
+    const headerLine = offset === 0 ? split[0] : lines(readAll(path).subarray(0, 4096), 0).lines[0];
+    const header = headerLine === undefined ? null : parseHeader(headerLine.text);
+    if (header === null) {
+      options.onCorrupt?.(
+        new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" has no valid header; it was skipped`, {
+          details: { segment: path },
+        }),
+      );
+      continue;
+    }
+    if (options.logId !== undefined && header.log_id !== options.logId) {
+      throw new DaemonError("E_LOG_SEEK", `The log's id is "${header.log_id}", not "${options.logId}"`, {
+        details: { log_id: header.log_id },
+      });
+    }
+    if (offset === 0) index = 1;
+    for (; index < split.length; index++) {
+      const line = split[index]!;
+      const record = parseRecord(line.text);
+      if (record === null) {
+        // One damaged record: reported and skipped; the records after it are whole lines of their own.
         options.onCorrupt?.(
-          new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" has no valid header; it was skipped`, {
-            details: { segment: path },
+          new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" is damaged at byte ${line.start}`, {
+            details: { segment: path, offset: line.start },
           }),
         );
         continue;
       }
-      if (options.logId !== undefined && header.log_id !== options.logId) {
-        throw new DaemonError("E_LOG_SEEK", `The log's id is "${header.log_id}", not "${options.logId}"`, {
-          details: { log_id: header.log_id },
-        });
-      }
-      index = 1;
-    }
-    for (; index < split.length; index++) {
-      const record = parseRecord(split[index]!.text);
-      if (record === null) {
-        options.onCorrupt?.(
-          new DaemonError(
-            "E_LOG_CORRUPT",
-            `Log segment "${path}" is damaged at byte ${split[index]!.start}`,
-            {
-              details: { segment: path, offset: split[index]!.start },
-            },
-          ),
-        );
-        break; // The rest of this segment is not trusted; the next segment starts at its own seq.
-      }
       if (record.seq < from) continue;
-      if (record.seq > to) return out;
-      out.push({ frame: record.frame, raw: record.raw });
+      if (record.seq > to) break;
+      keep({ frame: record.frame, raw: record.raw }, line.text.length);
     }
+    if ((out.at(-1)?.frame.seq ?? -1) >= to) break;
   }
-  return out;
+  const kept = head === 0 ? out : out.slice(head);
+  if (dropped !== null) {
+    options.onDropped?.((dropped as { from: number }).from, (dropped as { to: number }).to);
+  }
+  return kept;
 }

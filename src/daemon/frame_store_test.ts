@@ -92,3 +92,41 @@ Deno.test("a damaged segment is reported and skipped; reading goes on with the n
   assert.ok(seqs.includes(59) && seqs.includes(0));
   assert.ok(!seqs.includes(segments[1]! + 1)); // The damaged line and the rest of its segment are skipped.
 });
+
+Deno.test("a damaged record with whole records after it is kept out of reads but not cut: no seq is reused", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s" });
+  for (let i = 0; i < 6; i++) store.append(frame(i), i);
+  store.close();
+  const [segment] = listSegments(dir);
+  const path = join(dir, `${String(segment).padStart(20, "0")}.ndjson`);
+  const text = Deno.readTextFileSync(path).split("\n");
+  text[3] = "x".repeat(text[3]!.length); // The record of seq 2, damaged in place.
+  Deno.writeTextFileSync(path, text.join("\n") + '{"seq":6,"ts":1,"ty');
+  const again = FrameStore.open({ dir, session: "s" });
+  assert.equal(again.nextSeq, 6, "the seqs after the damage stay taken");
+  assert.equal(again.lastRaw, 5);
+  assert.equal(again.recovery.cutBytes, '{"seq":6,"ts":1,"ty'.length, "only the torn tail was cut");
+  again.close();
+  const errors: DaemonError[] = [];
+  const seqs = readLog(dir, { onCorrupt: (e) => errors.push(e) }).map((r) => r.frame.seq);
+  assert.deepEqual(seqs, [0, 1, 3, 4, 5]);
+  assert.equal(errors.length, 1);
+});
+
+Deno.test("reading a tail within a byte budget reports what it dropped; a wrong log id is refused mid-segment", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s", indexEvery: 100 });
+  for (let i = 0; i < 50; i++) store.append(frame(i, "x".repeat(100)));
+  store.close();
+  let dropped: [number, number] | null = null;
+  const records = readLog(dir, { tailBytes: 1500, onDropped: (from, to) => dropped = [from, to] });
+  assert.ok(records.length > 5 && records.length < 15, `${records.length}`);
+  assert.equal(records.at(-1)!.frame.seq, 49);
+  assert.deepEqual(dropped, [0, records[0]!.frame.seq - 1]);
+  assert.throws(
+    () => readLog(dir, { from: 30, logId: "another" }),
+    (e: DaemonError) => e.code === "E_LOG_SEEK",
+  );
+  assert.equal(readLog(dir, { from: 30, logId: store.logId })[0]!.frame.seq, 30);
+});

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError } from "../errors.ts";
+import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError, UsageError } from "../errors.ts";
 import {
   closeQuietly,
   connectUnix,
@@ -49,6 +49,9 @@ export interface HandedOver {
 }
 
 const encoder = new TextEncoder();
+/** Linux errnos that mean the keeper's end of the socket is gone. */
+const EPIPE = 32;
+const ECONNRESET = 104;
 const decoder = new TextDecoder();
 
 function sleep(ms: number): Promise<void> {
@@ -141,12 +144,21 @@ export class KeeperClient implements ExitWatcher {
 
   /** Tells the keeper that output up to `offset` is in the frame log (it stops holding it). */
   ack(id: string, offset: number): void {
-    this.#post({ op: "ack", id, offset });
+    this.#postQuietly({ op: "ack", id, offset });
   }
 
   /** The session is over: the keeper closes its terminal and forgets it. */
   release(id: string): void {
-    this.#post({ op: "release", id });
+    this.#postQuietly({ op: "release", id });
+  }
+
+  /** A message nobody waits on: a failure to send it is the keeper's loss (handled) or nothing to report. */
+  #postQuietly(request: KeeperRequest): void {
+    try {
+      this.#post(request);
+    } catch {
+      // A lost keeper was handled by #post; small messages cannot be too large.
+    }
   }
 
   /** The raw wait status the keeper recorded for `pid`, if it ended. */
@@ -171,6 +183,7 @@ export class KeeperClient implements ExitWatcher {
       return true;
     }
     this.#listeners.delete(pid);
+    this.#statuses.delete(pid); // Reported once: the pid may be reused.
     listener(decodeWaitStatus(status, libc().table), performance.now());
     return true;
   }
@@ -189,10 +202,23 @@ export class KeeperClient implements ExitWatcher {
 
   #post(request: KeeperRequest, fds: readonly number[] = []): void {
     if (this.#closed) return;
+    const payload = encoder.encode(JSON.stringify(request));
+    if (payload.length > MAX_KEEPER_MESSAGE) {
+      // The caller's input (a huge argv or environment), not a failing keeper: every session goes on.
+      throw new UsageError(
+        `The program's arguments and environment take ${payload.length} bytes; at most ${MAX_KEEPER_MESSAGE} are taken`,
+      );
+    }
     try {
-      sendFds(this.#fd, fds, encoder.encode(JSON.stringify(request)));
-    } catch {
-      this.#lost();
+      sendFds(this.#fd, fds, payload);
+    } catch (error: unknown) {
+      // Only a peer that is gone means the keeper is lost; anything else fails this request alone.
+      const errno = error instanceof SpecterError ? error.details.errno : undefined;
+      if (errno === EPIPE || errno === ECONNRESET) {
+        this.#lost();
+        throw new DaemonError("E_KEEPER", "The keeper is gone", { cause: error });
+      }
+      throw error;
     }
   }
 

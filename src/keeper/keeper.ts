@@ -26,6 +26,7 @@ import {
   closeQuietly,
   libc,
   listenUnix,
+  peerCredentials,
   type PollClient,
   raiseOpenFileLimit,
   reactor,
@@ -45,6 +46,8 @@ export const HOLD_CAP = 4 * 1024 * 1024;
 /** Largest message the keeper takes (a spawn's argv and environment). */
 export const MAX_KEEPER_MESSAGE = 192 * 1024;
 const READ_CHUNK = 64 * 1024;
+/** Held output is kept in chunks of up to this size (see `Keeper.#hold`). */
+const MERGE_BYTES = 64 * 1024;
 /** Input bytes taken from the relay while the terminal has not taken the previous ones. */
 const INPUT_CAP = 64 * 1024;
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -145,6 +148,17 @@ class Keeper {
     for (;;) {
       const fd = acceptUnix(this.#listener);
       if (fd === null) return;
+      // The directory is private; the kernel's word on who connected is checked too.
+      let uid = -1;
+      try {
+        uid = peerCredentials(fd).uid;
+      } catch {
+        // No credentials: refused below.
+      }
+      if (uid !== Deno.uid()) {
+        closeQuietly(fd);
+        continue;
+      }
       if (this.#daemon >= 0) this.#dropDaemon(); // The old daemon is gone: a new one holds the lock.
       this.#daemon = fd;
       const client: PollClient = {
@@ -214,11 +228,20 @@ class Keeper {
         return;
       }
       let request: KeeperRequest;
+      let raw: unknown = null;
       try {
-        request = KeeperRequestSchema.parse(JSON.parse(decoder.decode(message.payload)));
+        raw = JSON.parse(decoder.decode(message.payload));
+        request = KeeperRequestSchema.parse(raw);
       } catch {
         for (const fd of message.fds) closeQuietly(fd);
-        this.#send({ op: "error", code: "E_PROTOCOL", message: "The keeper got a malformed message" });
+        // The id, when one can be read, lets the daemon's waiting request fail at once.
+        const id = (raw as { id?: unknown } | null)?.id;
+        this.#send({
+          op: "error",
+          ...(typeof id === "string" ? { id } : {}),
+          code: "E_PROTOCOL",
+          message: "The keeper got a malformed message",
+        });
         continue;
       }
       try {
@@ -376,8 +399,7 @@ class Keeper {
     while (kept.readTo - kept.heldFrom < HOLD_CAP) {
       const n = Number(sym.read(kept.io, this.#buffer, BigInt(this.#buffer.length)));
       if (n > 0) {
-        kept.held.push(this.#buffer.slice(0, n));
-        kept.readTo += n;
+        this.#hold(kept, this.#buffer.subarray(0, n));
         continue;
       }
       if (n < 0 && libc().errno() === libc().table.errno.EAGAIN) break;
@@ -386,6 +408,24 @@ class Keeper {
       break;
     }
     this.#flush(kept);
+  }
+
+  /**
+   * Holds `bytes` (copied). Small reads are merged into the last chunk while it is under
+   * {@link MERGE_BYTES}: a chunk per 10-byte read would cost far more memory than {@link HOLD_CAP} says.
+   */
+  #hold(kept: Kept, bytes: Uint8Array): void {
+    const last = kept.held.at(-1);
+    // Bytes already sent from the last chunk stay where they are: offsets are counted, not stored.
+    if (last !== undefined && last.length + bytes.length <= MERGE_BYTES) {
+      const merged = new Uint8Array(last.length + bytes.length);
+      merged.set(last);
+      merged.set(bytes, last.length);
+      kept.held[kept.held.length - 1] = merged;
+    } else {
+      kept.held.push(bytes.slice());
+    }
+    kept.readTo += bytes.length;
   }
 
   /** Sends held output the relay has not had yet; closes the relay's writing side after the end. */

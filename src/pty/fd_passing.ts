@@ -21,6 +21,7 @@ export const LINUX_SOCKET = {
   SO_PEERCRED: 17,
   MSG_NOSIGNAL: 0x4000,
   MSG_CTRUNC: 0x8,
+  MSG_TRUNC: 0x20,
   MSG_DONTWAIT: 0x40,
   MSG_CMSG_CLOEXEC: 0x40000000,
 } as const;
@@ -155,6 +156,17 @@ export function receiveFds(
       }
     }
     at += align8(length);
+  }
+  if ((view.getInt32(48, true) & LINUX_SOCKET.MSG_TRUNC) !== 0) {
+    // A message longer than the buffer: its end is gone, so none of it is trusted.
+    for (const fd of fds) closeQuietly(fd);
+    throw new SpawnError(
+      "E_FD_PASSING",
+      `A message longer than ${payload.length} bytes came; it was dropped`,
+      {
+        details: { max_bytes: payload.length },
+      },
+    );
   }
   if ((view.getInt32(48, true) & LINUX_SOCKET.MSG_CTRUNC) !== 0) {
     for (const fd of fds) closeQuietly(fd);
