@@ -669,3 +669,23 @@ daemonTest(
     client.close();
   },
 );
+
+daemonTest(
+  "session.create with attach: the answer, then every frame from the start, no second call",
+  async (daemon) => {
+    const client = await FrameCollector.connect(daemon);
+    const entry = await client.client.call("session.create", {
+      name: "quick",
+      argv: ["bash", "-c", "echo quick-$((3*3)); exit 3"],
+      cwd: daemon.dir,
+      attach: true,
+    }) as { name: string; running: boolean };
+    assert.equal(entry.name, "quick");
+    await client.ended;
+    assertContiguous(client.frames);
+    assert.equal(client.frames[0]!.type, "start");
+    assert.match(client.text(), /quick-9/);
+    assert.equal((client.frames.at(-1) as { code: number }).code, 3);
+    client.client.close();
+  },
+);

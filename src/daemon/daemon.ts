@@ -385,10 +385,10 @@ export class Daemon {
     this.#keeper = keeper;
   }
 
-  #create(params: CreateParams): SessionEntry {
+  #create(params: CreateParams): Entry {
     const existing = this.#entries.get(params.name);
     if (existing !== undefined && existing.exit === null) {
-      if (params.if_exists === "reuse") return this.#describe(existing);
+      if (params.if_exists === "reuse") return existing;
       throw new DaemonError("E_SESSION_EXISTS", `Session "${params.name}" is running`, {
         details: { name: params.name },
       });
@@ -412,7 +412,7 @@ export class Daemon {
       author: params.author ?? null,
       cwd: params.cwd,
     }, false);
-    return this.#describe(entry);
+    return entry;
   }
 
   /**
@@ -799,8 +799,27 @@ export class Daemon {
           state_dir: this.#options.stateDir,
         };
       }
-      case "session.create":
-        return this.#withKeeper().then(() => this.#create(parse(CreateParamsSchema, params)));
+      case "session.create": {
+        const create = parse(CreateParamsSchema, params);
+        return this.#withKeeper().then(() => {
+          const entry = this.#create(create);
+          if (!create.attach) return this.#describe(entry);
+          // Attached from its first frame: the answer, then every frame (none was delivered yet, or the
+          // log has them), with no second round trip and no window in which one is missed.
+          connection.send({ jsonrpc: "2.0", id, result: this.#describe(entry) });
+          const records = entry.delivered >= 0
+            ? readLog(join(entry.dir, "frames"), { to: entry.delivered, tailBytes: ATTACH_HISTORY_BYTES })
+            : [];
+          for (const record of records) this.#sendFrame(connection, entry.name, record.frame);
+          if (entry.exit !== null) {
+            connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
+            return ANSWERED;
+          }
+          entry.watchers.add(connection);
+          if (entry.controller === null) entry.controller = connection;
+          return ANSWERED;
+        });
+      }
       case "session.list":
         return { sessions: [...this.#entries.values()].map((entry) => this.#describe(entry)) };
       case "session.attach":

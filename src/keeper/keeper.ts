@@ -405,6 +405,10 @@ class Keeper {
       if (n < 0 && libc().errno() === libc().table.errno.EAGAIN) break;
       if (n < 0 && libc().errno() === libc().table.errno.EINTR) continue;
       kept.eof = true; // 0 (socket closed) or EIO (every slave closed): the output ended.
+      // Usually the program exiting: look for its status now and twice more shortly, rather than wait for
+      // SIGCHLD to come through the event loop (milliseconds later).
+      this.#reap();
+      for (const ms of [1, 3]) setTimeout(this.#reap, ms);
       break;
     }
     this.#flush(kept);

@@ -58,6 +58,10 @@ export const CreateParamsSchema = z.strictObject({
     "Who types in the session, as the command log records it",
   ),
   author: z.string().max(200).optional().describe("Who, by name (an agent's, a user's)"),
+  attach: z.boolean().default(false).describe(
+    "Attach this connection at once (as session.attach from the first frame, controlling when nobody does): " +
+      "frames follow the answer",
+  ),
   persist: z.boolean().default(false).describe(
     "Keep what the program writes in its home across restarts of the program and the daemon (a " +
       "per-session directory beside the state directory, bound as HOME; removed by kill --purge)",
