@@ -21,7 +21,7 @@ export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 /** Beyond this, a client is dropped however it reads: the daemon's memory stays bounded. */
 export const HARD_UNSENT_BYTES = 64 * 1024 * 1024;
 /** How long a client over {@link MAX_UNSENT_BYTES} may take nothing before it is dropped. */
-export const STALL_MS = 2000;
+export const STALL_MS = 5000;
 const READ_CHUNK = 64 * 1024;
 const encoder = new TextEncoder();
 /** One read buffer for every connection (lines are copied out by the splitter). */
