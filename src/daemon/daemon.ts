@@ -804,20 +804,9 @@ export class Daemon {
         return this.#withKeeper().then(() => {
           const entry = this.#create(create);
           if (!create.attach) return this.#describe(entry);
-          // Attached from its first frame: the answer, then every frame (none was delivered yet, or the
-          // log has them), with no second round trip and no window in which one is missed.
-          connection.send({ jsonrpc: "2.0", id, result: this.#describe(entry) });
-          const records = entry.delivered >= 0
-            ? readLog(join(entry.dir, "frames"), { to: entry.delivered, tailBytes: ATTACH_HISTORY_BYTES })
-            : [];
-          for (const record of records) this.#sendFrame(connection, entry.name, record.frame);
-          if (entry.exit !== null) {
-            connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
-            return ANSWERED;
-          }
-          entry.watchers.add(connection);
-          if (entry.controller === null) entry.controller = connection;
-          return ANSWERED;
+          // Attached from its first frame, as `session.attach` does, answered with the session: no second
+          // round trip, no window in which a frame is missed.
+          return this.#attach(connection, { name: entry.name, control: true }, id, this.#describe(entry));
         });
       }
       case "session.list":
@@ -933,10 +922,12 @@ export class Daemon {
     }
   }
 
+  /** Attaches `connection`: the answer (`answer`, else an attach result), logged frames, then live ones. */
   #attach(
     connection: Connection,
     params: z.infer<typeof AttachParamsSchema>,
     id: string | number | null,
+    answer?: SessionEntry,
   ): symbol {
     const entry = this.#named(params.name);
     const logId = entry.logId === "" ? null : entry.logId;
@@ -997,7 +988,7 @@ export class Daemon {
     connection.send({
       jsonrpc: "2.0",
       id,
-      result: {
+      result: answer ?? {
         name: entry.name,
         log_id: entry.logId === "" ? null : entry.logId,
         control,
