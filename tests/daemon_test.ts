@@ -112,7 +112,13 @@ daemonTest(
     assertContiguous(after.frames);
     const exit = after.frames.at(-1)!;
     assert.equal(exit.type, "exit");
-    assert.equal((exit as { code: number }).code, 7, "the program ran to its own end");
+    assert.equal(
+      (exit as { code: number }).code,
+      7,
+      `the program ran to its own end: ${
+        JSON.stringify(after.frames.filter((f) => f.type !== "stdout").slice(-6))
+      } ${daemon.log.join("\n")}`,
+    );
     const numbers = numbersIn(after.text());
     assert.equal(numbers.length, total, "no line lost or repeated");
     numbers.forEach((n, i) => assert.equal(n, i));
