@@ -52,6 +52,16 @@ async function create(daemon: TestDaemon, name: string, argv: string[], flags: s
   assert.equal(JSON.parse(result.stdout).name, name);
 }
 
+/** Where a sequence 0, 1, 2… jumps (for a failure message). */
+function gaps(numbers: readonly number[]): string {
+  const jumps: string[] = [];
+  for (let i = 1; i < numbers.length; i++) {
+    const [before, n] = [numbers[i - 1]!, numbers[i]!];
+    if (n !== before + 1) jumps.push(`${before}→${n} at line ${i}`);
+  }
+  return jumps.slice(0, 10).join(", ");
+}
+
 function assertContiguous(frames: readonly Frame[], from = 0): void {
   frames.forEach((frame, i) => assert.equal(frame.seq, from + i, `frame ${i} has seq ${frame.seq}`));
 }
@@ -120,11 +130,36 @@ daemonTest(
       } ${daemon.log.join("\n")}`,
     );
     const numbers = numbersIn(after.text());
-    assert.equal(numbers.length, total, "no line lost or repeated");
+    assert.equal(numbers.length, total, `no line lost or repeated: ${gaps(numbers)}`);
     numbers.forEach((n, i) => assert.equal(n, i));
     // What the first client saw is a prefix of the log: nothing it was sent was lost.
     for (const frame of watcher.frames.slice(0, -1)) assert.deepEqual(frame, after.frames[frame.seq]);
     after.client.close();
+  },
+);
+
+daemonTest(
+  "a late client attaching from 0 gets every frame from the log, past what the session keeps in memory",
+  async (daemon) => {
+    // About 1.4 MB of output: more than a session's memory keeps (its head and 1 MiB tail), so the
+    // frames in between can only come from the frame log.
+    const total = 200_000;
+    await create(daemon, "long", ["bash", "-c", `${COUNT(total)}; read -t 30 x`]);
+    const lastIs = (frames: readonly Frame[]) =>
+      numbersIn(frames.map((f) => f.type === "stdout" ? f.data : "").join("")).at(-1) === total - 1;
+    const early = await FrameCollector.connect(daemon);
+    await early.client.call("session.attach", { name: "long", from: 0 });
+    await early.until(lastIs, 40_000);
+    early.client.close();
+    const late = await FrameCollector.connect(daemon);
+    await late.client.call("session.attach", { name: "long", from: 0 });
+    await late.until(lastIs);
+    assertContiguous(late.frames);
+    assert.equal(late.frames[0]!.type, "start");
+    assert.deepEqual(late.frames.filter((f) => f.type === "overflow"), []);
+    const numbers = numbersIn(late.text());
+    assert.equal(numbers.length, total, `no line lost or repeated: ${gaps(numbers)}`);
+    late.client.close();
   },
 );
 

@@ -309,6 +309,7 @@ export class Daemon {
         const entry = this.#entry(name, dir, saved, null);
         entry.exit = exit;
         entry.delivered = exit.seq;
+        entry.loggedTo = exit.seq;
       } catch {
         // Not a session directory, or one without its end recorded: not listed.
       }
@@ -347,6 +348,7 @@ export class Daemon {
         entry.session?.outputConsumed ?? store.lastRaw,
         this.#options.sync === "always" ? "always" : "never",
       );
+      entry.loggedTo = frame.seq;
     } catch (error: unknown) {
       entry.store = null;
       store.close();
