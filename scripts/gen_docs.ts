@@ -151,6 +151,7 @@ A daemon (\`specter daemon\`, started on first use by \`specter new\`, \`attach\
 | \`$XDG_RUNTIME_DIR/specter/daemon.sock\` (else \`/tmp/specter-UID/\`) | its socket, in a 0700 directory; peers of another uid are refused (\`SO_PEERCRED\`) |
 | \`STATE/daemon.lock\`, \`SOCKET.lock\` | \`flock\`s: one daemon per state directory and per socket |
 | \`STATE/keeper.sock\`, \`STATE/keeper.lock\` | the keeper's \`SOCK_SEQPACKET\` socket (descriptors pass with \`SCM_RIGHTS\`) and lock |
+| \`STATE/daemon.log\`, \`STATE/keeper.log\` | what each did (started, sessions started, taken back, ended, released, clients refused or dropped; never output), one timestamped line per event, each file rotated to \`.1\` at 1 MiB |
 | \`STATE/sessions/NAME/session.json\` | the session as started ([\`daemon-saved-session.schema.json\`](schema/daemon-saved-session.schema.json)) |
 | \`STATE/sessions/NAME/frames/SEQ.ndjson\` | the frame log: a header line ([\`frame-log-header.schema.json\`](schema/frame-log-header.schema.json)), then one frame per line; a frame may carry \`raw\`, the program's output bytes the log holds up to it |
 | \`STATE/sessions/NAME/frames/SEQ.idx\` | a sparse index: \`seq offset\` lines (rebuildable; never trusted over the log) |

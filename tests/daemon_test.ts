@@ -4,6 +4,7 @@
  * lists are each refused or survived as specified.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
 import { withFullTmpfs } from "./_tmpfs.ts";
 import {
@@ -30,6 +31,11 @@ function daemonTest(name: string, fn: (daemon: TestDaemon) => Promise<void>, tim
         await withTimeout(fn(daemon), timeoutMs, name);
       } catch (error) {
         console.error(daemon.log.join("\n"));
+        try {
+          console.error(`keeper.log:\n${Deno.readTextFileSync(join(daemon.stateDir, "keeper.log"))}`);
+        } catch {
+          // No keeper was started.
+        }
         throw error;
       } finally {
         await cleanUp(daemon);
@@ -134,6 +140,15 @@ daemonTest(
     numbers.forEach((n, i) => assert.equal(n, i));
     // What the first client saw is a prefix of the log: nothing it was sent was lost.
     for (const frame of watcher.frames.slice(0, -1)) assert.deepEqual(frame, after.frames[frame.seq]);
+    // Both logs tell the story: the keeper handed the session back, the new daemon took it.
+    assert.match(
+      Deno.readTextFileSync(join(daemon.stateDir, "keeper.log")),
+      /session "heavy" handed back from output offset \d+/,
+    );
+    assert.match(
+      Deno.readTextFileSync(join(daemon.stateDir, "daemon.log")),
+      /session "heavy" taken back: pid \d+, output from offset \d+/,
+    );
     after.client.close();
   },
 );
@@ -379,6 +394,40 @@ daemonTest("a client that never reads is dropped; the session and other clients 
   lazy.close();
   reader.close();
 });
+
+daemonTest(
+  "a restarted daemon takes back 400 sessions: the keeper's hello outgrows its socket and is queued",
+  async (daemon) => {
+    const count = 400;
+    const client = await DaemonClient.connect({ socketPath: daemon.socket });
+    const flags = { sandbox: "none", "unsafe-no-sandbox": true, "ack-no-network-enforcement": true };
+    for (let i = 0; i < count; i++) {
+      await client.call("session.create", { name: `idle-${i}`, argv: ["cat"], cwd: daemon.dir, flags });
+    }
+    client.close();
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    await restart(daemon);
+    const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+    const running = ls.stdout.trim().split("\n").map((line) => JSON.parse(line)).filter((s) => s.running);
+    assert.equal(running.length, count, ls.stderr);
+    // Each is whole: input still reaches the program and its echo comes back.
+    const probe = await FrameCollector.connect(daemon);
+    await probe.client.call("session.attach", { name: `idle-${count - 1}`, control: true });
+    await probe.client.call("session.send", {
+      name: `idle-${count - 1}`,
+      message: { v: 1, type: "input", data: "still here\r" },
+    });
+    await probe.until((frames) => frames.some((f) => f.type === "stdout" && f.data.includes("still here")));
+    probe.client.close();
+    const keeperLog = Deno.readTextFileSync(join(daemon.stateDir, "keeper.log"));
+    assert.match(keeperLog, new RegExp(`a daemon connected; ${count} session\\(s\\) kept`));
+    assert.doesNotMatch(keeperLog, /the daemon is dropped: sending/);
+    const daemonLog = Deno.readTextFileSync(join(daemon.stateDir, "daemon.log"));
+    assert.match(daemonLog, new RegExp(`${count} session\\(s\\) taken back`));
+  },
+  120_000,
+);
 
 daemonTest(
   "kill -9 of the keeper: its sessions end, reported with E_KEEPER, nothing hangs",

@@ -41,6 +41,7 @@ import {
 import { adopt, plainText, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import type { CommandLog } from "../history/mod.ts";
 import { fingerprintPlan } from "../sandbox/mod.ts";
+import { ServiceLog } from "../fsafe/mod.ts";
 import { signalName } from "../pty/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
@@ -136,9 +137,11 @@ export class Daemon {
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #resolve!: () => void;
   #stopped = false;
+  readonly #serviceLog: ServiceLog;
 
   private constructor(options: DaemonOptions, locks: number[], listener: number, keeper: KeeperClient) {
     this.#options = options;
+    this.#serviceLog = ServiceLog.open(join(options.stateDir, "daemon.log"));
     this.#locks = locks;
     this.#listener = listener;
     this.#keeper = keeper;
@@ -194,6 +197,9 @@ export class Daemon {
     daemon.#takeBack();
     daemon.#loadEnded();
     reactor().add(daemon.#listenClient);
+    daemon.#log(
+      `listening on "${options.socketPath}" (state "${options.stateDir}", keeper pid ${keeper.keeperPid}, ${keeper.kept.length} session(s) taken back)`,
+    );
     return daemon;
   }
 
@@ -201,6 +207,9 @@ export class Daemon {
   async stop(killSessions = false): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#log(
+      killSessions ? "stopping; its sessions are killed" : "stopping; its sessions go on in the keeper",
+    );
     reactor().remove(this.#listenClient);
     closeQuietly(this.#listener);
     try {
@@ -217,10 +226,13 @@ export class Daemon {
     for (const entry of this.#entries.values()) entry.store?.close();
     this.#keeper.close();
     for (const fd of this.#locks) closeQuietly(fd);
+    this.#serviceLog.close();
     this.#resolve();
   }
 
+  /** `daemon.log` in the state directory (a detached daemon's stderr is /dev/null), and the caller's log. */
   #log(text: string): void {
+    this.#serviceLog.write(text);
     this.#options.log?.(text);
   }
 
@@ -286,6 +298,9 @@ export class Daemon {
         sink: (frame) => this.#sink(entry, frame),
         resume: { nextSeq: store.nextSeq, history, outputOffset: from },
       },
+    );
+    this.#log(
+      `session "${name}" taken back: pid ${handed.pid}, output from offset ${from}, next seq ${store.nextSeq}`,
     );
     this.#run(entry);
   }
@@ -498,6 +513,9 @@ export class Daemon {
     entry.session = session;
     holder.entry = entry;
     for (const frame of early) this.#sink(entry, frame);
+    this.#log(
+      `session "${name}" started: pid ${session.pid}, ${session.launch.backend}, argv[0] "${saved.argv[0]}"`,
+    );
     // An agent's tools take the session's frames as its main reader; the daemon then reads its own copy.
     const reader = shared ? session.subscribe({ from: 0, authoritative: true }) : null;
     this.#run(entry, reader === null ? () => session.nextFrames() : () => reader.take());
@@ -519,6 +537,11 @@ export class Daemon {
       }
       const exit = await session.exited;
       entry.exit = exit;
+      this.#log(
+        `session "${entry.name}" ended: ${
+          exit.signal === null ? `code ${exit.code}` : `signal ${exit.signal}`
+        }${exit.timed_out ? " (timed out)" : ""}`,
+      );
       entry.store?.close();
       entry.store = null;
       this.#keeper.release(entry.name);

@@ -29,4 +29,5 @@ export {
   reopenFd,
 } from "./ancestors.ts";
 export { isWithin } from "./within.ts";
+export { SERVICE_LOG_BYTES, ServiceLog } from "./service_log.ts";
 export { walkBeneath, type WalkEntry } from "./walk.ts";

@@ -39,7 +39,8 @@ import {
   unixSocketPair,
 } from "../pty/mod.ts";
 import { type KeeperEvent, type KeeperRequest, KeeperRequestSchema } from "../protocol/mod.ts";
-import { toSpecterError } from "../errors.ts";
+import { SpecterError, toSpecterError } from "../errors.ts";
+import { ServiceLog } from "../fsafe/mod.ts";
 
 /** Output bytes held per session until the daemon acknowledges them; reading pauses beyond. */
 export const HOLD_CAP = 4 * 1024 * 1024;
@@ -48,6 +49,17 @@ export const MAX_KEEPER_MESSAGE = 192 * 1024;
 const READ_CHUNK = 64 * 1024;
 /** Held output is kept in chunks of up to this size (see `Keeper.#hold`). */
 const MERGE_BYTES = 64 * 1024;
+
+/** Bytes of messages the daemon may leave unread before it is dropped (a hello for a thousand sessions is ~200 KiB). */
+const OUTBOX_CAP = 16 * 1024 * 1024;
+
+/** A message waiting for room on the daemon's socket, with the descriptors closed once it is sent. */
+interface Outgoing {
+  readonly op: string;
+  readonly payload: Uint8Array;
+  readonly fds: readonly number[];
+  readonly owned: readonly number[];
+}
 /** Input bytes taken from the relay while the terminal has not taken the previous ones. */
 const INPUT_CAP = 64 * 1024;
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -56,8 +68,12 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The keeper's files in a state directory. */
-export function keeperPaths(stateDir: string): { socket: string; lock: string } {
-  return { socket: join(stateDir, "keeper.sock"), lock: join(stateDir, "keeper.lock") };
+export function keeperPaths(stateDir: string): { socket: string; lock: string; log: string } {
+  return {
+    socket: join(stateDir, "keeper.sock"),
+    lock: join(stateDir, "keeper.lock"),
+    log: join(stateDir, "keeper.log"),
+  };
 }
 
 interface Kept {
@@ -95,8 +111,12 @@ export function runKeeper(stateDir: string): Promise<boolean> {
   } catch {
     // None there.
   }
-  const keeper = new Keeper(listenUnix(paths.socket, "seqpacket"));
+  const log = ServiceLog.open(paths.log);
+  log.write(`keeper started for "${stateDir}"`);
+  const keeper = new Keeper(listenUnix(paths.socket, "seqpacket"), log);
   return keeper.done.then(() => {
+    log.write("keeper done: no session and no daemon left");
+    log.close();
     try {
       Deno.removeSync(paths.socket);
     } catch {
@@ -121,8 +141,13 @@ class Keeper {
   #message = new Uint8Array(MAX_KEEPER_MESSAGE);
   #input = new Uint8Array(INPUT_CAP);
 
-  constructor(listener: number) {
+  readonly #serviceLog: ServiceLog;
+  #outbox: Outgoing[] = [];
+  #outboxBytes = 0;
+
+  constructor(listener: number, log: ServiceLog) {
     this.#listener = listener;
+    this.#serviceLog = log;
     this.done = new Promise((resolve) => this.#resolve = resolve);
     this.#listenClient = {
       fd: listener,
@@ -139,7 +164,9 @@ class Keeper {
     });
   }
 
+  /** Notable events only (never output): `keeper.log` in the state directory, and stderr. */
   #log(text: string): void {
+    this.#serviceLog.write(text);
     // stderr is /dev/null when started by a daemon; kept for a keeper run by hand.
     console.error(`specter keeper: ${text}`);
   }
@@ -159,13 +186,20 @@ class Keeper {
         closeQuietly(fd);
         continue;
       }
-      if (this.#daemon >= 0) this.#dropDaemon(); // The old daemon is gone: a new one holds the lock.
+      // The old daemon is gone: a new one holds the lock.
+      if (this.#daemon >= 0) this.#dropDaemon("a new daemon connected");
       this.#daemon = fd;
       const client: PollClient = {
         fd,
-        interest: () => libc().table.poll.POLLIN,
-        ready: () => this.#receive(),
-        fail: () => this.#dropDaemon(),
+        interest: () => {
+          const { POLLIN, POLLOUT } = libc().table.poll;
+          return POLLIN | (this.#outbox.length > 0 ? POLLOUT : 0);
+        },
+        ready: (revents) => {
+          if ((revents & libc().table.poll.POLLOUT) !== 0) this.#flushOutbox();
+          if (this.#daemon >= 0) this.#receive();
+        },
+        fail: (error) => this.#dropDaemon(`its connection failed (${String(error)})`),
       };
       this.#daemonClient = client;
       reactor().add(client);
@@ -184,14 +218,17 @@ class Keeper {
         });
       }
       this.#send({ op: "hello", pid: Deno.pid, count: this.#sessions.size });
+      this.#log(`a daemon connected; ${this.#sessions.size} session(s) kept`);
     }
   }
 
-  #dropDaemon(): void {
+  #dropDaemon(reason: string): void {
+    if (this.#daemon >= 0) this.#log(`the daemon is dropped: ${reason}`);
     if (this.#daemonClient !== null) reactor().remove(this.#daemonClient);
     closeQuietly(this.#daemon);
     this.#daemon = -1;
     this.#daemonClient = null;
+    this.#clearOutbox();
     for (const kept of this.#sessions.values()) this.#closeRelay(kept);
     this.#maybeDone();
   }
@@ -204,13 +241,48 @@ class Keeper {
     }
   }
 
-  #send(event: KeeperEvent, fds: readonly number[] = []): void {
-    if (this.#daemon < 0) return;
-    try {
-      sendFds(this.#daemon, fds, encoder.encode(JSON.stringify(event)));
-    } catch {
-      this.#dropDaemon(); // The daemon is gone; the next one gets the state in its hello.
+  /**
+   * Sends `event` with copies of `fds`, then closes the descriptors in `owned` (once sent or dropped).
+   * Queued, in order, while the daemon's socket is full (a hello with a thousand `kept` messages fills it
+   * long before the daemon has read them); a daemon that lets {@link OUTBOX_CAP} bytes pile up is dropped.
+   */
+  #send(event: KeeperEvent, fds: readonly number[] = [], owned: readonly number[] = []): void {
+    if (this.#daemon < 0) {
+      for (const fd of owned) closeQuietly(fd);
+      return;
     }
+    const payload = encoder.encode(JSON.stringify(event));
+    this.#outbox.push({ op: event.op, payload, fds, owned });
+    this.#outboxBytes += payload.length;
+    this.#flushOutbox();
+    if (this.#outboxBytes > OUTBOX_CAP) this.#dropDaemon(`it read nothing of ${this.#outboxBytes} bytes`);
+  }
+
+  #flushOutbox(): void {
+    while (this.#outbox.length > 0 && this.#daemon >= 0) {
+      const message = this.#outbox[0]!;
+      try {
+        sendFds(this.#daemon, message.fds, message.payload);
+      } catch (error: unknown) {
+        const errno = error instanceof SpecterError ? error.details.errno : undefined;
+        if (errno === libc().table.errno.EAGAIN) {
+          reactor().wake(); // Now waiting for POLLOUT (see the daemon's client).
+          return;
+        }
+        // The daemon is gone; the next one gets the state in its hello.
+        this.#dropDaemon(`sending "${message.op}" failed (${String(error)})`);
+        return;
+      }
+      this.#outbox.shift();
+      this.#outboxBytes -= message.payload.length;
+      for (const fd of message.owned) closeQuietly(fd);
+    }
+  }
+
+  #clearOutbox(): void {
+    for (const message of this.#outbox) for (const fd of message.owned) closeQuietly(fd);
+    this.#outbox = [];
+    this.#outboxBytes = 0;
   }
 
   #receive(): void {
@@ -218,13 +290,13 @@ class Keeper {
       let message;
       try {
         message = receiveFds(this.#daemon, { buffer: this.#message, dontWait: true, maxFds: 32 });
-      } catch {
-        this.#dropDaemon();
+      } catch (error: unknown) {
+        this.#dropDaemon(`receiving failed (${String(error)})`);
         return;
       }
       if (message === "again") return;
       if (message === null) {
-        this.#dropDaemon();
+        this.#dropDaemon("it closed its connection");
         return;
       }
       let request: KeeperRequest;
@@ -234,6 +306,7 @@ class Keeper {
         request = KeeperRequestSchema.parse(raw);
       } catch {
         for (const fd of message.fds) closeQuietly(fd);
+        this.#log("a malformed message was refused");
         // The id, when one can be read, lets the daemon's waiting request fail at once.
         const id = (raw as { id?: unknown } | null)?.id;
         this.#send({
@@ -248,6 +321,7 @@ class Keeper {
         this.#handle(request, message.fds);
       } catch (error: unknown) {
         const specter = toSpecterError(error);
+        this.#log(`request "${request.op}" failed: ${specter.message}`);
         this.#send({ op: "error", id: "id" in request ? request.id : undefined, ...specter.toJSON() });
       } finally {
         for (const fd of message.fds) closeQuietly(fd);
@@ -291,6 +365,7 @@ class Keeper {
         };
         this.#sessions.set(kept.id, kept);
         this.#watchTerminal(kept);
+        this.#log(`session "${kept.id}" spawned: pid ${kept.pid}`);
         this.#handOver(kept, 0, "spawned");
         this.#reap();
         return;
@@ -302,6 +377,9 @@ class Keeper {
             `Output from ${request.from} is not held (held: ${kept.heldFrom} to ${kept.readTo})`,
           );
         }
+        this.#log(
+          `session "${kept.id}" handed back from output offset ${request.from} (held ${kept.heldFrom} to ${kept.readTo})`,
+        );
         this.#handOver(kept, request.from, "resumed");
         if (kept.status !== null) {
           this.#send({ op: "exited", id: kept.id, pid: kept.pid, status: kept.status });
@@ -321,7 +399,9 @@ class Keeper {
         closeQuietly(kept.master);
         if (kept.io !== kept.master) closeQuietly(kept.io);
         this.#sessions.delete(kept.id);
-        if (kept.status === null) libc().sym.kill(kept.pid, libc().table.signals.KILL);
+        const running = kept.status === null;
+        if (running) libc().sym.kill(kept.pid, libc().table.signals.KILL);
+        this.#log(`session "${kept.id}" released${running ? "; its program was still running: killed" : ""}`);
         return;
       }
     }
@@ -354,8 +434,7 @@ class Keeper {
     };
     kept.clients.push(relayClient);
     reactor().add(relayClient);
-    this.#send({ op, id: kept.id, pid: kept.pid, tty_path: kept.ttyPath }, [kept.master, theirs]);
-    closeQuietly(theirs);
+    this.#send({ op, id: kept.id, pid: kept.pid, tty_path: kept.ttyPath }, [kept.master, theirs], [theirs]);
     this.#flush(kept);
   }
 
@@ -448,7 +527,12 @@ class Keeper {
         }
         const errno = libc().errno();
         if (n < 0 && errno === libc().table.errno.EINTR) continue;
-        if (n < 0 && errno !== libc().table.errno.EAGAIN) this.#closeRelay(kept);
+        if (n < 0 && errno !== libc().table.errno.EAGAIN) {
+          this.#log(
+            `session "${kept.id}": relaying output failed with errno ${errno}; held for the next daemon`,
+          );
+          this.#closeRelay(kept);
+        }
         reactor().wake();
         return;
       }
@@ -505,6 +589,7 @@ class Keeper {
       for (const kept of this.#sessions.values()) {
         if (kept.pid !== pid) continue;
         kept.status = this.#status[0]!;
+        this.#log(`session "${kept.id}" ended: wait status ${kept.status}`);
         this.#send({ op: "exited", id: kept.id, pid, status: kept.status });
       }
     }
