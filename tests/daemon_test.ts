@@ -430,6 +430,35 @@ daemonTest(
 );
 
 daemonTest(
+  "400 sessions ending at once are each released by the keeper (none left holding a terminal)",
+  async (daemon) => {
+    const count = 400;
+    const client = await DaemonClient.connect({ socketPath: daemon.socket });
+    const flags = { sandbox: "none", "unsafe-no-sandbox": true, "ack-no-network-enforcement": true };
+    // Every program reads one FIFO that this test holds open (read-write: opening never blocks); closing it
+    // ends them all together.
+    const go = join(daemon.dir, "go");
+    const made = await new Deno.Command("mkfifo", { args: [go] }).output();
+    assert.ok(made.success);
+    const fifo = Deno.openSync(go, { read: true, write: true });
+    for (let i = 0; i < count; i++) {
+      await client.call("session.create", { name: `brief-${i}`, argv: ["cat", go], cwd: daemon.dir, flags });
+    }
+    fifo.close();
+    const released = () =>
+      (Deno.readTextFileSync(join(daemon.stateDir, "keeper.log")).match(/ released\b/g) ?? []).length;
+    const deadline = Date.now() + 60_000;
+    while (released() < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    assert.equal(released(), count);
+    const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+    const rows = ls.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.equal(rows.filter((row) => !row.running && row.exit_code === 0).length, count);
+    client.close();
+  },
+  120_000,
+);
+
+daemonTest(
   "kill -9 of the keeper: its sessions end, reported with E_KEEPER, nothing hangs",
   async (daemon) => {
     await create(daemon, "doomed", ["bash", "--norc", "-i"]);

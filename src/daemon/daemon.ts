@@ -638,6 +638,7 @@ export class Daemon {
 
   /** Tells the keeper what the logs hold, so it stops holding it. */
   #acknowledge(): void {
+    this.#keeper.flushQueued();
     for (const entry of this.#entries.values()) {
       if (entry.session === null || entry.exit !== null) continue;
       const offset = entry.store?.lastRaw ?? entry.session.outputConsumed;

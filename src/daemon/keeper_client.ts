@@ -69,6 +69,8 @@ export class KeeperClient implements ExitWatcher {
   readonly #listeners = new Map<number, StatusListener>();
   readonly #statuses = new Map<number, number>();
   #closed = false;
+  /** Releases waiting for room on the keeper's socket, in order. */
+  #queued: KeeperRequest[] = [];
   readonly #buffer = new Uint8Array(MAX_KEEPER_MESSAGE);
   /** Told when the keeper went away (every watched program is then reported killed). */
   onClosed: () => void = () => {};
@@ -152,12 +154,34 @@ export class KeeperClient implements ExitWatcher {
     this.#postQuietly({ op: "release", id });
   }
 
-  /** A message nobody waits on: a failure to send it is the keeper's loss (handled) or nothing to report. */
+  /**
+   * A message nobody waits on. A `release` that finds the keeper's socket full waits for the next
+   * {@link flushQueued} (else the keeper would hold an ended session's terminal for good); an `ack` is
+   * dropped then (the next one covers it). A lost keeper was handled by #post.
+   */
   #postQuietly(request: KeeperRequest): void {
+    this.flushQueued();
+    if (this.#queued.length > 0 && request.op === "release") {
+      this.#queued.push(request);
+      return;
+    }
     try {
       this.#post(request);
-    } catch {
-      // A lost keeper was handled by #post; small messages cannot be too large.
+    } catch (error: unknown) {
+      const errno = error instanceof SpecterError ? error.details.errno : undefined;
+      if (errno === libc().table.errno.EAGAIN && request.op === "release") this.#queued.push(request);
+    }
+  }
+
+  /** Sends the releases that found the keeper's socket full (the daemon calls it on its ack timer). */
+  flushQueued(): void {
+    while (this.#queued.length > 0 && !this.#closed) {
+      try {
+        this.#post(this.#queued[0]!);
+      } catch {
+        return; // Still full (or the keeper is gone, which #post handled): the next call tries again.
+      }
+      this.#queued.shift();
     }
   }
 
