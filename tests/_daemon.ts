@@ -42,6 +42,8 @@ function spawnDaemon(
       daemon.stateDir,
       ...extra,
     ],
+    // Sessions' audit logs (XDG_STATE_HOME/specter/runs/) go beside the test's state directory.
+    env: { XDG_STATE_HOME: join(daemon.stateDir, "..", "xdg-state") },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -81,6 +83,16 @@ export async function startDaemon(dir: string, extra: string[] = []): Promise<Te
   const daemon: TestDaemon = { ...place, process: spawnDaemon(place, extra) };
   await ready(daemon);
   return daemon;
+}
+
+/** The audit records of a session (from the path `ls --json` names), after checking the log's chain. */
+export async function auditRecords(daemon: TestDaemon, name: string): Promise<Record<string, unknown>[]> {
+  const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+  const row = ls.stdout.trim().split("\n").map((line) => JSON.parse(line)).find((r) => r.name === name);
+  if (typeof row?.audit !== "string") throw new Error(`Session "${name}" names no audit log: ${ls.stdout}`);
+  const verify = await specter(["audit", "verify", row.audit]);
+  if (verify.code !== 0) throw new Error(`The audit log of "${name}" does not verify: ${verify.stderr}`);
+  return Deno.readTextFileSync(row.audit).trim().split("\n").map((line) => JSON.parse(line));
 }
 
 /** Starts a new daemon on the same place (after the last one was killed). */

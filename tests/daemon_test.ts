@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
 import { withFullTmpfs } from "./_tmpfs.ts";
 import {
+  auditRecords,
   cleanUp,
   FrameCollector,
   keeperPid,
@@ -140,6 +141,11 @@ daemonTest(
     numbers.forEach((n, i) => assert.equal(n, i));
     // What the first client saw is a prefix of the log: nothing it was sent was lost.
     for (const frame of watcher.frames.slice(0, -1)) assert.deepEqual(frame, after.frames[frame.seq]);
+    // Its audit goes on in the same chain: the launch, the new daemon taking it back, its own end.
+    const records = await auditRecords(daemon, "heavy");
+    assert.deepEqual(records.map((r) => r.event), ["start", "launch", "resume", "end"]);
+    assert.equal(records[2]!.pid, records[1]!.pid);
+    assert.equal(records[3]!.code, 7);
     // Both logs tell the story: the keeper handed the session back, the new daemon took it.
     assert.match(
       Deno.readTextFileSync(join(daemon.stateDir, "keeper.log")),
@@ -670,7 +676,7 @@ daemonTest(
       "--",
       "bash",
       "-c",
-      `ls -a ${daemon.dir}/state ${daemon.dir}/run; cat ${daemon.dir}/visible.txt; exit 0`,
+      `ls -a ${daemon.dir}/state ${daemon.dir}/run; ls -aR ${daemon.dir}/xdg-state; cat ${daemon.dir}/visible.txt; exit 0`,
     ]);
     if (started.code !== 0) {
       assert.match(started.stderr, /E_SANDBOX_START/);
@@ -681,7 +687,7 @@ daemonTest(
     await client.ended;
     const text = client.text();
     assert.match(text, /seen/);
-    assert.doesNotMatch(text, /keeper\.sock|sessions|d\.sock|daemon\.lock/, text);
+    assert.doesNotMatch(text, /keeper\.sock|sessions|d\.sock|daemon\.lock|audit\.ndjson/, text);
     client.client.close();
   },
 );
@@ -750,6 +756,15 @@ daemonTest(
     const first = await run("keep", 'echo "home=$HOME"; echo kept-1 > "$HOME/kept.txt"', ["--persist"]);
     assert.match(first, /home=\/home\/specter/);
     const layer = `${await defaultPersistRoot(daemon.stateDir)}/keep`;
+    // The audit names the session, its policy and its persistent layer, and how it ended.
+    const records = await auditRecords(daemon, "keep");
+    assert.deepEqual(records.map((r) => r.event), ["start", "launch", "end"]);
+    assert.equal(records[0]!.command, "daemon");
+    assert.equal(records[0]!.session, "keep");
+    assert.equal(records[1]!.daemon_session, "keep");
+    assert.equal(records[1]!.persist, layer);
+    assert.match(String(records[1]!.policy_sha256), /^[0-9a-f]{64}$/);
+    assert.equal(records[2]!.code, 0);
     assert.ok(Deno.statSync(`${layer}/kept.txt`).isFile, "the layer is on the host");
     daemon.process.kill("SIGKILL");
     await daemon.process.status;

@@ -13,6 +13,7 @@ import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
+import { startRunAudit } from "./audit_run.ts";
 
 /** The command log's place (`daemon` writes it, `history` reads it). */
 export const HISTORY_FLAG = {
@@ -104,6 +105,15 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
     },
     startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
     agentBase: agentBaseOf,
+    // As `run` audits: the start with the flags (values only where they hold no secret), then the launch,
+    // breaches and the end, in `$XDG_STATE_HOME/specter/runs/RUN_ID/audit.ndjson`.
+    audit: (session) =>
+      startRunAudit(
+        { ...session.flags, cwd: session.cwd, id: undefined, artifacts: undefined },
+        session.argv,
+        "daemon",
+        { session: session.name, author_kind: session.author_kind },
+      ),
     log: (text) => warn(`specter daemon: ${text}`),
   });
   const stop = () => void daemon.stop();

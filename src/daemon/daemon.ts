@@ -38,7 +38,18 @@ import {
   reactor,
   tryLockFile,
 } from "../pty/mod.ts";
-import { adopt, plainText, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import {
+  adopt,
+  auditError,
+  auditFrame,
+  auditLaunch,
+  plainText,
+  type RunAudit,
+  type Session,
+  spawn,
+  type SpawnOptions,
+} from "../session/mod.ts";
+import { AUDIT_FILE, AuditLog } from "../artifacts/mod.ts";
 import type { CommandLog } from "../history/mod.ts";
 import { fingerprintPlan } from "../sandbox/mod.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
@@ -77,6 +88,22 @@ export interface DaemonOptions {
   readonly persistRoot?: string;
   /** Where each command of a session (a shell's OSC 133 marks) is recorded; null: nowhere. */
   readonly commandLog?: CommandLog | null;
+  /**
+   * Opens the audit log of a session about to start and records its start (the CLI records the flags, as
+   * `run` does); the daemon records the launch, breaches, the end, and each time a restarted daemon takes
+   * the session back. Throws (`E_AUDIT`) to refuse the session. None: sessions are not audited.
+   */
+  readonly audit?: (session: AuditedSession) => RunAudit;
+}
+
+/** A session about to start, as its audit's start record names it. */
+export interface AuditedSession {
+  readonly name: string;
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  /** The flags it was created with (`session.create`'s, or `agent.open`'s for an agent's session). */
+  readonly flags: CreateParams["flags"];
+  readonly author_kind: "human" | "agent";
 }
 
 /** Output kept per session to record with its commands (the command log caps it again). */
@@ -93,6 +120,8 @@ interface Entry {
   readonly name: string;
   readonly dir: string;
   readonly saved: SavedSession;
+  /** The session's audit log, while this daemon runs it. */
+  audit: RunAudit | null;
   readonly logId: string;
   session: Session | null;
   store: FrameStore | null;
@@ -223,7 +252,10 @@ export class Daemon {
     }
     for (const timer of this.#timers) clearInterval(timer);
     this.#acknowledge();
-    for (const entry of this.#entries.values()) entry.store?.close();
+    for (const entry of this.#entries.values()) {
+      entry.store?.close();
+      entry.audit?.log.close(); // Its session goes on: the next daemon appends to the log.
+    }
     this.#keeper.close();
     for (const fd of this.#locks) closeQuietly(fd);
     this.#serviceLog.close();
@@ -302,6 +334,13 @@ export class Daemon {
     this.#log(
       `session "${name}" taken back: pid ${handed.pid}, output from offset ${from}, next seq ${store.nextSeq}`,
     );
+    entry.audit = this.#resumeAudit(entry, {
+      session_id: name,
+      pid: handed.pid,
+      output_offset: from,
+      next_seq: store.nextSeq,
+      keeper_pid: this.#keeper.keeperPid,
+    });
     this.#run(entry);
   }
 
@@ -343,6 +382,7 @@ export class Daemon {
       controller: null,
       delivered: -1,
       acked: 0,
+      audit: null,
       exit: null,
       loggedTo: (store?.nextSeq ?? 0) - 1,
       commands: 0,
@@ -424,11 +464,17 @@ export class Daemon {
       }
       options = { ...options, persistDir: dir };
     }
-    const entry = this.#launch(params.name, options, {
-      author_kind: params.author_kind,
-      author: params.author ?? null,
-      cwd: params.cwd,
-    }, false);
+    const entry = this.#launch(
+      params.name,
+      options,
+      {
+        author_kind: params.author_kind,
+        author: params.author ?? null,
+        cwd: params.cwd,
+      },
+      false,
+      params.flags,
+    );
     return entry;
   }
 
@@ -445,7 +491,7 @@ export class Daemon {
   }
 
   /** An agent's session: a named session of the daemon (`agent-N`), read by the agent's tools too. */
-  #launchForAgent(options: SpawnOptions): { session: Session; id: string } {
+  #launchForAgent(options: SpawnOptions, flags: CreateParams["flags"]): { session: Session; id: string } {
     let n = this.#entries.size + 1;
     while (this.#entries.has(`agent-${n}`)) n++;
     const name = `agent-${n}`;
@@ -454,6 +500,7 @@ export class Daemon {
       options,
       { author_kind: "agent", author: null, cwd: options.cwd ?? "/" },
       true,
+      flags,
     );
     return { session: entry.session!, id: name };
   }
@@ -463,6 +510,7 @@ export class Daemon {
     options: SpawnOptions,
     who: { author_kind: "human" | "agent"; author: string | null; cwd: string },
     shared: boolean,
+    flags: CreateParams["flags"],
   ): Entry {
     const dir = sessionDir(this.#options.stateDir, name);
     try {
@@ -472,11 +520,30 @@ export class Daemon {
     }
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+    let audit: RunAudit | null = null;
+    try {
+      // An audited session never runs unaudited: a log that cannot be opened refuses the session.
+      audit = this.#options.audit?.({
+        name,
+        argv: options.argv,
+        cwd: options.cwd ?? who.cwd,
+        flags,
+        author_kind: who.author_kind,
+      }) ?? null;
+    } catch (error: unknown) {
+      store.close();
+      Deno.removeSync(dir, { recursive: true });
+      throw error;
+    }
     const holder: { entry: Entry | null } = { entry: null };
     const early: Frame[] = [];
     let session: Session;
     try {
-      session = spawn({ ...options, id: name, protectedDirs: this.#protectedDirs() }, {
+      // The audit directory is guarded as `run`'s artifacts are: out of the program's sight and reach.
+      // Its parent too: every daemon session's audit is there, and no session may rewrite another's.
+      const audited = audit === null ? options : { ...options, artifacts: audit.dir };
+      const guarded = [...this.#protectedDirs(), ...(audit === null ? [] : [join(audit.dir, "..")])];
+      session = spawn({ ...audited, id: name, protectedDirs: guarded }, {
         spawner: (request) => this.#keeper.spawn(name, request),
         watcher: this.#keeper,
         hooks: {
@@ -489,7 +556,14 @@ export class Daemon {
     } catch (error: unknown) {
       store.close();
       Deno.removeSync(dir, { recursive: true });
+      if (audit !== null) {
+        auditError(audit, error);
+        audit.log.close();
+      }
       throw error;
+    }
+    if (audit !== null) {
+      auditLaunch(audit, session, { daemon_session: name, persist: options.persistDir ?? null });
     }
     const saved: SavedSession = {
       name,
@@ -507,10 +581,12 @@ export class Daemon {
       author_kind: who.author_kind,
       author: who.author,
       persist: options.persistDir ?? null,
+      audit: audit === null ? null : { run_id: audit.runId, dir: audit.dir },
     };
     Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
     const entry = this.#entry(name, dir, saved, store);
     entry.session = session;
+    entry.audit = audit;
     holder.entry = entry;
     for (const frame of early) this.#sink(entry, frame);
     this.#log(
@@ -531,6 +607,7 @@ export class Daemon {
         if (batch.length === 0) break;
         for (const frame of batch) {
           entry.delivered = frame.seq;
+          if (entry.audit !== null) auditFrame(entry.audit, frame);
           this.#remember(entry, frame);
           for (const watcher of entry.watchers) this.#sendFrame(watcher, entry.name, frame);
         }
@@ -544,6 +621,7 @@ export class Daemon {
       );
       entry.store?.close();
       entry.store = null;
+      this.#closeAudit(entry);
       this.#keeper.release(entry.name);
       try {
         Deno.writeTextFileSync(join(entry.dir, "exit.json"), JSON.stringify(exit) + "\n", { mode: 0o600 });
@@ -556,6 +634,41 @@ export class Daemon {
       entry.watchers.clear();
       entry.controller = null;
     })();
+  }
+
+  /**
+   * Appends to the audit log of a session taken back (its chain continues: `resume`, then what the first
+   * daemon would have recorded). A log that cannot be appended to (its chain broken, its disk full) is
+   * said in the daemon's log and as an `E_AUDIT` error frame: the program already runs and is not killed
+   * for it, but nobody is left to believe it audited.
+   */
+  #resumeAudit(entry: Entry, fields: Record<string, unknown>): RunAudit | null {
+    const where = entry.saved.audit;
+    if (where === null) return null;
+    let audit: RunAudit;
+    try {
+      audit = { runId: where.run_id, dir: where.dir, log: AuditLog.open(where.dir, where.run_id) };
+      audit.log.record("resume", fields);
+      if (audit.log.failure !== null) throw audit.log.failure;
+    } catch (error: unknown) {
+      const specter = toSpecterError(error);
+      this.#log(`session "${entry.name}": its audit log cannot go on: ${specter.message}`);
+      entry.session?.reportError("E_AUDIT", `The session's audit log cannot go on: ${specter.message}`, {
+        dir: where.dir,
+      });
+      return null;
+    }
+    return audit;
+  }
+
+  /** Closes a session's audit log, saying in the daemon's log when records were lost (a full disk). */
+  #closeAudit(entry: Entry): void {
+    const audit = entry.audit;
+    if (audit === null) return;
+    entry.audit = null;
+    const failure = audit.log.failure;
+    if (failure !== null) this.#log(`session "${entry.name}": ${failure.code}: ${failure.message}`);
+    audit.log.close();
   }
 
   /** Keeps recent output, and records a finished command in the command log. */
@@ -685,6 +798,7 @@ export class Daemon {
       next_seq: entry.delivered + 1,
       log_id: entry.logId === "" ? null : entry.logId,
       persist: entry.saved.persist,
+      audit: entry.saved.audit === null ? null : join(entry.saved.audit.dir, AUDIT_FILE),
     };
   }
 
@@ -910,7 +1024,7 @@ export class Daemon {
     if (tools === undefined) {
       tools = new AgentTools({
         base: await agentBase(params.flags, params.cwd),
-        spawn: (options) => this.#launchForAgent(options),
+        spawn: (options) => this.#launchForAgent(options, params.flags),
       });
       this.#agents.set(key, tools);
     }

@@ -10,8 +10,19 @@ import { z } from "zod";
 import { decodeWith } from "./_decode.ts";
 import type { DecodeProblem } from "./results.ts";
 
-/** The events an audit log records, in the order a run produces them. */
-export const AUDIT_EVENTS = ["start", "launch", "breach", "protected_created", "end", "error"] as const;
+/**
+ * The events an audit log records, in the order a run produces them. `resume`: a restarted daemon took
+ * the session back from its keeper (the program ran on; nothing was launched again).
+ */
+export const AUDIT_EVENTS = [
+  "start",
+  "launch",
+  "resume",
+  "breach",
+  "protected_created",
+  "end",
+  "error",
+] as const;
 
 /** An audit event name. */
 export type AuditEvent = typeof AUDIT_EVENTS[number];

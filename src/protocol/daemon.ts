@@ -93,6 +93,7 @@ export const SessionEntrySchema = z.strictObject({
   next_seq: z.int().nonnegative(),
   log_id: z.string().nullable(),
   persist: z.string().nullable(),
+  audit: z.string().nullable().describe("The session's audit log (`audit.ndjson`), when it has one"),
 });
 /** One session of `session.list`. */
 export type SessionEntry = z.infer<typeof SessionEntrySchema>;
@@ -147,6 +148,9 @@ export const SavedSessionSchema = z.strictObject({
   author_kind: z.enum(["human", "agent"]),
   author: z.string().nullable(),
   persist: z.string().nullable().default(null).describe("The session's persistent layer on the host"),
+  audit: z.strictObject({ run_id: z.string(), dir: z.string() }).nullable().default(null).describe(
+    "The session's audit log: its run id and artifacts directory (a restarted daemon appends to it)",
+  ),
 });
 /** A saved session. */
 export type SavedSession = z.infer<typeof SavedSessionSchema>;

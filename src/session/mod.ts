@@ -23,4 +23,5 @@ export { CursorKeyMode, OutputTail } from "./output_tail.ts";
 export { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 export { plainText, stripAnsi } from "./plain_text.ts";
 export { Transcript } from "./transcript.ts";
+export { auditError, auditFrame, auditLaunch, type RunAudit } from "./session_audit.ts";
 export { type SandboxOption } from "./options.ts";
