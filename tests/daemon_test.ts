@@ -160,6 +160,57 @@ daemonTest(
 );
 
 daemonTest(
+  "a restarted daemon keeps a session's deadline and output budget (counted from its start, not the restart)",
+  async (daemon) => {
+    const started = Date.now();
+    await create(daemon, "timed", ["bash", "-c", "echo up; read -t 60 x"], ["--timeout", "5s"]);
+    // 30 000 bytes, then (on input) 30 000 more: past the 40 000-byte budget only across the restart.
+    const block = "for ((i = 0; i < 1000; i++)); do echo 0123456789012345678901234567; done";
+    await create(daemon, "budget", ["bash", "-c", `${block}; read -t 60 x; ${block}; read -t 60 x`], [
+      "--max-output",
+      "40000",
+    ]);
+    const first = await FrameCollector.connect(daemon);
+    await first.client.call("session.attach", { name: "budget", from: 0 });
+    await first.until((frames) =>
+      frames.map((f) => f.type === "stdout" ? f.data.length : 0).reduce((a, b) => a + b, 0) >= 30_000
+    );
+    first.client.close();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    await restart(daemon);
+    const timed = await FrameCollector.connect(daemon);
+    await timed.client.call("session.attach", { name: "timed", from: 0 });
+    const budget = await FrameCollector.connect(daemon);
+    await budget.client.call("session.attach", { name: "budget", from: 0, control: true });
+    await budget.client.call("session.send", {
+      name: "budget",
+      message: { v: 1, type: "input", data: "\r" },
+    });
+    await Promise.all([timed.ended, budget.ended]);
+    const elapsed = Date.now() - started;
+    const kill = timed.frames.find((f) => f.type === "capsule_kill");
+    assert.ok(kill !== undefined && kill.reason === "wall" && kill.limit === 5000, JSON.stringify(kill));
+    const end = timed.frames.at(-1)!;
+    assert.ok(end.type === "exit" && end.timed_out, JSON.stringify(end));
+    assert.ok(end.duration_ms >= 4900, `duration ${end.duration_ms} counts from the start`);
+    assert.ok(elapsed < 9000, `the deadline held across the restart (${elapsed} ms)`);
+    const overflow = budget.frames.find((f) => f.type === "overflow");
+    assert.ok(overflow?.type === "overflow" && overflow.reason === "max_output", JSON.stringify(overflow));
+    const printed = budget.frames.map((f) => f.type === "stdout" ? f.data.length : 0).reduce(
+      (a, b) => a + b,
+      0,
+    );
+    assert.equal(printed, 40_000);
+    const exit = budget.frames.at(-1)!;
+    assert.ok(exit.type === "exit" && exit.output_bytes === 40_000, JSON.stringify(exit));
+    timed.client.close();
+    budget.client.close();
+  },
+);
+
+daemonTest(
   "a late client attaching from 0 gets every frame from the log, past what the session keeps in memory",
   async (daemon) => {
     // About 1.4 MB of output: more than a session's memory keeps (its head and 1 MiB tail), so the

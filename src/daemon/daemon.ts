@@ -323,12 +323,15 @@ export class Daemon {
         title: saved.title ?? undefined,
         description: saved.description ?? undefined,
         parentAgent: saved.parent_agent ?? undefined,
+        // Its deadline and output budget go on (counted from `started` and the output offset).
+        ...(saved.timeout_ms === null ? {} : { timeoutMs: saved.timeout_ms }),
+        ...(saved.max_output === null ? {} : { maxOutputBytes: saved.max_output }),
         // Not set up again: the program runs in the sandbox it was started in (adopt spawns nothing).
         sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },
       },
       {
         sink: (frame) => this.#sink(entry, frame),
-        resume: { nextSeq: store.nextSeq, history, outputOffset: from },
+        resume: { nextSeq: store.nextSeq, history, outputOffset: from, started: saved.started },
       },
     );
     this.#log(
@@ -582,6 +585,8 @@ export class Daemon {
       author: who.author,
       persist: options.persistDir ?? null,
       audit: audit === null ? null : { run_id: audit.runId, dir: audit.dir },
+      timeout_ms: options.timeoutMs ?? null,
+      max_output: options.maxOutputBytes ?? null,
     };
     Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
     const entry = this.#entry(name, dir, saved, store);

@@ -148,6 +148,12 @@ export const SavedSessionSchema = z.strictObject({
   author_kind: z.enum(["human", "agent"]),
   author: z.string().nullable(),
   persist: z.string().nullable().default(null).describe("The session's persistent layer on the host"),
+  timeout_ms: z.number().nonnegative().nullable().default(null).describe(
+    "Its wall-clock limit (ms from `started`): a restarted daemon keeps the deadline",
+  ),
+  max_output: z.int().nonnegative().nullable().default(null).describe(
+    "Its output budget in bytes: a restarted daemon counts on from the output already logged",
+  ),
   audit: z.strictObject({ run_id: z.string(), dir: z.string() }).nullable().default(null).describe(
     "The session's audit log: its run id and artifacts directory (a restarted daemon appends to it)",
   ),

@@ -25,6 +25,8 @@ export interface BudgetLimits {
   readonly maxOutputBytes: number | null;
   /** CPU seconds of the tree, or `null` (RLIMIT_CPU may end a process before a sample sees it). */
   readonly cpuSeconds: number | null;
+  /** Output a previous host already counted (a session a restarted daemon took back); default 0. */
+  readonly outputBefore?: number;
 }
 
 /** What {@link Budgets} needs of the tree's ceilings (a `Ceilings`; tests pass a fake). */
@@ -66,9 +68,11 @@ export class Budgets {
     this.#limits = limits;
     this.#ceilings = ceilings;
     this.#host = host;
+    this.#outputBytes = limits.outputBefore ?? 0;
     if (limits.timeoutMs !== null) {
       const wall = limits.timeoutMs;
-      host.later(wall, () => {
+      // What is left of it: a program taken over by a new host keeps the deadline it started with.
+      host.later(Math.max(0, Math.ceil(wall - (performance.now() - startedAt))), () => {
         if (host.reaped()) return; // It exited in time; only the wind-down is still going on.
         this.#timedOut = true;
         this.#report("wall", wall, Math.round(performance.now() - startedAt));

@@ -54,6 +54,23 @@ Deno.test("Budgets: the wall clock terminates a running program once, with capsu
   assert.equal(frame.limit, 500);
 });
 
+Deno.test("Budgets: a program started earlier (taken over by a new host) gets what is left of its clock", () => {
+  const host = fakeHost();
+  new Budgets({ ...NONE, timeoutMs: 5000 }, UNWATCHED, host, performance.now() - 3000);
+  assert.ok(host.timers[0]!.ms > 1900 && host.timers[0]!.ms <= 2000, `${host.timers[0]!.ms}`);
+  const late = fakeHost();
+  new Budgets({ ...NONE, timeoutMs: 5000 }, UNWATCHED, late, performance.now() - 9000);
+  assert.equal(late.timers[0]!.ms, 0);
+});
+
+Deno.test("Budgets: output a previous host counted counts against the budget", () => {
+  const host = fakeHost();
+  const budgets = new Budgets({ ...NONE, maxOutputBytes: 100, outputBefore: 90 }, UNWATCHED, host, 0);
+  assert.equal(budgets.outputBytes, 90);
+  assert.equal(budgets.admit(new Uint8Array(20)).length, 10);
+  assert.equal(budgets.outputBytes, 100);
+});
+
 Deno.test("Budgets: the wall clock does nothing for a program already reaped", () => {
   const host = fakeHost();
   const budgets = new Budgets({ ...NONE, timeoutMs: 500 }, UNWATCHED, host, performance.now());

@@ -77,6 +77,11 @@ export interface SessionHooks {
     readonly history: readonly Frame[];
     /** The output offset the terminal's output resumes at ({@link Session.outputConsumed} counts on). */
     readonly outputOffset: number;
+    /**
+     * When the program started (Unix time, seconds): the wall clock and `duration_ms` count from there, so a
+     * timeout keeps its deadline across the change of host. The output budget counts on from `outputOffset`.
+     */
+    readonly started?: number;
   };
 }
 
@@ -122,7 +127,8 @@ export class Session {
   readonly #end: Termination;
   /** `command` frames from a shell's OSC 133 marks. */
   readonly #marks: CommandMarks;
-  readonly #startedAt = performance.now();
+  /** When the program started, as `performance.now()` (earlier than this object for a resumed session). */
+  readonly #startedAt: number;
   #resolveExited!: (frame: ExitFrame) => void;
   #seq = 0;
   /** Typed input not yet written to the terminal. */
@@ -147,6 +153,10 @@ export class Session {
     launch: LaunchInfo,
     hooks: SessionHooks = {},
   ) {
+    const started = hooks.resume?.started;
+    this.#startedAt = started === undefined
+      ? performance.now()
+      : performance.now() - Math.max(0, Date.now() - started * 1000);
     const child = launched.child;
     this.#sink = hooks.sink ?? null;
     this.#watcher = launched.watcher ?? childWatcher();
@@ -261,7 +271,8 @@ export class Session {
       finish: () => this.#finish(),
     });
     const { timeoutMs, maxOutputBytes, limits: { cpuSeconds } } = options;
-    this.#budgets = new Budgets({ timeoutMs, maxOutputBytes, cpuSeconds }, launched.ceilings, {
+    const budgetLimits = { timeoutMs, maxOutputBytes, cpuSeconds, outputBefore: this.#outputBase };
+    this.#budgets = new Budgets(budgetLimits, launched.ceilings, {
       emit: (body) => this.#emit(body),
       later: (ms, fn) => void this.#later(ms, fn),
       kill: () => this.#kill(),

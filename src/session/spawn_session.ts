@@ -390,9 +390,11 @@ export interface AdoptedTerminal {
 
 /**
  * Takes over a session another host ran (a daemon that was restarted): `options` as it was started
- * (argv, cwd, size, metadata), `hooks.resume` with its log. Its resource ceilings stay enforced by the
- * kernel (the cgroup and rlimits outlive the first host); the wall clock restarts; no sandbox is set up
- * again, the program runs in the one it was started in.
+ * (argv, cwd, size, metadata, its timeout and output budget), `hooks.resume` with its log, output offset
+ * and start time. Its resource ceilings stay enforced by the kernel (the cgroup and rlimits outlive the
+ * first host); the wall clock keeps its deadline (counted from `resume.started`) and the output budget
+ * counts on from the output offset; no sandbox is set up again, the program runs in the one it was
+ * started in.
  */
 export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: SessionHooks): Session {
   const resolved = resolveOptions(options);
@@ -413,14 +415,14 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
   };
   return new Session(
     launched,
-    { ...resolved, timeoutMs: null },
+    resolved,
     null,
     {
       backend,
       policy: null,
       plan: null,
       limits: noLimits,
-      timeoutMs: null,
+      timeoutMs: resolved.timeoutMs,
       maxOutputBytes: resolved.maxOutputBytes,
       enforcedBy: ceilings.enforcedBy,
       protectedWatch: null,
