@@ -17,6 +17,7 @@ import { parseCount, parseDuration } from "./units.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
+import { openSessionRows, type SessionRows } from "./history_rows.ts";
 import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
 import type { SpawnOptions } from "../session/mod.ts";
 
@@ -94,13 +95,24 @@ export async function agentCommand(
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
     audit: (argv, cwd): SessionAudit => {
       const audit = startRunAudit({ ...values, cwd, id: undefined, artifacts: undefined }, argv, "agent");
+      // The agent's commands go to the command log as a daemon's sessions' do (author: agent).
+      let rows: SessionRows | null = null;
       return {
         id: audit.runId,
         artifacts: audit.dir,
-        launched: (session) => auditLaunch(audit, session),
-        frame: (frame) => auditFrame(audit, frame),
+        launched: (session) => {
+          auditLaunch(audit, session);
+          rows = openSessionRows(session, "agent", warn);
+        },
+        frame: (frame) => {
+          auditFrame(audit, frame);
+          rows?.frame(frame);
+        },
         failed: (error) => auditError(audit, error),
-        close: () => audit.log.close(),
+        close: () => {
+          audit.log.close();
+          rows?.close();
+        },
       };
     },
   });

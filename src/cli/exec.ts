@@ -9,6 +9,7 @@ import { encodeExecResult, type ExecResult } from "../protocol/mod.ts";
 import { plainText, spawn } from "../session/mod.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
+import { openSessionRows } from "./history_rows.ts";
 import { parseEscapes } from "./units.ts";
 import {
   auditError,
@@ -98,17 +99,21 @@ export async function execCommand(
   }
   terminateOnSignals(session);
   if (input !== undefined) session.write(input);
+  // Opened once the program runs: its start does not wait on the database.
+  const rows = openSessionRows(session, "human", warn);
   const chunks: Uint8Array[] = [];
   const encoder = new TextEncoder();
   let recordError: { code: string; message: string } | null = null;
   for await (const frame of session.frames()) {
     auditFrame(audit, frame);
+    rows.frame(frame);
     if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
     if (frame.type === "stdout") {
       chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
     }
   }
   audit.log.close();
+  rows.close();
   const exit = await session.exited;
   const raw = new TextDecoder().decode(concatBytes(chunks));
   const result: ExecResult = {

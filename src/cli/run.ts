@@ -17,6 +17,7 @@ import { nowSeconds } from "../clock.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseDuration } from "./units.ts";
+import { openSessionRows } from "./history_rows.ts";
 import { terminateOnSignals } from "./signals.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
@@ -128,6 +129,8 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
 
   const stopForwarding = terminateOnSignals(session);
   const reading = readDriver(session, io.stdin, values["close-on-eof"] === true);
+  // Opened once the program runs: its start does not wait on the database.
+  const rows = openSessionRows(session, "human", io.stderr);
   // The recording stopped (disk full): the run goes on and the error frame is in the stream.
   let recordError: { code: string; message: string } | null = null;
   // Frames could not be written: the program is stopped, and its remaining frames are still taken (and
@@ -139,6 +142,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
       if (batch.length === 0) break;
       for (const frame of batch) {
         auditFrame(audit, frame);
+        rows.frame(frame);
         if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
       }
       if (writeFailure !== null) continue;
@@ -157,6 +161,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     reading.cancel();
     writer.releaseLock();
     audit.log.close();
+    rows.close();
   }
   const exit = await session.exited;
   warnProtected(exit, io.stderr);

@@ -43,7 +43,7 @@ import {
   auditError,
   auditFrame,
   auditLaunch,
-  plainText,
+  CommandRows,
   type RunAudit,
   type Session,
   spawn,
@@ -53,7 +53,6 @@ import { AUDIT_FILE, AuditLog } from "../artifacts/mod.ts";
 import type { CommandLog } from "../history/mod.ts";
 import { fingerprintPlan } from "../sandbox/mod.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
-import { signalName } from "../pty/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
 import type { AgentTools } from "../agent/mod.ts";
@@ -106,9 +105,6 @@ export interface AuditedSession {
   readonly author_kind: "human" | "agent";
 }
 
-/** Output kept per session to record with its commands (the command log caps it again). */
-const RECENT_OUTPUT_BYTES = 256 * 1024;
-
 /** Frames of a session's log a restarted daemon reads back to rebuild its screen and tail. */
 const RESUME_HISTORY = 5000;
 /** Bytes of logged frames an attach sends before the live ones; older ones become an `overflow` frame. */
@@ -132,11 +128,8 @@ interface Entry {
   exit: ExitFrame | null;
   /** The last seq the frame log holds (it stops growing when logging failed). */
   loggedTo: number;
-  /** `command` frames seen (none at the exit: the program itself is recorded as one command). */
-  commands: number;
-  /** The latest output frames, for the command log. */
-  recent: { seq: number; text: string }[];
-  recentBytes: number;
+  /** Its rows of the command log (none without a command log). */
+  rows: CommandRows | null;
 }
 
 const encoder = new TextEncoder();
@@ -337,6 +330,8 @@ export class Daemon {
     this.#log(
       `session "${name}" taken back: pid ${handed.pid}, output from offset ${from}, next seq ${store.nextSeq}`,
     );
+    entry.rows = this.#rowsFor(entry);
+    entry.rows?.seed(history);
     entry.audit = this.#resumeAudit(entry, {
       session_id: name,
       pid: handed.pid,
@@ -388,9 +383,7 @@ export class Daemon {
       audit: null,
       exit: null,
       loggedTo: (store?.nextSeq ?? 0) - 1,
-      commands: 0,
-      recent: [],
-      recentBytes: 0,
+      rows: null,
     };
     this.#entries.set(name, entry);
     return entry;
@@ -592,6 +585,7 @@ export class Daemon {
     const entry = this.#entry(name, dir, saved, store);
     entry.session = session;
     entry.audit = audit;
+    entry.rows = this.#rowsFor(entry);
     holder.entry = entry;
     for (const frame of early) this.#sink(entry, frame);
     this.#log(
@@ -613,7 +607,7 @@ export class Daemon {
         for (const frame of batch) {
           entry.delivered = frame.seq;
           if (entry.audit !== null) auditFrame(entry.audit, frame);
-          this.#remember(entry, frame);
+          entry.rows?.frame(frame);
           for (const watcher of entry.watchers) this.#sendFrame(watcher, entry.name, frame);
         }
       }
@@ -666,6 +660,21 @@ export class Daemon {
     return audit;
   }
 
+  /** The command log rows of a session (null without a command log). */
+  #rowsFor(entry: Entry): CommandRows | null {
+    const log = this.#options.commandLog;
+    if (log === undefined || log === null) return null;
+    const saved = entry.saved;
+    return new CommandRows(log, {
+      session: entry.name,
+      argv: saved.argv,
+      cwd: saved.cwd,
+      policyHash: saved.policy_hash,
+      authorKind: saved.author_kind,
+      author: saved.author,
+    }, (error) => this.#log(`session "${entry.name}": ${toSpecterError(error).message}`));
+  }
+
   /** Closes a session's audit log, saying in the daemon's log when records were lost (a full disk). */
   #closeAudit(entry: Entry): void {
     const audit = entry.audit;
@@ -674,80 +683,6 @@ export class Daemon {
     const failure = audit.log.failure;
     if (failure !== null) this.#log(`session "${entry.name}": ${failure.code}: ${failure.message}`);
     audit.log.close();
-  }
-
-  /** Keeps recent output, and records a finished command in the command log. */
-  #remember(entry: Entry, frame: Frame): void {
-    if (frame.type === "stdout") {
-      const text = frame.binary === true ? "" : frame.data;
-      entry.recent.push({ seq: frame.seq, text });
-      entry.recentBytes += text.length;
-      while (entry.recentBytes > RECENT_OUTPUT_BYTES && entry.recent.length > 1) {
-        entry.recentBytes -= entry.recent.shift()!.text.length;
-      }
-      return;
-    }
-    const log = this.#options.commandLog;
-    if (log === undefined || log === null) return;
-    if (frame.type === "exit" && entry.commands === 0) {
-      this.#recordExec(log, entry, frame);
-      return;
-    }
-    if (frame.type !== "command") return;
-    entry.commands++;
-    const output = entry.recent.filter((f) => f.seq >= frame.output_from_seq && f.seq <= frame.output_to_seq)
-      .map((f) => f.text).join("");
-    const code = frame.exit_code;
-    try {
-      log.record({
-        session: entry.name,
-        startedAt: frame.ts - frame.duration_ms / 1000,
-        endedAt: frame.ts,
-        command: frame.command ?? "",
-        cwd: entry.saved.cwd,
-        exitCode: code,
-        // A shell reports a command a signal ended as 128 + its number.
-        signal: code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128, libc().table) : null,
-        output: plainText(output),
-        policyHash: entry.saved.policy_hash,
-        authorKind: entry.saved.author_kind,
-        author: entry.saved.author,
-        source: "osc133",
-        seqFrom: frame.output_from_seq,
-        seqTo: frame.output_to_seq,
-      });
-    } catch (error: unknown) {
-      this.#log(`session "${entry.name}": ${toSpecterError(error).message}`);
-    }
-  }
-
-  /**
-   * A session whose program marked no command (not a shell, or one without shell integration: an agent's
-   * `exec_command`) is one command: the program, from start to exit.
-   */
-  #recordExec(log: CommandLog, entry: Entry, exit: ExitFrame): void {
-    const argv = entry.saved.argv;
-    const shellC = argv.length === 3 && /(^|\/)(ba|z|da)?sh$/.test(argv[0]!) && argv[1] === "-c";
-    try {
-      log.record({
-        session: entry.name,
-        startedAt: exit.ts - exit.duration_ms / 1000,
-        endedAt: exit.ts,
-        command: shellC ? argv[2]! : argv.map(shellWord).join(" "),
-        cwd: entry.saved.cwd,
-        exitCode: exit.code,
-        signal: exit.signal,
-        output: plainText(entry.recent.map((f) => f.text).join("")),
-        policyHash: entry.saved.policy_hash,
-        authorKind: entry.saved.author_kind,
-        author: entry.saved.author,
-        source: "exec",
-        seqFrom: null,
-        seqTo: null,
-      });
-    } catch (error: unknown) {
-      this.#log(`session "${entry.name}": ${toSpecterError(error).message}`);
-    }
   }
 
   #sendFrame(connection: Connection, name: string, frame: Frame): void {
@@ -1145,11 +1080,6 @@ export class Daemon {
     else connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
     return ANSWERED;
   }
-}
-
-/** A word as a shell would need it quoted (for the command log's text of an argv). */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'"'"'`)}'`;
 }
 
 function parse<T>(schema: z.ZodType<T>, params: unknown): T {

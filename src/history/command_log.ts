@@ -145,7 +145,8 @@ export class CommandLog {
       const db = new DatabaseSync(path);
       try {
         Deno.chmodSync(path, 0o600);
-        db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+        // The busy timeout first: switching to WAL waits for another process opening the log at the same time.
+        db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
         migrate(db);
         return new CommandLog(path, db);
       } catch (error: unknown) {
@@ -262,9 +263,17 @@ function migrate(db: DatabaseSync): void {
       `The command log has schema version ${version}; this Specter knows up to ${MIGRATIONS.length}`,
     );
   }
-  for (let v = version; v < MIGRATIONS.length; v++) {
+  if (version === MIGRATIONS.length) return;
+  // The version is read again under the write lock: another process (a daemon, a `specter exec`) may have
+  // migrated the log since, and a migration must run once.
+  for (;;) {
     db.exec("BEGIN IMMEDIATE");
     try {
+      const v = schemaVersion(db);
+      if (v >= MIGRATIONS.length) {
+        db.exec("COMMIT");
+        return;
+      }
       db.exec(MIGRATIONS[v]!);
       db.exec(`PRAGMA user_version = ${v + 1}`);
       db.exec("COMMIT");

@@ -74,3 +74,29 @@ Deno.test("a log from a newer schema is refused, not rewritten", () => {
     (e: DaemonError) => e.code === "E_LOG_WRITE" && /schema version/.test(e.message),
   );
 });
+
+Deno.test("processes opening a fresh log at once migrate it once and all record", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const path = join(dir, "log.sqlite");
+    const module = new URL("./command_log.ts", import.meta.url).href;
+    const script = `import { CommandLog } from ${JSON.stringify(module)};
+      const log = CommandLog.open(${JSON.stringify(path)});
+      log.record({ session: "p" + Deno.pid, startedAt: 1, endedAt: 2, command: "true", cwd: null, exitCode: 0,
+        signal: null, output: "", policyHash: null, authorKind: "human", author: null, source: "exec",
+        seqFrom: null, seqTo: null });
+      log.close();`;
+    const runs = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map(() =>
+        new Deno.Command(Deno.execPath(), { args: ["eval", script], stderr: "piped" }).output()
+      ),
+    );
+    for (const run of runs) assert.ok(run.success, new TextDecoder().decode(run.stderr));
+    const log = CommandLog.open(path);
+    assert.equal(log.query({}).length, 6);
+    assert.equal(log.version, MIGRATIONS.length);
+    log.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

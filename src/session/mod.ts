@@ -24,4 +24,5 @@ export { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.
 export { plainText, stripAnsi } from "./plain_text.ts";
 export { Transcript } from "./transcript.ts";
 export { auditError, auditFrame, auditLaunch, type RunAudit } from "./session_audit.ts";
+export { CommandRows, type CommandRowsContext } from "./command_rows.ts";
 export { type SandboxOption } from "./options.ts";

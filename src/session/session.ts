@@ -101,6 +101,8 @@ export class Session {
   readonly pid: number;
   /** The executed argv (program resolved to an absolute path). */
   readonly argv: readonly string[];
+  /** The directory the program started in (on the host). */
+  readonly cwd: string;
   /** Resolves with the `exit` frame once the session is over. Never rejects. */
   readonly exited: Promise<ExitFrame>;
   /** How the session was launched (backend, policy, plan fingerprint), for audit logs. */
@@ -170,6 +172,7 @@ export class Session {
     this.#pump = new InputPump(terminalWrite(this.#io));
     this.pid = child.pid;
     this.argv = options.argv;
+    this.cwd = options.cwd;
     this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
     this.#end = new Termination({ tree: this.#tree, later: (ms, fn) => void this.#later(ms, fn) });
     this.info = {
