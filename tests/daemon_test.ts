@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
 import { withFullTmpfs } from "./_tmpfs.ts";
 import {
@@ -832,16 +833,26 @@ daemonTest(
     );
     assert.match(other, /home=\/tmp/);
     assert.match(other, /absent/);
+    // kill answers once the session has ended and, with --purge, its files are gone: nothing to wait for.
     assert.equal((await specter(["kill", "keep", ...whereArgs(daemon), "--purge"])).code, 0);
-    for (let i = 0; i < 100; i++) {
-      try {
-        Deno.statSync(layer);
-      } catch {
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
     assert.throws(() => Deno.statSync(layer), "kill --purge removed the layer");
+    // The name is free at once, and the purge of the old session cannot touch the new one's files.
+    // One that ignores SIGTERM: kill waits out its grace, then the layer goes.
+    await create(daemon, "keep", ["bash", "-c", "trap '' TERM HUP; : > $HOME/x; read -t 30 x"], [
+      "--persist",
+      "--grace",
+      "500ms",
+    ]);
+    for (let i = 0; i < 100 && !existsSync(`${layer}/x`); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await specter(["kill", "keep", ...whereArgs(daemon), "--purge"])).code, 0);
+    assert.throws(() => Deno.statSync(layer), "kill --purge answered after the layer was removed");
+    await create(daemon, "keep", ["bash", "-c", "echo third; read -t 30 x"]);
+    const third = await FrameCollector.connect(daemon);
+    await third.client.call("session.attach", { name: "keep", from: 0 });
+    await third.until((frames) => frames.some((f) => f.type === "stdout" && f.data.includes("third")));
+    third.client.close();
+    const logs = await specter(["logs", "keep", "--state-dir", daemon.stateDir, "--view", "raw"]);
+    assert.match(logs.stdout, /third/);
   },
 );
 

@@ -130,6 +130,8 @@ interface Entry {
   loggedTo: number;
   /** Its rows of the command log (none without a command log). */
   rows: CommandRows | null;
+  /** Resolves once the session ended and the daemon recorded its end (see `#run`). */
+  finished: Promise<void>;
 }
 
 const encoder = new TextEncoder();
@@ -384,6 +386,7 @@ export class Daemon {
       exit: null,
       loggedTo: (store?.nextSeq ?? 0) - 1,
       rows: null,
+      finished: Promise.resolve(),
     };
     this.#entries.set(name, entry);
     return entry;
@@ -600,7 +603,7 @@ export class Daemon {
   /** Reads the session's frames (every frame must be taken, or it pauses) and fans them out. */
   #run(entry: Entry, next: () => Promise<Frame[]> = () => entry.session!.nextFrames()): void {
     const session = entry.session!;
-    void (async () => {
+    entry.finished = (async () => {
       for (;;) {
         const batch = await next();
         if (batch.length === 0) break;
@@ -926,16 +929,7 @@ export class Daemon {
       }
       case "session.kill": {
         const { name, purge } = parse(KillParamsSchema, params);
-        const entry = this.#named(name);
-        const session = entry.session;
-        if (session !== null && entry.exit === null) {
-          void session.terminate().then(() => {
-            if (purge) this.#purge(entry);
-          });
-        } else if (purge) {
-          this.#purge(entry);
-        }
-        return {};
+        return this.#kill(this.#named(name), purge);
       }
       case "agent.open":
         return this.#openAgent(connection, parse(AgentOpenParamsSchema, params), id);
@@ -987,6 +981,21 @@ export class Daemon {
       true,
     ).catch((error: unknown) => this.#log(`agent connection: ${String(error)}`));
     return ANSWERED;
+  }
+
+  /**
+   * Ends a session, answered once it has ended and its end is recorded (and, with `purge`, its files are
+   * gone), so that `kill --purge NAME` then `new NAME` never races.
+   */
+  async #kill(entry: Entry, purge: boolean): Promise<Record<string, never>> {
+    const session = entry.session;
+    if (session !== null && entry.exit === null) {
+      await session.terminate();
+      await entry.finished;
+    }
+    // The name may have been taken by a new session meanwhile: only this one's files go.
+    if (purge && this.#entries.get(entry.name) === entry) this.#purge(entry);
+    return {};
   }
 
   #purge(entry: Entry): void {
