@@ -56,7 +56,7 @@ import { ServiceLog } from "../fsafe/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
 import type { AgentTools } from "../agent/mod.ts";
-import { FrameStore, listSegments, readLog, type SyncPolicy } from "./frame_store.ts";
+import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { privateDir, sessionDir } from "./paths.ts";
 
@@ -1043,8 +1043,8 @@ export class Daemon {
       (entry.controller === null || entry.controller === connection);
     const logged = Math.min(entry.delivered, entry.loggedTo);
     const dropped: { range: [number, number] | null } = { range: null };
-    const records = from <= logged
-      ? readLog(join(entry.dir, "frames"), {
+    const records: { seq: number; text: string }[] = from <= logged
+      ? readLogText(join(entry.dir, "frames"), {
         from,
         to: logged,
         ...(params.log_id === undefined ? {} : { logId: params.log_id }),
@@ -1052,24 +1052,27 @@ export class Daemon {
         // A huge history is sent as its tail: the client's queue stays bounded (see `HARD_UNSENT_BYTES`).
         tailBytes: ATTACH_HISTORY_BYTES,
         onDropped: (first, last) => dropped.range = [first, last],
-      }).map((record) => record.frame)
+      })
       : [];
     if (dropped.range !== null) {
       const [first, last] = dropped.range;
-      records.unshift({
+      const overflow: Frame = {
         seq: last,
-        ts: records[0]?.ts ?? 0,
+        ts: Date.now() / 1000,
         type: "overflow",
         reason: "lagged",
         missed_from: first,
         missed_to: last,
-      });
+      };
+      records.unshift({ seq: last, text: JSON.stringify(overflow) });
     }
     // Delivered but not logged (logging failed): from the session's memory, which keeps the latest
     // frames (an `overflow` frame stands in for older ones).
     if (entry.delivered > logged && entry.session !== null) {
       const memory = entry.session.subscribe({ from: Math.max(from, logged + 1) });
-      records.push(...memory.takeNow().filter((frame) => frame.seq <= entry.delivered));
+      for (const frame of memory.takeNow()) {
+        if (frame.seq <= entry.delivered) records.push({ seq: frame.seq, text: JSON.stringify(frame) });
+      }
       memory.close();
     }
     if (control) entry.controller = connection;
@@ -1084,7 +1087,14 @@ export class Daemon {
         next_seq: entry.delivered + 1,
       },
     });
-    for (const frame of records) this.#sendFrame(connection, entry.name, frame);
+    // One write for the whole history: a frame per write() costs more than reading the log did.
+    if (records.length > 0) {
+      const name = JSON.stringify(entry.name);
+      const lines = records.map((record) =>
+        `{"jsonrpc":"2.0","method":"frame","params":{"name":${name},"frame":${record.text}}}\n`
+      );
+      connection.sendBytes(encoder.encode(lines.join("")));
+    }
     if (entry.exit === null) entry.watchers.add(connection);
     else connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
     return ANSWERED;

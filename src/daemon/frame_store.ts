@@ -51,6 +51,12 @@ export interface LogRecord {
   readonly raw: number | null;
 }
 
+/** A record as its line: the frame's JSON without `raw`, sent on as it is (see {@link readLogText}). */
+export interface LogLine {
+  readonly seq: number;
+  readonly text: string;
+}
+
 const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 const DEFAULT_INDEX_EVERY = 64 * 1024;
@@ -523,11 +529,49 @@ export interface ReadLogOptions {
  * it. Throws `E_LOG_SEEK` when `from` is older than the oldest kept frame or the log id differs.
  */
 export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] {
+  return scanLog(dir, options, (line) => {
+    const record = parseRecord(line);
+    return record === null ? null : { seq: record.seq, item: { frame: record.frame, raw: record.raw } };
+  });
+}
+
+/**
+ * {@link readLog} as lines: each record's frame as the JSON text the log holds (without `raw`), for an
+ * attach to send on without decoding and encoding every frame again. A line as this daemon's writer makes
+ * it (`{"seq":N,…}`, `raw` last) is taken as it is: the log is the daemon's own, in its private directory,
+ * and a torn write is cut when the log is opened. Any other line is parsed (and skipped when damaged).
+ */
+export function readLogText(dir: string, options: ReadLogOptions = {}): LogLine[] {
+  return scanLog(dir, options, (line) => {
+    const fast = WRITER_LINE.exec(line);
+    if (fast !== null && line.endsWith("}")) {
+      const seq = Number(fast[1]);
+      const raw = RAW_TAIL.exec(line);
+      const text = raw === null ? line : `${line.slice(0, raw.index)}}`;
+      if (!text.includes('"raw":')) return { seq, item: { seq, text } };
+    }
+    const record = parseRecord(line);
+    if (record === null) return null;
+    return { seq: record.seq, item: { seq: record.seq, text: JSON.stringify(record.frame) } };
+  });
+}
+
+/** The start of a record line as the writer makes it (`seq` first). */
+const WRITER_LINE = /^\{"seq":(\d{1,15}),"/;
+/** `raw` as the writer appends it, last. */
+const RAW_TAIL = /,"raw":\d{1,15}\}$/;
+
+/** Reads record lines as {@link readLog} says, each turned into an item by `take` (null: damaged). */
+function scanLog<T>(
+  dir: string,
+  options: ReadLogOptions,
+  take: (line: string) => { seq: number; item: T } | null,
+): T[] {
   const segments = listSegments(dir);
   const from = options.from ?? 0;
   const to = options.to ?? Number.MAX_SAFE_INTEGER;
-  const out: LogRecord[] = [];
-  if (segments.length === 0) return out;
+  const out: { seq: number; item: T }[] = [];
+  if (segments.length === 0) return [];
   let startAt = 0;
   for (let i = 0; i < segments.length; i++) if (segments[i]! <= from) startAt = i;
   if (from < segments[0]! && options.from !== undefined) {
@@ -543,7 +587,7 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
   let dropped: { from: number; to: number } | null = null;
   const sizes: number[] = [];
   let head = 0;
-  const keep = (record: LogRecord, size: number) => {
+  const keep = (record: { seq: number; item: T }, size: number) => {
     out.push(record);
     sizes.push(size);
     held += size;
@@ -551,7 +595,7 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
       const gone = out[head]!;
       held -= sizes[head]!;
       head++;
-      dropped = { from: dropped?.from ?? gone.frame.seq, to: gone.frame.seq };
+      dropped = { from: dropped?.from ?? gone.seq, to: gone.seq };
     }
   };
   for (let s = startAt; s < segments.length; s++) {
@@ -561,12 +605,19 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
     if (s === startAt) {
       for (const entry of readIndex(join(dir, `${name}.idx`))) if (entry.seq <= from) offset = entry.offset;
     }
-    const bytes = readAll(path, offset);
-    const split = lines(bytes, offset).lines;
-    let index = 0;
+    // Decoded once: a decode per line costs more than the line's parse.
+    const text = decoder.decode(readAll(path, offset));
+    let pos = 0;
     // The header is read for every segment, also when the index let reading start past it.
-    const headerLine = offset === 0 ? split[0] : lines(readAll(path).subarray(0, 4096), 0).lines[0];
-    const header = headerLine === undefined ? null : parseHeader(headerLine.text);
+    let headerText: string | undefined;
+    if (offset === 0) {
+      const nl = text.indexOf("\n");
+      headerText = nl < 0 ? undefined : text.slice(0, nl);
+      pos = nl < 0 ? text.length : nl + 1;
+    } else {
+      headerText = lines(readAll(path).subarray(0, 4096), 0).lines[0]?.text;
+    }
+    const header = headerText === undefined ? null : parseHeader(headerText);
     if (header === null) {
       options.onCorrupt?.(
         new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" has no valid header; it was skipped`, {
@@ -580,28 +631,32 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
         details: { log_id: header.log_id },
       });
     }
-    if (offset === 0) index = 1;
-    for (; index < split.length; index++) {
-      const line = split[index]!;
-      const record = parseRecord(line.text);
+    for (;;) {
+      const nl = text.indexOf("\n", pos);
+      if (nl < 0) break; // A torn last line is no record.
+      const line = text.slice(pos, nl);
+      const lineAt = pos;
+      pos = nl + 1;
+      const record = take(line);
       if (record === null) {
         // One damaged record: reported and skipped; the records after it are whole lines of their own.
+        const at = offset + encoder.encode(text.slice(0, lineAt)).length;
         options.onCorrupt?.(
-          new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" is damaged at byte ${line.start}`, {
-            details: { segment: path, offset: line.start },
+          new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" is damaged at byte ${at}`, {
+            details: { segment: path, offset: at },
           }),
         );
         continue;
       }
       if (record.seq < from) continue;
       if (record.seq > to) break;
-      keep({ frame: record.frame, raw: record.raw }, line.text.length);
+      keep(record, line.length);
     }
-    if ((out.at(-1)?.frame.seq ?? -1) >= to) break;
+    if ((out.at(-1)?.seq ?? -1) >= to) break;
   }
   const kept = head === 0 ? out : out.slice(head);
   if (dropped !== null) {
     options.onDropped?.((dropped as { from: number }).from, (dropped as { to: number }).to);
   }
-  return kept;
+  return kept.map((record) => record.item);
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FrameStore, listSegments, readLog } from "./frame_store.ts";
+import { FrameStore, listSegments, readLog, readLogText } from "./frame_store.ts";
 import type { Frame } from "../protocol/mod.ts";
 import type { DaemonError } from "../errors.ts";
 
@@ -129,4 +129,29 @@ Deno.test("reading a tail within a byte budget reports what it dropped; a wrong 
     (e: DaemonError) => e.code === "E_LOG_SEEK",
   );
   assert.equal(readLog(dir, { from: 30, logId: store.logId })[0]!.frame.seq, 30);
+});
+
+Deno.test("readLogText gives each frame's JSON as logged, without raw; damaged and foreign lines as readLog does", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s" });
+  for (let i = 0; i < 5; i++) store.append(frame(i, `"raw": ${i}\n`), i % 2 === 0 ? i * 7 : null);
+  store.close();
+  const [segment] = listSegments(dir);
+  const path = join(dir, `${String(segment).padStart(20, "0")}.ndjson`);
+  const text = Deno.readTextFileSync(path).split("\n");
+  text[2] = "x".repeat(text[2]!.length); // seq 1, damaged in place.
+  text[4] = JSON.stringify({ ts: 1, type: "stdout", data: "foreign", raw: 21, seq: 3 }); // Not the writer's order.
+  Deno.writeTextFileSync(path, text.join("\n"));
+  const errors: DaemonError[] = [];
+  const lines = readLogText(dir, { onCorrupt: (e) => errors.push(e) });
+  const records = readLog(dir);
+  assert.deepEqual(lines.map((l) => l.seq), [0, 2, 3, 4]);
+  assert.equal(errors.length, 1);
+  // Each text is a frame with no raw, equal to what readLog decodes.
+  assert.deepEqual(lines.map((l) => JSON.parse(l.text)), records.map((r) => r.frame));
+  for (const line of lines) assert.ok(!("raw" in JSON.parse(line.text)), line.text);
+  // The writer's lines are passed on byte for byte (less raw), not encoded again.
+  assert.equal(lines[1]!.text, JSON.stringify(frame(2, `"raw": 2\n`)));
+  // From, to and a tail budget select as readLog's do.
+  assert.deepEqual(readLogText(dir, { from: 2, to: 3 }).map((l) => l.seq), [2, 3]);
 });

@@ -8,9 +8,11 @@ export {
   FrameStore,
   type FrameStoreOptions,
   listSegments,
+  type LogLine,
   type LogRecord,
   readLog,
   type ReadLogOptions,
+  readLogText,
   type Recovery,
   type SyncPolicy,
 } from "./frame_store.ts";
