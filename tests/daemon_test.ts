@@ -122,6 +122,10 @@ daemonTest(
     await daemon.process.status;
     const keeper = keeperPid(daemon);
     assert.ok(keeper !== null, "the keeper outlives the daemon");
+    // Any Specter run with a ceiling sweeps the cgroups of owners that are gone: the session's (its
+    // strict preset caps processes) is its keeper's, not the dead daemon's, and is left alone.
+    const sweeper = await specter(["run", "--policy", "strict", "--", "true"]);
+    assert.equal(sweeper.code, 0, sweeper.stderr);
     await restart(daemon);
     assert.equal(keeperPid(daemon), keeper, "the new daemon took the sessions back from the same keeper");
     const after = await FrameCollector.connect(daemon);
@@ -208,6 +212,42 @@ daemonTest(
     assert.ok(exit.type === "exit" && exit.output_bytes === 40_000, JSON.stringify(exit));
     timed.client.close();
     budget.client.close();
+  },
+);
+
+daemonTest(
+  "a restarted daemon watches a session's ceilings again: a memory breach after the restart is a capsule_kill",
+  async (daemon) => {
+    // Waits for a line, then doubles a string past the 64 MiB ceiling (2^28 bytes).
+    await create(daemon, "hungry", [
+      "bash",
+      "-c",
+      "read x; s=a; for ((i = 0; i < 28; i++)); do s=$s$s; done; echo survived",
+    ], ["--max-memory", "64M"]);
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    await restart(daemon);
+    const client = await FrameCollector.connect(daemon);
+    await client.client.call("session.attach", { name: "hungry", from: 0, control: true });
+    await client.client.call("session.send", {
+      name: "hungry",
+      message: { v: 1, type: "input", data: "\r" },
+    });
+    await client.ended;
+    const kill = client.frames.find((f) => f.type === "capsule_kill");
+    assert.ok(
+      kill?.type === "capsule_kill" && kill.reason === "memory",
+      JSON.stringify(client.frames.slice(-4)),
+    );
+    assert.doesNotMatch(client.text(), /survived/);
+    const records = await auditRecords(daemon, "hungry");
+    assert.deepEqual(records.map((r) => r.event), ["start", "launch", "resume", "breach", "end"]);
+    // Held by the same mechanism as at launch (its cgroup where the host gave it one), and the cgroup is
+    // gone with the session.
+    const launched = (records[1]!.enforced_by as { memory: string }).memory;
+    assert.equal(kill.enforced_by, launched);
+    assert.equal(records[3]!.enforced_by, launched);
+    client.client.close();
   },
 );
 

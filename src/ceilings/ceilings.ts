@@ -8,7 +8,7 @@
 import { CEILING_MECHANISMS } from "../protocol/mod.ts";
 import { treeUsage } from "../pty/mod.ts";
 import type { CgroupCeiling } from "./cgroup_host.ts";
-import { type CgroupLimits, SessionCgroup, usablePlacements } from "./cgroup.ts";
+import { type CgroupLimits, SessionCgroup, type SessionCgroupPlacement, usablePlacements } from "./cgroup.ts";
 import { namespaceMembers, pidNamespace, usageOf } from "./pidns_usage.ts";
 
 /** The mechanisms that can enforce a ceiling (recorded per ceiling in the audit log). */
@@ -89,14 +89,47 @@ export class Ceilings {
 
   /**
    * The ceilings of session `id`. A sandboxed session (its own pid namespace) as root gets its own
-   * cgroup for every ceiling whose controller the host offers; the rest are sampled.
+   * cgroup for every ceiling whose controller the host offers; the rest are sampled. `owner`: the process
+   * whose life the cgroup is tied to (see `SessionCgroup.create`).
    */
-  static create(id: string, limits: CeilingLimits, sandboxed: boolean, mode: CgroupMode = "auto"): Ceilings {
+  static create(
+    id: string,
+    limits: CeilingLimits,
+    sandboxed: boolean,
+    mode: CgroupMode = "auto",
+    owner: number = Deno.pid,
+  ): Ceilings {
     const wanted = limits.memoryBytes !== null || limits.processes !== null || limits.cpuSeconds !== null;
     // Only a sandbox can be launched through the join step before its first instruction; whether the
     // host lets us create cgroups (root, or a delegated v2 subtree) is found out by trying.
     const usable = sandboxed && wanted && mode === "auto" && Deno.build.os === "linux";
-    return new Ceilings(limits, usable ? SessionCgroup.create(id, limits) : null, sandboxed);
+    return new Ceilings(
+      limits,
+      usable ? SessionCgroup.create(id, limits, undefined, owner) : null,
+      sandboxed,
+    );
+  }
+
+  /**
+   * The ceilings of a session another process launched and `owner` holds (a daemon taking a session back
+   * from its keeper): its cgroups as `saved` (see {@link cgroups}) where they check out, the sampler for
+   * the rest, over the pid namespace of `initPid` (the sandbox's first process) when sandboxed.
+   */
+  static resume(
+    limits: CeilingLimits,
+    sandboxed: boolean,
+    saved: readonly SessionCgroupPlacement[],
+    owner: number,
+    initPid: number | null,
+  ): Ceilings {
+    const ceilings = new Ceilings(limits, SessionCgroup.reopen(saved, limits, owner), sandboxed);
+    if (sandboxed && initPid !== null) ceilings.attach(initPid);
+    return ceilings;
+  }
+
+  /** Where the session's cgroups are (none without). */
+  get cgroups(): SessionCgroupPlacement[] {
+    return this.#cgroup?.placements ?? [];
   }
 
   /** True when any of memory, CPU or processes is set (the ones watched while the session runs). */

@@ -175,6 +175,13 @@ function removeDirs(dirs: readonly string[]): string[] {
   return left;
 }
 
+/** Where one ceiling of a session is enforced. */
+export interface SessionCgroupPlacement {
+  readonly ceiling: CgroupCeiling;
+  readonly dir: string;
+  readonly version: CgroupVersion;
+}
+
 /** A session's cgroups, one directory per hierarchy in use. */
 export class SessionCgroup {
   /** The version enforcing each ceiling this cgroup holds. */
@@ -199,13 +206,22 @@ export class SessionCgroup {
    * Creates the cgroups of a session for the ceilings set in `limits` whose controller is usable (root
    * only). Ceilings that could not be placed are simply absent from `versions`; null when none could.
    */
-  static create(id: string, limits: CgroupLimits, placements = usablePlacements()): SessionCgroup | null {
+  static create(
+    id: string,
+    limits: CgroupLimits,
+    placements = usablePlacements(),
+    owner: number = Deno.pid,
+  ): SessionCgroup | null {
     const wanted: [CgroupCeiling, number | null][] = [
       ["memory", limits.memoryBytes],
       ["processes", limits.processes],
       ["cpu", limits.cpuSeconds],
     ];
-    const name = sessionCgroupName(Deno.pid, ++sequence, id);
+    // Named after its owner: a stale sweep (any Specter process's) empties it only once the owner is gone.
+    // Owned by another process, the creator's pid goes into the sequence: two daemons in turn on one
+    // keeper never make the same name.
+    const seq = owner === Deno.pid ? ++sequence : Deno.pid * 1_000_000 + ++sequence;
+    const name = sessionCgroupName(owner, seq, id);
     const dirs = new Map<CgroupCeiling, string>();
     const versions = new Map<CgroupCeiling, CgroupVersion>();
     const created: string[] = [];
@@ -254,6 +270,42 @@ export class SessionCgroup {
       if (breach !== null) return breach;
     }
     return null;
+  }
+
+  /** Where each ceiling's cgroup is (saved by a daemon, so that its successor can take it back). */
+  get placements(): SessionCgroupPlacement[] {
+    return [...this.#dirs].map(([ceiling, dir]) => ({ ceiling, dir, version: this.versions.get(ceiling)! }));
+  }
+
+  /**
+   * The cgroups of a session another process created and `owner` still holds (a session a restarted
+   * daemon takes back from its keeper). Each must be a session cgroup of `owner` in this host's Specter
+   * group for its controller, and exist; the others are left out (their ceilings are then sampled).
+   */
+  static reopen(
+    saved: readonly SessionCgroupPlacement[],
+    limits: CgroupLimits,
+    owner: number,
+    placements = usablePlacements(),
+  ): SessionCgroup | null {
+    const dirs = new Map<CgroupCeiling, string>();
+    const versions = new Map<CgroupCeiling, CgroupVersion>();
+    for (const { ceiling, dir, version } of saved) {
+      const placement = placements.get(ceiling);
+      if (placement === undefined || placement.version !== version) continue;
+      const parent = `${placement.base}/${SPECTER_GROUP}/`;
+      const name = dir.slice(parent.length);
+      // Bytes on disk do not name what to kill: only a session cgroup of this owner, in our own group.
+      if (!dir.startsWith(parent) || name.includes("/") || ownerOf(name) !== owner) continue;
+      try {
+        if (!Deno.statSync(dir).isDirectory) continue;
+      } catch {
+        continue; // Gone (the session ended and it was removed).
+      }
+      dirs.set(ceiling, dir);
+      versions.set(ceiling, version);
+    }
+    return dirs.size === 0 ? null : new SessionCgroup(dirs, versions, limits);
   }
 
   /** Pids still in the session's cgroups. */

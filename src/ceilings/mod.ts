@@ -16,7 +16,7 @@ export {
   type Mechanism,
   MECHANISMS,
 } from "./ceilings.ts";
-export { LAUNCHER_TASKS, SessionCgroup, SPECTER_GROUP } from "./cgroup.ts";
+export { LAUNCHER_TASKS, SessionCgroup, type SessionCgroupPlacement, SPECTER_GROUP } from "./cgroup.ts";
 export {
   CGROUP_CEILINGS,
   type CgroupCeiling,

@@ -308,6 +308,8 @@ export class Daemon {
         child: { pid: handed.pid, master: handed.master, io: handed.io, ttyPath: handed.ttyPath },
         backend: saved.backend,
         watcher: this.#keeper,
+        // Its cgroups are the keeper's (see #launch): watched again, and removed when it ends.
+        cgroups: { placements: saved.cgroups, owner: this.#keeper.keeperPid },
       },
       {
         argv: saved.argv,
@@ -320,6 +322,14 @@ export class Daemon {
         parentAgent: saved.parent_agent ?? undefined,
         // Its deadline and output budget go on (counted from `started` and the output offset).
         ...(saved.timeout_ms === null ? {} : { timeoutMs: saved.timeout_ms }),
+        ...(saved.limits === null ? {} : {
+          limits: {
+            memoryBytes: saved.limits.memory_bytes ?? undefined,
+            cpuSeconds: saved.limits.cpu_seconds ?? undefined,
+            processes: saved.limits.processes ?? undefined,
+            fileSizeBytes: saved.limits.file_size_bytes ?? undefined,
+          },
+        }),
         ...(saved.max_output === null ? {} : { maxOutputBytes: saved.max_output }),
         // Not set up again: the program runs in the sandbox it was started in (adopt spawns nothing).
         sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },
@@ -545,6 +555,8 @@ export class Daemon {
       session = spawn({ ...audited, id: name, protectedDirs: guarded }, {
         spawner: (request) => this.#keeper.spawn(name, request),
         watcher: this.#keeper,
+        // The keeper holds the session across restarts of the daemon: its cgroups are the keeper's.
+        cgroupOwner: this.#keeper.keeperPid,
         hooks: {
           sink: (frame) => {
             if (holder.entry !== null) this.#sink(holder.entry, frame);
@@ -583,6 +595,13 @@ export class Daemon {
       audit: audit === null ? null : { run_id: audit.runId, dir: audit.dir },
       timeout_ms: options.timeoutMs ?? null,
       max_output: options.maxOutputBytes ?? null,
+      limits: {
+        memory_bytes: session.launch.limits.memoryBytes,
+        cpu_seconds: session.launch.limits.cpuSeconds,
+        processes: session.launch.limits.processes,
+        file_size_bytes: session.launch.limits.fileSizeBytes,
+      },
+      cgroups: [...session.launch.cgroups],
     };
     Deno.writeTextFileSync(join(dir, "session.json"), JSON.stringify(saved) + "\n", { mode: 0o600 });
     const entry = this.#entry(name, dir, saved, store);

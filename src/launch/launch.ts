@@ -64,6 +64,12 @@ export interface LaunchRequest {
   readonly spawner?: (request: SpawnRequest) => SpawnedChild;
   /** Tells the session its program ended (default: this process's child watcher). */
   readonly watcher?: ExitWatcher;
+  /**
+   * The process whose life the session's cgroups belong to (default: this one). A stale sweep by any
+   * Specter process empties the cgroups of an owner that is gone, so a daemon's sessions name their keeper,
+   * which holds them across the daemon's restarts.
+   */
+  readonly cgroupOwner?: number;
 }
 
 /** A launched process, held at the gate until {@link release} (see the module documentation). */
@@ -130,7 +136,13 @@ export function launch(request: LaunchRequest): Launched {
       try {
         // The session's own cgroup (when the host allows): made while bwrap starts up (its mkdir and
         // limits are off the launch's critical path) and joined at the gate, before the program runs.
-        const held = ceilings = Ceilings.create(request.id, request.limits, true, cgroupMode());
+        const held = ceilings = Ceilings.create(
+          request.id,
+          request.limits,
+          true,
+          cgroupMode(),
+          request.cgroupOwner,
+        );
         const result = passGate(child.pid, plan, gate, (sandboxPid) => {
           try {
             held.join([child.pid, sandboxPid]);
@@ -161,6 +173,7 @@ export function launch(request: LaunchRequest): Launched {
       request.limits,
       plan.backend === "bwrap",
       cgroupMode(),
+      request.cgroupOwner,
     );
     let settled = false;
     const release = () => {

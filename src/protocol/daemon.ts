@@ -148,6 +148,19 @@ export const SavedSessionSchema = z.strictObject({
   author_kind: z.enum(["human", "agent"]),
   author: z.string().nullable(),
   persist: z.string().nullable().default(null).describe("The session's persistent layer on the host"),
+  limits: z.strictObject({
+    memory_bytes: z.number().nonnegative().nullable(),
+    cpu_seconds: z.number().nonnegative().nullable(),
+    processes: z.number().nonnegative().nullable(),
+    file_size_bytes: z.number().nonnegative().nullable(),
+  }).nullable().default(null).describe("Its resource ceilings as launched (policy budgets included)"),
+  cgroups: z.array(z.strictObject({
+    ceiling: z.enum(["memory", "processes", "cpu"]),
+    dir: z.string(),
+    version: z.enum(["v1", "v2"]),
+  })).max(3).default([]).describe(
+    "Its cgroups (owned by the keeper): a restarted daemon watches them again, and removes them at the end",
+  ),
   timeout_ms: z.number().nonnegative().nullable().default(null).describe(
     "Its wall-clock limit (ms from `started`): a restarted daemon keeps the deadline",
   ),

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { EnforcedBy } from "../ceilings/mod.ts";
+import type { EnforcedBy, SessionCgroupPlacement } from "../ceilings/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import type { LaunchPlan, ProtectedWatch } from "../sandbox/mod.ts";
 import type { ResolvedOptions } from "./options.ts";
@@ -27,6 +27,8 @@ export interface LaunchInfo {
   readonly maxOutputBytes: number | null;
   /** Which mechanism enforces each resource ceiling (cgroup, sampler, rlimit; `null`: not set). */
   readonly enforcedBy: EnforcedBy;
+  /** The session's cgroups, one per ceiling a cgroup holds (a daemon saves them for its successor). */
+  readonly cgroups: readonly SessionCgroupPlacement[];
   /** Strict-write: walks the write roots again at exit for protected names the run created. */
   readonly protectedWatch?: ProtectedWatch | null;
 }

@@ -36,7 +36,7 @@ import {
 import { nowSeconds } from "../clock.ts";
 import { Session, type SessionHooks } from "./session.ts";
 import { setUpShell } from "./shell_setup.ts";
-import { Ceilings, kernelEnforces } from "../ceilings/mod.ts";
+import { Ceilings, kernelEnforces, type SessionCgroupPlacement } from "../ceilings/mod.ts";
 import { cgroupMode, launch, type Launched, ProcessTree } from "../launch/mod.ts";
 
 let limitRaised = false;
@@ -331,6 +331,7 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
       ...(effective.tty ? {} : { tty: false }),
       ...(host.spawner === undefined ? {} : { spawner: host.spawner }),
       ...(host.watcher === undefined ? {} : { watcher: host.watcher }),
+      ...(host.cgroupOwner === undefined ? {} : { cgroupOwner: host.cgroupOwner }),
     });
   } catch (error: unknown) {
     recorder?.close();
@@ -353,6 +354,7 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
         timeoutMs: effective.timeoutMs,
         maxOutputBytes: effective.maxOutputBytes,
         enforcedBy: launched.ceilings.enforcedBy,
+        cgroups: launched.ceilings.cgroups,
         protectedWatch: opened?.watch ?? null,
       },
       host.hooks,
@@ -377,6 +379,8 @@ export interface SessionHost {
   readonly watcher?: ExitWatcher;
   /** The session's hooks (a frame sink). */
   readonly hooks?: SessionHooks;
+  /** The process the session's cgroups belong to (the daemon's keeper; default this process). */
+  readonly cgroupOwner?: number;
 }
 
 /** A terminal whose program runs already, handed back by the keeper that spawned it. */
@@ -386,21 +390,32 @@ export interface AdoptedTerminal {
   readonly backend: string;
   /** Reports the program's exit (the keeper reaps it). */
   readonly watcher: ExitWatcher;
+  /**
+   * Its cgroups as its launch made them (`LaunchInfo.cgroups`) and the process that owns them (the
+   * keeper): watched again, with the sampler for the ceilings `options.limits` sets that no cgroup holds.
+   */
+  readonly cgroups?: { readonly placements: readonly SessionCgroupPlacement[]; readonly owner: number };
 }
 
 /**
  * Takes over a session another host ran (a daemon that was restarted): `options` as it was started
- * (argv, cwd, size, metadata, its timeout and output budget), `hooks.resume` with its log, output offset
- * and start time. Its resource ceilings stay enforced by the kernel (the cgroup and rlimits outlive the
- * first host); the wall clock keeps its deadline (counted from `resume.started`) and the output budget
- * counts on from the output offset; no sandbox is set up again, the program runs in the one it was
- * started in.
+ * (argv, cwd, size, metadata, its timeout, output budget and ceilings as launched), `hooks.resume` with its
+ * log, output offset and start time. Its ceilings are watched again: its cgroups (`terminal.cgroups`,
+ * which the kernel enforced meanwhile) and the sampler for the rest, so a breach is a `capsule_kill` as
+ * before; the wall clock keeps its deadline (counted from `resume.started`) and the output budget counts on
+ * from the output offset; no sandbox is set up again, the program runs in the one it was started in.
  */
 export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: SessionHooks): Session {
   const resolved = resolveOptions(options);
   const { child, backend, watcher } = terminal;
-  const noLimits = { memoryBytes: null, cpuSeconds: null, processes: null, fileSizeBytes: null };
-  const ceilings = Ceilings.create(resolved.id, noLimits, false, "off");
+  const sandboxed = backend === "bwrap";
+  const ceilings = Ceilings.resume(
+    resolved.limits,
+    sandboxed,
+    terminal.cgroups?.placements ?? [],
+    terminal.cgroups?.owner ?? Deno.pid,
+    sandboxed ? firstChild(child.pid) : null,
+  );
   const launched: Launched = {
     child,
     ceilings,
@@ -421,14 +436,25 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
       backend,
       policy: null,
       plan: null,
-      limits: noLimits,
+      limits: resolved.limits,
       timeoutMs: resolved.timeoutMs,
       maxOutputBytes: resolved.maxOutputBytes,
       enforcedBy: ceilings.enforcedBy,
+      cgroups: ceilings.cgroups,
       protectedWatch: null,
     },
     hooks,
   );
+}
+
+/** The first child of `pid` (bwrap's: the sandbox's first process, whose pid namespace is sampled). */
+function firstChild(pid: number): number | null {
+  try {
+    const first = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)[0];
+    return first !== undefined && /^\d+$/.test(first) ? Number(first) : null;
+  } catch {
+    return null; // Gone, or a kernel without the children list: only cgroups are watched then.
+  }
 }
 
 /** A private (0700) temp directory for one Seatbelt run, by its resolved path (`/var` is a symlink there). */
