@@ -661,7 +661,7 @@ Deno.test({
 });
 
 daemonTest(
-  "agent --daemon: the tools run in the daemon, and an agent that restarts finds its sessions",
+  "agent --daemon: the tools run in the daemon, and an agent that restarts (or whose daemon restarts) finds its sessions",
   async (daemon) => {
     const agent = () =>
       new Deno.Command(Deno.execPath(), {
@@ -701,6 +701,21 @@ daemonTest(
     ]);
     assert.ok(JSON.stringify(listed.result).includes(id), JSON.stringify(listed));
     assert.match(typed.result.output, /42/);
+    // The daemon itself dies and a new one starts: the agent's tools find the session again, by its id.
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    await restart(daemon);
+    const [relisted, retyped] = await call([
+      JSON.stringify({ jsonrpc: "2.0", id: 5, method: "list_sessions", params: {} }),
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 6,
+        method: "write_stdin",
+        params: { session_id: id, chars: "echo $((7*8))\r" },
+      }),
+    ]);
+    assert.ok(JSON.stringify(relisted.result).includes(id), JSON.stringify(relisted));
+    assert.match(retyped.result.output, /56/, JSON.stringify(retyped));
     // It is a daemon session too: listed, logged, with author_kind agent in the command log.
     const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
     assert.match(ls.stdout, new RegExp(`"name":"${id}","pid":\\d+,"running":true`));

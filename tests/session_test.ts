@@ -342,9 +342,11 @@ sessionTest(
   "output held in the terminal while the consumer is behind survives the program's exit",
   async () => {
     await withTempDir(async (dir) => {
-      // Small enough to fit in the queue limit plus the kernel's terminal buffer (~64 KiB): cat writes it
-      // all and exits while reading is paused, leaving output in the terminal that is still owed.
-      const size = 12_000;
+      // Small enough to fit in what the session reads before it pauses plus the kernel's terminal buffers
+      // (a read takes at most 4 KiB of the line discipline's; ~20 KiB fit here with nobody reading, less
+      // on a loaded CI machine): cat writes it all and exits while reading is paused, leaving output in the
+      // terminal that is still owed.
+      const size = 6_000;
       await Deno.writeFile(`${dir}/data`, new Uint8Array(size).fill(0x61));
       const session = spawnSession({
         sandbox: NO_SANDBOX,
@@ -356,7 +358,15 @@ sessionTest(
       // cat must finish while reading is paused (polled: a loaded machine may take a while to run it).
       const deadline = Date.now() + 15_000;
       while (alive(session.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      assert.ok(!alive(session.pid), "cat finished while reading was paused");
+      assert.ok(
+        !alive(session.pid),
+        `cat finished while reading was paused (${session.outputBytes} bytes read)`,
+      );
+      // The premise: part of the output is still in the terminal, owed to the consumer.
+      assert.ok(
+        session.outputBytes < size,
+        `${session.outputBytes} of ${size} bytes were read before the pause`,
+      );
       // Then fall behind for longer than the 2 s drain deadline that applies after the child is reaped.
       await new Promise((resolve) => setTimeout(resolve, 2500));
       let received = 0;

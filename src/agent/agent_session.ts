@@ -67,6 +67,8 @@ export class AgentSession {
   #views = new Map<TokenMode, CompactView | ParsedView>();
 
   readonly #audit: { frame(frame: Frame): void; close(): void } | undefined;
+  /** The frames it reads: the session's main reader, or a subscription (a session another host owns). */
+  readonly #frames: AsyncIterable<Frame>;
 
   constructor(
     id: string,
@@ -74,8 +76,10 @@ export class AgentSession {
     cwd: string,
     shell: string | undefined,
     audit?: { frame(frame: Frame): void; close(): void },
+    frames?: AsyncIterable<Frame>,
   ) {
     this.#audit = audit;
+    this.#frames = frames ?? session.frames();
     this.id = id;
     this.session = session;
     this.argv = session.argv;
@@ -112,7 +116,7 @@ export class AgentSession {
 
   /** Reads every frame as the authoritative reader, so the program never waits for the agent. */
   async #drain(): Promise<void> {
-    for await (const frame of this.session.frames()) {
+    for await (const frame of this.#frames) {
       this.#audit?.frame(frame);
       this.#lastSeq = frame.seq;
       if (frame.type === "stdout") {

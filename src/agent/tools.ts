@@ -224,6 +224,17 @@ export class AgentTools {
     return { agent, shell, pruned };
   }
 
+  /**
+   * Takes in a session these tools did not start (one a restarted daemon took back for them), under `id`:
+   * it reads the session's frames from now on as a subscriber, so whoever owns the session keeps its
+   * main reader.
+   */
+  adopt(id: string, session: Session, cwd: string): void {
+    if (this.#sessions.has(id)) return;
+    const reader = session.subscribe({ authoritative: true });
+    this.#sessions.set(id, new AgentSession(id, session, cwd, undefined, undefined, reader));
+  }
+
   async writeStdin(params: WriteStdinParams): Promise<ToolResult> {
     const agent = this.get(params.session_id);
     agent.lastActivity = new Date();

@@ -500,14 +500,18 @@ export class Daemon {
   }
 
   /** An agent's session: a named session of the daemon (`agent-N`), read by the agent's tools too. */
-  #launchForAgent(options: SpawnOptions, flags: CreateParams["flags"]): { session: Session; id: string } {
+  #launchForAgent(
+    options: SpawnOptions,
+    flags: CreateParams["flags"],
+    agentKey: string,
+  ): { session: Session; id: string } {
     let n = this.#entries.size + 1;
     while (this.#entries.has(`agent-${n}`)) n++;
     const name = `agent-${n}`;
     const entry = this.#launch(
       name,
       options,
-      { author_kind: "agent", author: null, cwd: options.cwd ?? "/" },
+      { author_kind: "agent", author: null, cwd: options.cwd ?? "/", agentKey },
       true,
       flags,
     );
@@ -517,7 +521,7 @@ export class Daemon {
   #launch(
     name: string,
     options: SpawnOptions,
-    who: { author_kind: "human" | "agent"; author: string | null; cwd: string },
+    who: { author_kind: "human" | "agent"; author: string | null; cwd: string; agentKey?: string },
     shared: boolean,
     flags: CreateParams["flags"],
   ): Entry {
@@ -592,6 +596,7 @@ export class Daemon {
       author_kind: who.author_kind,
       author: who.author,
       persist: options.persistDir ?? null,
+      agent_key: who.agentKey ?? null,
       audit: audit === null ? null : { run_id: audit.runId, dir: audit.dir },
       timeout_ms: options.timeoutMs ?? null,
       max_output: options.maxOutputBytes ?? null,
@@ -977,9 +982,15 @@ export class Daemon {
     if (tools === undefined) {
       tools = new AgentTools({
         base: await agentBase(params.flags, params.cwd),
-        spawn: (options) => this.#launchForAgent(options, params.flags),
+        spawn: (options) => this.#launchForAgent(options, params.flags, key),
       });
       this.#agents.set(key, tools);
+      // Its sessions that a restarted daemon took back: the tools find them again (list_sessions, ids).
+      for (const entry of this.#entries.values()) {
+        if (entry.saved.agent_key === key && entry.session !== null && entry.exit === null) {
+          tools.adopt(entry.name, entry.session, entry.saved.cwd);
+        }
+      }
     }
     connection.send({ jsonrpc: "2.0", id, result: { agent: true } });
     const input = new ReadableStream<Uint8Array>({

@@ -148,6 +148,9 @@ export const SavedSessionSchema = z.strictObject({
   author_kind: z.enum(["human", "agent"]),
   author: z.string().nullable(),
   persist: z.string().nullable().default(null).describe("The session's persistent layer on the host"),
+  agent_key: z.string().max(65536).nullable().default(null).describe(
+    "For an agent's session: the agent tools it belongs to (their flags and directory), which a restarted daemon gives it back to",
+  ),
   limits: z.strictObject({
     memory_bytes: z.number().nonnegative().nullable(),
     cpu_seconds: z.number().nonnegative().nullable(),
