@@ -689,33 +689,26 @@ daemonTest(
     ]);
     const id = started.result.session_id;
     assert.match(id, /^agent-\d+$/);
-    // A new agent process: the session is still there, and typing in it works.
-    const [listed, typed] = await call([
-      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "list_sessions", params: {} }),
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 3,
-        method: "write_stdin",
-        params: { session_id: id, chars: "echo $((6*7))\r" },
-      }),
-    ]);
-    assert.ok(JSON.stringify(listed.result).includes(id), JSON.stringify(listed));
-    assert.match(typed.result.output, /42/);
+    // A new agent process finds the session (listed, and typing in it works): `a * b` is echoed.
+    const findAndType = async (a: number, b: number) => {
+      const [listed, typed] = await call([
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "list_sessions", params: {} }),
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "write_stdin",
+          params: { session_id: id, chars: `echo $((${a}*${b}))\r` },
+        }),
+      ]);
+      assert.ok(JSON.stringify(listed.result).includes(id), JSON.stringify(listed));
+      assert.match(typed.result.output, new RegExp(String(a * b)), JSON.stringify(typed));
+    };
+    await findAndType(6, 7);
     // The daemon itself dies and a new one starts: the agent's tools find the session again, by its id.
     daemon.process.kill("SIGKILL");
     await daemon.process.status;
     await restart(daemon);
-    const [relisted, retyped] = await call([
-      JSON.stringify({ jsonrpc: "2.0", id: 5, method: "list_sessions", params: {} }),
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 6,
-        method: "write_stdin",
-        params: { session_id: id, chars: "echo $((7*8))\r" },
-      }),
-    ]);
-    assert.ok(JSON.stringify(relisted.result).includes(id), JSON.stringify(relisted));
-    assert.match(retyped.result.output, /56/, JSON.stringify(retyped));
+    await findAndType(7, 8);
     // It is a daemon session too: listed, logged, with author_kind agent in the command log.
     const ls = await specter(["ls", ...whereArgs(daemon), "--json"]);
     assert.match(ls.stdout, new RegExp(`"name":"${id}","pid":\\d+,"running":true`));
