@@ -252,6 +252,28 @@ daemonTest(
 );
 
 daemonTest(
+  "a session.json naming another session's cgroups is not believed: killing one session spares the other",
+  async (daemon) => {
+    for (const name of ["a", "b"]) await create(daemon, name, ["bash", "-c", "read -t 60 x"]);
+    const saved = (name: string) => join(daemon.stateDir, "sessions", name, "session.json");
+    const b = JSON.parse(Deno.readTextFileSync(saved("b")));
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    // a's record now names b's cgroups (strict sessions have one: the preset caps processes).
+    const a = JSON.parse(Deno.readTextFileSync(saved("a")));
+    assert.ok(b.cgroups.length > 0, "strict sessions have a cgroup here");
+    Deno.writeTextFileSync(saved("a"), JSON.stringify({ ...a, cgroups: b.cgroups }) + "\n");
+    await restart(daemon);
+    assert.equal((await specter(["kill", "a", ...whereArgs(daemon), "--no-autostart"])).code, 0);
+    const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+    const rows = ls.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.equal(rows.find((row) => row.name === "a")?.running, false);
+    assert.equal(rows.find((row) => row.name === "b")?.running, true, ls.stdout);
+    assert.ok(b.cgroups.every((c: { dir: string }) => existsSync(c.dir)), "b's cgroups are still there");
+  },
+);
+
+daemonTest(
   "a late client attaching from 0 gets every frame from the log, past what the session keeps in memory",
   async (daemon) => {
     // About 1.4 MB of output: more than a session's memory keeps (its head and 1 MiB tail), so the

@@ -111,18 +111,21 @@ export class Ceilings {
   }
 
   /**
-   * The ceilings of a session another process launched and `owner` holds (a daemon taking a session back
-   * from its keeper): its cgroups as `saved` (see {@link cgroups}) where they check out, the sampler for
-   * the rest, over the pid namespace of `initPid` (the sandbox's first process) when sandboxed.
+   * The ceilings of session `id`, which another process launched and `owner.pid` holds (a daemon taking a
+   * session back from its keeper): its cgroups as `saved` (see {@link cgroups}) where they check out (each
+   * must hold `owner.launched`, the launch's process), the sampler for the rest, over the pid namespace of
+   * `initPid` (the sandbox's first process) when sandboxed.
    */
   static resume(
+    id: string,
     limits: CeilingLimits,
     sandboxed: boolean,
     saved: readonly SessionCgroupPlacement[],
-    owner: number,
+    owner: { readonly pid: number; readonly launched: number },
     initPid: number | null,
   ): Ceilings {
-    const ceilings = new Ceilings(limits, SessionCgroup.reopen(saved, limits, owner), sandboxed);
+    const cgroup = SessionCgroup.reopen(saved, limits, owner.pid, id, owner.launched);
+    const ceilings = new Ceilings(limits, cgroup, sandboxed);
     if (sandboxed && initPid !== null) ceilings.attach(initPid);
     return ceilings;
   }

@@ -15,6 +15,7 @@ import {
   cgroupDir,
   type CgroupMount,
   type CgroupVersion,
+  isSessionCgroupName,
   ownerOf,
   parseCgroupMounts,
   parseKeyed,
@@ -278,14 +279,17 @@ export class SessionCgroup {
   }
 
   /**
-   * The cgroups of a session another process created and `owner` still holds (a session a restarted
-   * daemon takes back from its keeper). Each must be a session cgroup of `owner` in this host's Specter
-   * group for its controller, and exist; the others are left out (their ceilings are then sampled).
+   * The cgroups of session `id`, which another process created and `owner` still holds (a session a
+   * restarted daemon takes back from its keeper). Each must be that session's cgroup of `owner` in this
+   * host's Specter group for its controller, and hold `pid` (the launch's process, joined at its gate);
+   * the others are left out (their ceilings are then sampled).
    */
   static reopen(
     saved: readonly SessionCgroupPlacement[],
     limits: CgroupLimits,
     owner: number,
+    id: string,
+    pid: number,
     placements = usablePlacements(),
   ): SessionCgroup | null {
     const dirs = new Map<CgroupCeiling, string>();
@@ -296,12 +300,15 @@ export class SessionCgroup {
       const parent = `${placement.base}/${SPECTER_GROUP}/`;
       const name = dir.slice(parent.length);
       // Bytes on disk do not name what to kill: only a session cgroup of this owner, in our own group.
-      if (!dir.startsWith(parent) || name.includes("/") || ownerOf(name) !== owner) continue;
+      if (!dir.startsWith(parent) || !isSessionCgroupName(name, owner, id)) continue;
       try {
         if (!Deno.statSync(dir).isDirectory) continue;
       } catch {
         continue; // Gone (the session ended and it was removed).
       }
+      // Another session's cgroup (a stale or swapped session.json) would be killed with this one: only a
+      // cgroup its own process is in is taken.
+      if (!members([dir]).includes(pid)) continue;
       dirs.set(ceiling, dir);
       versions.set(ceiling, version);
     }

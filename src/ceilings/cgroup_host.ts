@@ -153,8 +153,23 @@ export function parseNumber(text: string): number {
 
 /** The name of a session's cgroup: the owning Specter pid first (stale ones are found by it), then a sequence and the id. */
 export function sessionCgroupName(ownerPid: number, seq: number, id: string): string {
+  return `${ownerPid}-${seq}${idPart(id)}`;
+}
+
+/** The id's part of a session cgroup name (`-` and the id made safe, or nothing for an empty id). */
+function idPart(id: string): string {
   const safe = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 64);
-  return `${ownerPid}-${seq}${safe === "" ? "" : `-${safe}`}`;
+  return safe === "" ? "" : `-${safe}`;
+}
+
+/** True when `name` is a cgroup name {@link sessionCgroupName} makes for `ownerPid` and session `id`. */
+export function isSessionCgroupName(name: string, ownerPid: number, id: string): boolean {
+  const head = `${ownerPid}-`;
+  const tail = idPart(id);
+  if (!name.startsWith(head) || !name.endsWith(tail) || name.length <= head.length + tail.length) {
+    return false;
+  }
+  return /^\d+$/.test(name.slice(head.length, name.length - tail.length));
 }
 
 /** The owning Specter pid of a session cgroup name, or null when the name is not one of ours. */

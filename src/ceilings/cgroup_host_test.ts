@@ -3,6 +3,7 @@ import {
   CGROUP_CEILINGS,
   cgroupDir,
   CONTROLLER_OF,
+  isSessionCgroupName,
   ownerOf,
   parseCgroupMounts,
   parseKeyed,
@@ -122,5 +123,25 @@ Deno.test("session cgroup names carry their owner's pid; only such names are swe
   assert.equal(ownerOf("4242-7"), 4242);
   for (const name of ["specter", "0-1", "x-1-2", "4242", "4242-", "-1-2"]) {
     assert.equal(ownerOf(name), null, name);
+  }
+});
+
+Deno.test("a session cgroup name is recognised as one owner's session's, and no other's", () => {
+  const name = sessionCgroupName(4242, 99000007, "heavy");
+  assert.equal(isSessionCgroupName(name, 4242, "heavy"), true);
+  assert.equal(isSessionCgroupName(sessionCgroupName(4242, 3, ""), 4242, ""), true);
+  assert.equal(isSessionCgroupName(sessionCgroupName(4242, 3, "a/b"), 4242, "a/b"), true);
+  for (
+    const [other, owner, id] of [
+      [name, 4243, "heavy"], // Another owner.
+      [name, 4242, "eavy"], // Another session whose id ends the same.
+      [sessionCgroupName(4242, 7, "x-heavy"), 4242, "heavy"], // An id with this one as its tail.
+      [sessionCgroupName(4242, 7, "heavy"), 4242, "x-heavy"],
+      ["4242--heavy", 4242, "heavy"], // No sequence.
+      ["4242-7-heavy/..", 4242, "heavy"],
+      ["4242-7-heavy", 4242, ""],
+    ] as const
+  ) {
+    assert.equal(isSessionCgroupName(other, owner, id), false, `${other} as ${owner}/${id}`);
   }
 });

@@ -22,6 +22,7 @@ export {
   type CgroupCeiling,
   cgroupDir,
   CONTROLLER_OF,
+  isSessionCgroupName,
   ownerOf,
   parseCgroupMounts,
   parseKeyed,

@@ -14,6 +14,7 @@ import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
 import { startRunAudit } from "./audit_run.ts";
+import { defaultArtifactsDir } from "../artifacts/mod.ts";
 
 /** The command log's place (`daemon` writes it, `history` reads it). */
 export const HISTORY_FLAG = {
@@ -114,6 +115,7 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
         "daemon",
         { session: session.name, author_kind: session.author_kind },
       ),
+    auditDir: (runId) => defaultArtifactsDir(runId),
     log: (text) => warn(`specter daemon: ${text}`),
   });
   const stop = () => void daemon.stop();

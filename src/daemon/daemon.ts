@@ -93,6 +93,11 @@ export interface DaemonOptions {
    * the session back. Throws (`E_AUDIT`) to refuse the session. None: sessions are not audited.
    */
   readonly audit?: (session: AuditedSession) => RunAudit;
+  /**
+   * Where the audit log of run `runId` is (as `audit` puts it): a session taken back appends to its log
+   * only when the directory its `session.json` names is this one (bytes on disk do not say where to write).
+   */
+  readonly auditDir?: (runId: string) => string;
 }
 
 /** A session about to start, as its audit's start record names it. */
@@ -598,8 +603,9 @@ export class Daemon {
       persist: options.persistDir ?? null,
       agent_key: who.agentKey ?? null,
       audit: audit === null ? null : { run_id: audit.runId, dir: audit.dir },
-      timeout_ms: options.timeoutMs ?? null,
-      max_output: options.maxOutputBytes ?? null,
+      // As launched: the policy's budgets applied (they may be lower than the flags').
+      timeout_ms: session.launch.timeoutMs,
+      max_output: session.launch.maxOutputBytes,
       limits: {
         memory_bytes: session.launch.limits.memoryBytes,
         cpu_seconds: session.launch.limits.cpuSeconds,
@@ -673,6 +679,12 @@ export class Daemon {
     if (where === null) return null;
     let audit: RunAudit;
     try {
+      const expected = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(where.run_id)
+        ? this.#options.auditDir?.(where.run_id)
+        : undefined;
+      if (expected !== where.dir) {
+        throw new SessionError("E_AUDIT", `"${where.dir}" is not where run "${where.run_id}" is audited`);
+      }
       audit = { runId: where.run_id, dir: where.dir, log: AuditLog.open(where.dir, where.run_id) };
       audit.log.record("resume", fields);
       if (audit.log.failure !== null) throw audit.log.failure;

@@ -544,7 +544,9 @@ export function readLog(dir: string, options: ReadLogOptions = {}): LogRecord[] 
 export function readLogText(dir: string, options: ReadLogOptions = {}): LogLine[] {
   return scanLog(dir, options, (line) => {
     const fast = WRITER_LINE.exec(line);
-    if (fast !== null && line.endsWith("}")) {
+    // The writer's JSON has no raw control characters (JSON.stringify escapes them): a line with one is
+    // damaged, and parsed (then skipped) like any other.
+    if (fast !== null && line.endsWith("}") && !CONTROL.test(line)) {
       const seq = Number(fast[1]);
       const raw = RAW_TAIL.exec(line);
       const text = raw === null ? line : `${line.slice(0, raw.index)}}`;
@@ -558,6 +560,9 @@ export function readLogText(dir: string, options: ReadLogOptions = {}): LogLine[
 
 /** The start of a record line as the writer makes it (`seq` first). */
 const WRITER_LINE = /^\{"seq":(\d{1,15}),"/;
+/** A character JSON text never holds raw. */
+// deno-lint-ignore no-control-regex -- finding control characters is the point: a whole record has none.
+const CONTROL = /[\u0000-\u001f]/;
 /** `raw` as the writer appends it, last. */
 const RAW_TAIL = /,"raw":\d{1,15}\}$/;
 

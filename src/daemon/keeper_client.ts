@@ -248,6 +248,11 @@ export class KeeperClient implements ExitWatcher {
 
   #roundTrip(request: KeeperRequest, fds: readonly number[], op: "spawned" | "resumed"): HandedOver {
     if (this.#closed) throw new DaemonError("E_KEEPER", "The keeper is gone");
+    // A queued release goes first: a spawn of the same name must not overtake it.
+    this.flushQueued();
+    if (this.#queued.length > 0) {
+      throw new DaemonError("E_KEEPER", "The keeper has not taken the messages sent before: try again");
+    }
     const id = "id" in request ? request.id : "";
     this.#post(request, fds);
     const deadline = performance.now() + KEEPER_TIMEOUT_MS;

@@ -56,6 +56,8 @@ const OUTBOX_CAP = 16 * 1024 * 1024;
 /** A message waiting for room on the daemon's socket, with the descriptors closed once it is sent. */
 interface Outgoing {
   readonly op: string;
+  /** The session whose terminal it hands over (its master is in `fds` without being owned). */
+  readonly session: string | null;
   readonly payload: Uint8Array;
   readonly fds: readonly number[];
   readonly owned: readonly number[];
@@ -252,7 +254,8 @@ class Keeper {
       return;
     }
     const payload = encoder.encode(JSON.stringify(event));
-    this.#outbox.push({ op: event.op, payload, fds, owned });
+    const session = fds.length > 0 && "id" in event && typeof event.id === "string" ? event.id : null;
+    this.#outbox.push({ op: event.op, session, payload, fds, owned });
     this.#outboxBytes += payload.length;
     this.#flushOutbox();
     if (this.#outboxBytes > OUTBOX_CAP) this.#dropDaemon(`it read nothing of ${this.#outboxBytes} bytes`);
@@ -277,6 +280,23 @@ class Keeper {
       this.#outboxBytes -= message.payload.length;
       for (const fd of message.owned) closeQuietly(fd);
     }
+  }
+
+  /**
+   * Drops the hand-overs of session `id` still waiting to be sent: they name its master, which is about
+   * to be closed (its number could then be another descriptor's by the time the message goes).
+   */
+  #dropQueued(id: string): void {
+    const kept: Outgoing[] = [];
+    for (const message of this.#outbox) {
+      if (message.session !== id) {
+        kept.push(message);
+        continue;
+      }
+      this.#outboxBytes -= message.payload.length;
+      for (const fd of message.owned) closeQuietly(fd);
+    }
+    this.#outbox = kept;
   }
 
   #clearOutbox(): void {
@@ -395,6 +415,7 @@ class Keeper {
         const kept = this.#sessions.get(request.id);
         if (kept === undefined) return;
         this.#closeRelay(kept);
+        this.#dropQueued(kept.id);
         for (const client of kept.clients) reactor().remove(client);
         closeQuietly(kept.master);
         if (kept.io !== kept.master) closeQuietly(kept.io);

@@ -410,10 +410,11 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
   const { child, backend, watcher } = terminal;
   const sandboxed = backend === "bwrap";
   const ceilings = Ceilings.resume(
+    resolved.id,
     resolved.limits,
     sandboxed,
     terminal.cgroups?.placements ?? [],
-    terminal.cgroups?.owner ?? Deno.pid,
+    { pid: terminal.cgroups?.owner ?? Deno.pid, launched: child.pid },
     sandboxed ? firstChild(child.pid) : null,
   );
   const launched: Launched = {
