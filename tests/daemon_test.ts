@@ -274,6 +274,44 @@ daemonTest(
 );
 
 daemonTest(
+  "a session whose exit was logged by a daemon that died before auditing it gets its audit end on restart",
+  async (daemon) => {
+    await create(daemon, "brief", ["bash", "-c", "echo hi; read -t 60 x"]);
+    const watcher = await FrameCollector.connect(daemon);
+    await watcher.client.call("session.attach", { name: "brief", from: 0 });
+    await watcher.until((frames) => frames.some((f) => f.type === "stdout" && f.data.includes("hi")));
+    watcher.client.close();
+    const next = watcher.frames.at(-1)!.seq + 1;
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    // As if the daemon had logged the exit and died before its audit record: the log ends with it.
+    const frames = join(daemon.stateDir, "sessions", "brief", "frames");
+    const segment = [...Deno.readDirSync(frames)].find((e) => e.name.endsWith(".ndjson"))!.name;
+    const exit = {
+      seq: next,
+      ts: Date.now() / 1000,
+      type: "exit",
+      code: 3,
+      signal: null,
+      timed_out: false,
+      duration_ms: 10,
+      last_lines: ["hi"],
+      session: { id: "brief", title: null, description: null, parent_agent: null },
+    };
+    Deno.writeTextFileSync(join(frames, segment), JSON.stringify(exit) + "\n", { append: true });
+    await restart(daemon);
+    const records = await auditRecords(daemon, "brief");
+    assert.deepEqual(records.map((r) => r.event), ["start", "launch", "end"]);
+    assert.equal(records[2]!.code, 3);
+    // Once: a second restart adds nothing.
+    daemon.process.kill("SIGKILL");
+    await daemon.process.status;
+    await restart(daemon);
+    assert.equal((await auditRecords(daemon, "brief")).length, 3);
+  },
+);
+
+daemonTest(
   "a late client attaching from 0 gets every frame from the log, past what the session keeps in memory",
   async (daemon) => {
     // About 1.4 MB of output: more than a session's memory keeps (its head and 1 MiB tail), so the

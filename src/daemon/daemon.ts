@@ -305,6 +305,13 @@ export class Daemon {
       store.close();
       entry.store = null;
       this.#keeper.release(name);
+      this.#auditEnd(entry, last);
+      // Its end recorded as #run records it, so that the next daemon lists it too.
+      try {
+        Deno.writeTextFileSync(join(dir, "exit.json"), JSON.stringify(last) + "\n", { mode: 0o600 });
+      } catch (error: unknown) {
+        this.#log(`session "${name}": its end could not be recorded (${String(error)})`);
+      }
       return;
     }
     const handed = this.#keeper.resume(name, from);
@@ -674,7 +681,7 @@ export class Daemon {
    * said in the daemon's log and as an `E_AUDIT` error frame: the program already runs and is not killed
    * for it, but nobody is left to believe it audited.
    */
-  #resumeAudit(entry: Entry, fields: Record<string, unknown>): RunAudit | null {
+  #resumeAudit(entry: Entry, fields: Record<string, unknown> | null): RunAudit | null {
     const where = entry.saved.audit;
     if (where === null) return null;
     let audit: RunAudit;
@@ -686,7 +693,7 @@ export class Daemon {
         throw new SessionError("E_AUDIT", `"${where.dir}" is not where run "${where.run_id}" is audited`);
       }
       audit = { runId: where.run_id, dir: where.dir, log: AuditLog.open(where.dir, where.run_id) };
-      audit.log.record("resume", fields);
+      if (fields !== null) audit.log.record("resume", fields);
       if (audit.log.failure !== null) throw audit.log.failure;
     } catch (error: unknown) {
       const specter = toSpecterError(error);
@@ -712,6 +719,25 @@ export class Daemon {
       authorKind: saved.author_kind,
       author: saved.author,
     }, (error) => this.#log(`session "${entry.name}": ${toSpecterError(error).message}`));
+  }
+
+  /**
+   * The session ended and its log has the exit, but the daemon that logged it died before its audit did:
+   * the audit gets its `end` (once: a log that ends with one is left as it is).
+   */
+  #auditEnd(entry: Entry, exit: ExitFrame): void {
+    const where = entry.saved.audit;
+    if (where === null) return;
+    try {
+      const lines = Deno.readTextFileSync(join(where.dir, AUDIT_FILE)).trimEnd().split("\n");
+      if ((JSON.parse(lines.at(-1)!) as { event?: unknown }).event === "end") return;
+    } catch {
+      // Unreadable or not a record: #resumeAudit says why when it opens it.
+    }
+    const audit = this.#resumeAudit(entry, null);
+    if (audit === null) return;
+    auditFrame(audit, exit);
+    audit.log.close();
   }
 
   /** Closes a session's audit log, saying in the daemon's log when records were lost (a full disk). */
