@@ -342,25 +342,33 @@ sessionTest(
   "output held in the terminal while the consumer is behind survives the program's exit",
   async () => {
     await withTempDir(async (dir) => {
-      // Small enough to fit in what the session reads before it pauses plus the kernel's terminal buffers
-      // (a read takes at most 4 KiB of the line discipline's; ~20 KiB fit here with nobody reading, less
-      // on a loaded CI machine): cat writes it all and exits while reading is paused, leaving output in the
-      // terminal that is still owed.
-      const size = 6_000;
+      // 2 000 bytes first: the session reads them and pauses (over its 1 024-byte buffer). Half a second
+      // later 3 000 more, which stay in the terminal (its buffers hold ~20 KiB here), and the program exits
+      // while reading is paused: output still owed to the consumer. (Writing it all at once made the
+      // premise a race: one read turn takes up to 64 KiB, or the rest did not fit and cat never ended.)
+      const first = 2_000;
+      const size = 5_000;
       await Deno.writeFile(`${dir}/data`, new Uint8Array(size).fill(0x61));
       const session = spawnSession({
         sandbox: NO_SANDBOX,
-        argv: ["sh", "-c", 'stty -opost; exec cat "$1"', "sh", `${dir}/data`],
+        argv: [
+          "sh",
+          "-c",
+          'stty -opost; head -c "$2" "$1"; sleep 0.5; exec tail -c +"$(($2 + 1))" "$1"',
+          "sh",
+          `${dir}/data`,
+          String(first),
+        ],
         idleMs: 0,
         bufferBytes: 1024,
         overflowTimeoutMs: 20_000,
       });
-      // cat must finish while reading is paused (polled: a loaded machine may take a while to run it).
+      // The program must finish while reading is paused (polled: a loaded machine may take a while).
       const deadline = Date.now() + 15_000;
       while (alive(session.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.ok(
         !alive(session.pid),
-        `cat finished while reading was paused (${session.outputBytes} bytes read)`,
+        `the program finished while reading was paused (${session.outputBytes} bytes read)`,
       );
       // The premise: part of the output is still in the terminal, owed to the consumer.
       assert.ok(
