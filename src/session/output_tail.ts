@@ -12,6 +12,16 @@
 export const MAX_LINE = 4096;
 const MAX_PENDING_ESCAPE = 4096;
 
+/** A control sequence's parameter byte (`0`–`?`); compared by code, as this runs for every byte read. */
+function isParameter(code: number): boolean {
+  return code >= 0x30 && code <= 0x3f;
+}
+
+/** An intermediate byte (space to `/`). */
+function isIntermediate(code: number): boolean {
+  return code >= 0x20 && code <= 0x2f;
+}
+
 /** Tracks the last lines of output. */
 export class OutputTail {
   #capacity: number;
@@ -150,9 +160,9 @@ export class OutputTail {
     if (next === undefined) return -1;
     if (next === "[") {
       let j = start + 2;
-      while (j < input.length && /[0-?]/.test(input[j]!)) j++;
+      while (j < input.length && isParameter(input.charCodeAt(j))) j++;
       const params = input.slice(start + 2, j);
-      while (j < input.length && /[ -/]/.test(input[j]!)) j++;
+      while (j < input.length && isIntermediate(input.charCodeAt(j))) j++;
       if (j >= input.length) return -1;
       this.#csi(params, input[j]!);
       return j + 1 - start;
@@ -170,7 +180,7 @@ export class OutputTail {
     }
     // ESC, optional intermediates, final byte (e.g. ESC ( B, ESC =, ESC 7).
     let j = start + 1;
-    while (j < input.length && /[ -/]/.test(input[j]!)) j++;
+    while (j < input.length && isIntermediate(input.charCodeAt(j))) j++;
     return j >= input.length ? -1 : j + 1 - start;
   }
 }

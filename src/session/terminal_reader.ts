@@ -6,7 +6,7 @@
  *
  * Reading pauses while the session says it is blocked (its consumer or its terminal model is behind):
  * the program then blocks in `write`, and nothing is buffered without bound. One call reads at most
- * {@link READ_TURN_BYTES} before other sessions get a turn.
+ * {@link READ_TURN_BYTES} (or for {@link READ_TURN_MS}) before timers and other sessions get a turn.
  *
  * @module
  */
@@ -14,6 +14,12 @@ import { libc, reactor, type ReaderChannel, readerThread } from "../pty/mod.ts";
 
 /** Bytes read for one session before others get a turn. */
 export const READ_TURN_BYTES = 1 << 20;
+/**
+ * Milliseconds one session's turn may take before timers and other sessions get theirs: output dense in
+ * control sequences costs far more per byte than text (its tail, clamp and frames), and a turn of 1 MiB
+ * of it held the event loop for 100 ms and more, so that a `--timeout` fired late.
+ */
+export const READ_TURN_MS = 8;
 /** One buffer serves every session (reading is synchronous); output is handed on before the next read. */
 const READ_BUFFER = new Uint8Array(64 * 1024);
 /** Bytes asked per `read()` on the JS thread (see {@link TerminalReader.readAvailable}). */
@@ -88,6 +94,7 @@ export class TerminalReader {
     const lib = libc();
     const { EAGAIN, EINTR } = lib.table.errno;
     let turn = 0;
+    const until = performance.now() + READ_TURN_MS;
     while (!this.#eof && !this.#hooks.blocked()) {
       let filled = 0;
       let drained = false;
@@ -109,7 +116,7 @@ export class TerminalReader {
       }
       if (filled > 0) this.#hooks.output(READ_BUFFER.subarray(0, filled));
       turn += filled;
-      if (drained || turn >= READ_TURN_BYTES) break;
+      if (drained || turn >= READ_TURN_BYTES || performance.now() >= until) break;
     }
     if (this.#eof) this.#ended();
   }
@@ -196,12 +203,13 @@ export class TerminalReader {
       return;
     }
     let turn = 0;
+    const until = performance.now() + READ_TURN_MS;
     while (!this.#hooks.blocked()) {
       const n = channel.take(READ_BUFFER);
       if (n > 0) {
         this.#hooks.output(READ_BUFFER.subarray(0, n));
         turn += n;
-        if (turn < READ_TURN_BYTES) continue;
+        if (turn < READ_TURN_BYTES && performance.now() < until) continue;
         this.#hooks.later(0, () => this.#onChannel()); // Other sessions' turn; the rest stays in the ring.
         return;
       }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { libc, openPty } from "../pty/mod.ts";
-import { TerminalReader, type TerminalReaderHooks } from "./terminal_reader.ts";
+import { READ_TURN_MS, TerminalReader, type TerminalReaderHooks } from "./terminal_reader.ts";
 
 /** A terminal whose other side the test writes and closes, read by a reader with recording hooks. */
 function setup(useThread: boolean) {
@@ -82,6 +82,59 @@ for (const useThread of [false, true]) {
     }
   });
 }
+
+// On the JS thread a turn ends at EAGAIN anyway (the terminal holds less than one 64 KiB buffer); the
+// reader thread's ring holds up to megabytes, so only the time bound ends a turn there.
+Deno.test("terminal reader on the reader thread: a turn ends after READ_TURN_MS of costly output, not after 1 MiB", async () => {
+  const pty = openPty(80, 24);
+  const lib = libc();
+  // A program that keeps the terminal full: every read finds a whole buffer waiting.
+  const writer = new Deno.Command("/usr/bin/python3", {
+    args: [
+      "-c",
+      `import os\nfd = os.open('/proc/${Deno.pid}/fd/${pty.slave}', os.O_WRONLY)\nwhile True: os.write(fd, b'x' * 65536)`,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let calls = 0;
+  let inTurn = 0;
+  let longest = 0;
+  let bytes = 0;
+  const hooks: TerminalReaderHooks = {
+    output: (chunk) => {
+      bytes += chunk.length;
+      calls++;
+      // Calls before the next microtask are one synchronous turn of reading.
+      if (inTurn++ === 0) queueMicrotask(() => inTurn = 0);
+      longest = Math.max(longest, inTurn);
+      const until = performance.now() + 5; // Output that costs 5 ms per buffer (a flood of sequences).
+      while (performance.now() < until) { /* busy, as parsing is */ }
+    },
+    eof: () => {},
+    blocked: () => false,
+    wantsWrite: () => false,
+    writable: () => {},
+    fail: (error) => assert.fail(String(error)),
+    released: () => {},
+    later: (ms, fn) => void setTimeout(fn, ms),
+  };
+  const reader = new TerminalReader(pty.master, true, hooks);
+  try {
+    await until(() => calls >= 40, "40 buffers of output", 20_000);
+    assert.ok(bytes > 40 * 4096, `${bytes} bytes read`);
+    // 5 ms each: a turn of READ_TURN_MS (8) takes two; one bounded by bytes alone took up to 16.
+    assert.ok(longest <= Math.ceil(READ_TURN_MS / 5) + 1, `${longest} buffers in one turn`);
+    assert.ok(longest >= 1);
+  } finally {
+    writer.kill("SIGKILL");
+    await writer.status;
+    reader.stop();
+    lib.sym.close(pty.slave);
+    await until(() => reader.closable(), "the thread letting go");
+    lib.sym.close(pty.master);
+  }
+});
 
 Deno.test("terminal reader: giving up on a terminal someone else holds open ends the output", () => {
   const t = setup(false);

@@ -105,9 +105,10 @@ for (const dir of ["/tmp", "/dev/shm"]) {
       const got = results(text);
       assert.equal(got.size, String(budget), text);
       // Without a memory cgroup the tmpfs size stops it (ENOSPC, before twice the budget was written); with
-      // one, its pages count against the budget, so the memory ceiling may fire first.
+      // one, its pages count against the budget, so the memory ceiling may fire first: the sampler's
+      // capsule_kill, or the kernel's charge failing the write (ENOMEM) before the sampler looked.
       const kill = t.frames.find((f) => f.type === "capsule_kill");
-      if (kill === undefined) assert.equal(got.fill, "28", text);
+      if (kill === undefined) assert.match(got.fill ?? "", /^(28|12)$/, text);
       else assert.equal(kill.type === "capsule_kill" && kill.reason, "memory", text);
       assert.notEqual(got.fill, "ok", text);
     },
