@@ -35,6 +35,20 @@ export const ERROR_CODES = {
   E_LOG_SEEK:
     "A frame log has no frame at that seq any more (removed by rotation), or the log id does not match",
   E_SESSION_EXISTS: "A named session with that name already runs in the daemon",
+  E_REMOTE_BIND:
+    "The daemon's TCP listener cannot start: a non-loopback address without TLS or --insecure-bind, an unreadable certificate or key, or the address in use",
+  E_REMOTE_TOKEN_FILE:
+    "--token-file is not a regular file of mode 0600 (or stricter) holding one token or a valid token list",
+  E_REMOTE_AUTH: "A TCP/WebSocket client presented no token or a wrong one (HTTP 401)",
+  E_REMOTE_ORIGIN:
+    "A browser request came from another site's page (its Origin is not this viewer's; HTTP 403)",
+  E_REMOTE_HOST:
+    "A request named a Host the daemon does not answer to (DNS rebinding; HTTP 403); --allow-host adds one",
+  E_REMOTE_SCOPE:
+    "The client's token does not allow this: a viewer token tried to drive a session, or a token tried a session it is not given",
+  E_REMOTE_LIMITED:
+    "Too many failed attempts from this peer: refused for a while without looking at the token (HTTP 429)",
+  E_REMOTE_BUSY: "The daemon serves as many remote clients as it allows (--max-clients; HTTP 503)",
   E_EXPECT_TIMEOUT:
     "A wait for output (the SDK's expect) did not match within its timeout; the session goes on",
   E_PROTOCOL: "A driver message is not valid JSON, has an unknown type or invalid fields",
@@ -133,6 +147,14 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_LOG_CORRUPT: "0.7.0",
   E_LOG_SEEK: "0.7.0",
   E_SESSION_EXISTS: "0.7.0",
+  E_REMOTE_BIND: "0.8.0",
+  E_REMOTE_TOKEN_FILE: "0.8.0",
+  E_REMOTE_AUTH: "0.8.0",
+  E_REMOTE_ORIGIN: "0.8.0",
+  E_REMOTE_HOST: "0.8.0",
+  E_REMOTE_SCOPE: "0.8.0",
+  E_REMOTE_LIMITED: "0.8.0",
+  E_REMOTE_BUSY: "0.8.0",
   E_PROTOCOL: "0.1.0",
   E_PROTOCOL_VERSION: "0.1.0",
   E_RECORD: "0.1.0",

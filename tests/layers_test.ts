@@ -37,6 +37,7 @@ export const LAYERS = [
   "session",
   "agent",
   "sdk",
+  "remote",
   "daemon",
   "scenario",
   "replay",

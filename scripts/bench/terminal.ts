@@ -271,7 +271,10 @@ async function installNodeBaseline(force = false): Promise<string | null> {
 /** Lines of a byte stream. */
 async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let buffered = "";
-  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+  // The DOM library (in the graph through the viewer's xterm.js) types the decoder's input as BufferSource.
+  for await (
+    const text of stream.pipeThrough(new TextDecoderStream() as TransformStream<Uint8Array, string>)
+  ) {
     buffered += text;
     for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
       yield buffered.slice(0, nl);

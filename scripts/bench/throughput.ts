@@ -101,7 +101,10 @@ async function forEachLine(
   onLine: (line: string) => void,
 ): Promise<void> {
   let buffered = "";
-  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+  // The DOM library (in the graph through the viewer's xterm.js) types the decoder's input as BufferSource.
+  for await (
+    const text of stream.pipeThrough(new TextDecoderStream() as TransformStream<Uint8Array, string>)
+  ) {
     buffered += text;
     let start = 0;
     for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n", start)) {

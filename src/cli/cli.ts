@@ -88,6 +88,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return (await import("./history.ts")).historyCommand(rest, out);
       case "logs":
         return await (await import("./sessions.ts")).logsCommand(rest, out, err);
+      case "url":
+        return (await import("./url.ts")).urlCommand(rest, out);
       default:
         throw new UsageError(`Unknown command "${command}" (try: specter help)`);
     }

@@ -20,6 +20,7 @@ import { AGENT_DOC } from "./agent.ts";
 import { DAEMON_DOC } from "./daemon.ts";
 import { KEEPER_DOC } from "./keeper.ts";
 import { HISTORY_DOC } from "./history.ts";
+import { URL_DOC } from "./url.ts";
 import { ATTACH_DOC, KILL_DOC, LOGS_DOC, LS_DOC, NEW_DOC, SEND_DOC } from "./sessions.ts";
 
 /** What Specter is, in one line (the overview's title, after the name and version). */
@@ -47,7 +48,9 @@ export const OVERVIEW = `Usage:
   specter kill NAME [--purge]         End a session (--purge also removes its log)
   specter logs NAME                   A session's frame log, from the state directory
   specter history [--failed] [--json] Commands daemon sessions ran (SQLite command log)
-  specter daemon                      Run the per-user daemon (started on first use otherwise)
+  specter daemon [--bind HOST:PORT]   Run the per-user daemon (started on first use otherwise); --bind
+                                      adds the web viewer and a WebSocket, for token holders
+  specter url [--control] [NAME]      The web viewer's address, with a token after #
   specter keeper --state-dir DIR      Hold the daemon's terminals (started by the daemon)
   specter help <command>              Show help for a command
   specter --version
@@ -75,6 +78,7 @@ export const COMMAND_DOCS: readonly CommandDoc[] = [
   LOGS_DOC,
   HISTORY_DOC,
   DAEMON_DOC,
+  URL_DOC,
   KEEPER_DOC,
 ];
 

@@ -8,6 +8,7 @@
  */
 import { DriverLineSplitter } from "../frames/mod.ts";
 import { closeQuietly, libc, type PollClient, reactor, shutdownWrite } from "../pty/mod.ts";
+import { type Access, LOCAL_ACCESS, type Peer, type PeerHost } from "../remote/mod.ts";
 
 /** Longest request line (bytes). */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -27,20 +28,15 @@ const encoder = new TextEncoder();
 /** One read buffer for every connection (lines are copied out by the splitter). */
 const readBuffer = new Uint8Array(READ_CHUNK);
 
-/** What a connection tells its owner. */
-export interface ConnectionHost {
-  /** A complete line (or a line error: too long, not UTF-8). */
-  line(connection: Connection, line: string | Error): void;
-  /** The connection is closed (by the peer, an error, or {@link Connection.close}); called once. */
-  closed(connection: Connection, reason: string): void;
-}
-
-/** A client connection. */
-export class Connection {
+/** A client connection on the unix socket. */
+export class Connection implements Peer {
   /** The peer's pid, as the kernel recorded it at connect time. */
   readonly peerPid: number;
+  readonly name: string;
+  readonly access: Access = LOCAL_ACCESS;
+  readonly touched = new Set<string>();
   readonly #fd: number;
-  readonly #host: ConnectionHost;
+  readonly #host: PeerHost;
   readonly #splitter = new DriverLineSplitter(MAX_LINE_BYTES);
   readonly #client: PollClient;
   #out: Uint8Array[] = [];
@@ -55,9 +51,10 @@ export class Connection {
   /** Set by the daemon once the connection speaks the agent tools (`agent.open`): where its lines go. */
   agentInput: ReadableStreamDefaultController<Uint8Array> | null = null;
 
-  constructor(fd: number, peerPid: number, host: ConnectionHost) {
+  constructor(fd: number, peerPid: number, host: PeerHost) {
     this.#fd = fd;
     this.peerPid = peerPid;
+    this.name = `pid ${peerPid}`;
     this.#host = host;
     this.#client = {
       fd,
@@ -81,6 +78,9 @@ export class Connection {
   get unsent(): number {
     return this.#outBytes;
   }
+
+  /** Messages on the unix socket are never compressed. */
+  compress(_on: boolean): void {}
 
   /** Queues one JSON message (a line). Drops the client when it has not read {@link MAX_UNSENT_BYTES}. */
   send(message: unknown): void {

@@ -55,6 +55,8 @@ import { fingerprintPlan } from "../sandbox/mod.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
+import { type Peer, RemoteServer, type RemoteServerOptions, type WsPeer } from "../remote/mod.ts";
+import { authorize, maySee, ptyExitedOf } from "./remote_access.ts";
 import type { AgentTools } from "../agent/mod.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
@@ -98,7 +100,15 @@ export interface DaemonOptions {
    * only when the directory its `session.json` names is this one (bytes on disk do not say where to write).
    */
   readonly auditDir?: (runId: string) => string;
+  /**
+   * A TCP listener too (`--bind`): the web viewer and the JSON-RPC on a WebSocket, for token holders. Its
+   * connections are audited in `STATE/remote/audit.ndjson`.
+   */
+  readonly remote?: RemoteListen;
 }
+
+/** How the daemon listens on TCP (the server's options that do not come from the daemon itself). */
+export type RemoteListen = Omit<RemoteServerOptions, "audit" | "log" | "host" | "accepted">;
 
 /** A session about to start, as its audit's start record names it. */
 export interface AuditedSession {
@@ -126,8 +136,8 @@ interface Entry {
   readonly logId: string;
   session: Session | null;
   store: FrameStore | null;
-  watchers: Set<Connection>;
-  controller: Connection | null;
+  watchers: Set<Peer>;
+  controller: Peer | null;
   delivered: number;
   acked: number;
   exit: ExitFrame | null;
@@ -159,13 +169,15 @@ export class Daemon {
   readonly #listener: number;
   readonly #listenClient: PollClient;
   readonly #entries = new Map<string, Entry>();
-  readonly #connections = new Set<Connection>();
+  readonly #connections = new Set<Peer>();
+  #remote: RemoteServer | null = null;
   /** Agent tools by the flags and directory agents opened them with. */
   readonly #agents = new Map<string, AgentTools>();
   #keeper: KeeperClient;
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #resolve!: () => void;
   #stopped = false;
+  #remoteAudit: AuditLog | null = null;
   readonly #serviceLog: ServiceLog;
 
   private constructor(options: DaemonOptions, locks: number[], listener: number, keeper: KeeperClient) {
@@ -223,6 +235,14 @@ export class Daemon {
     const listener = listenUnix(options.socketPath, "stream");
     Deno.chmodSync(options.socketPath, 0o600);
     const daemon = new Daemon(options, locks, listener, keeper);
+    if (options.remote !== undefined) {
+      try {
+        daemon.#listenRemote(options.remote);
+      } catch (error: unknown) {
+        await daemon.stop();
+        throw error;
+      }
+    }
     daemon.#takeBack();
     daemon.#loadEnded();
     reactor().add(daemon.#listenClient);
@@ -241,6 +261,15 @@ export class Daemon {
     );
     reactor().remove(this.#listenClient);
     closeQuietly(this.#listener);
+    if (this.#remote !== null) {
+      await this.#remote.close();
+      this.#remoteAudit?.close();
+      try {
+        Deno.removeSync(join(this.#options.stateDir, "remote.json"));
+      } catch {
+        // Not written, or removed by someone else.
+      }
+    }
     try {
       Deno.removeSync(this.#options.socketPath);
     } catch {
@@ -667,7 +696,9 @@ export class Daemon {
       } catch (error: unknown) {
         this.#log(`session "${entry.name}": its end could not be recorded (${String(error)})`);
       }
+      const notice = ptyExitedOf(entry.name, exit, entry.saved);
       for (const watcher of entry.watchers) {
+        this.#sendFrame(watcher, entry.name, notice);
         watcher.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
       }
       entry.watchers.clear();
@@ -750,7 +781,7 @@ export class Daemon {
     audit.log.close();
   }
 
-  #sendFrame(connection: Connection, name: string, frame: Frame): void {
+  #sendFrame(connection: Peer, name: string, frame: Frame): void {
     connection.send({ jsonrpc: "2.0", method: "frame", params: { name, frame } });
   }
 
@@ -817,6 +848,29 @@ export class Daemon {
 
   // ── clients ─────────────────────────────────────────────────────────────────────────────────────
 
+  /** Starts the TCP listener, its audit log, and `remote.json` (for `specter url`). */
+  #listenRemote(listen: RemoteListen): void {
+    const dir = join(this.#options.stateDir, "remote");
+    const audit = AuditLog.open(dir, `daemon-${Deno.pid}-${Date.now()}`);
+    this.#remoteAudit = audit;
+    this.#remote = RemoteServer.start({
+      ...listen,
+      audit,
+      log: (text) => this.#log(text),
+      host: {
+        line: (peer, line) => void this.#line(peer, line),
+        closed: (peer, reason) => this.#closed(peer, reason),
+      },
+      accepted: (peer: WsPeer) => this.#connections.add(peer),
+    });
+    this.#log(`listening on ${this.#remote.url} too (the web viewer and ${"/v1/ws"}; audit in "${dir}")`);
+  }
+
+  /** The TCP listener's address, when it listens. */
+  get remoteUrl(): string | null {
+    return this.#remote?.url ?? null;
+  }
+
   #accept(): void {
     for (;;) {
       let fd: number | null;
@@ -850,7 +904,7 @@ export class Daemon {
     }
   }
 
-  #closed(connection: Connection, reason: string): void {
+  #closed(connection: Peer, reason: string): void {
     this.#connections.delete(connection);
     try {
       connection.agentInput?.close();
@@ -861,10 +915,10 @@ export class Daemon {
       entry.watchers.delete(connection);
       if (entry.controller === connection) entry.controller = null;
     }
-    if (reason.startsWith("dropped")) this.#log(`client pid ${connection.peerPid} ${reason}`);
+    if (reason.startsWith("dropped")) this.#log(`client ${connection.name} ${reason}`);
   }
 
-  #refuse(connection: Connection, id: string | number | null, error: SpecterError): void {
+  #refuse(connection: Peer, id: string | number | null, error: SpecterError): void {
     connection.send({
       jsonrpc: "2.0",
       id,
@@ -873,7 +927,7 @@ export class Daemon {
     connection.closeAfterSending();
   }
 
-  async #line(connection: Connection, line: string | Error): Promise<void> {
+  async #line(connection: Peer, line: string | Error): Promise<void> {
     if (connection.agentInput !== null) {
       // The agent tools' own server reads this connection now (it answers bad lines itself).
       if (typeof line === "string") connection.agentInput.enqueue(encoder.encode(line + "\n"));
@@ -904,6 +958,7 @@ export class Daemon {
       return;
     }
     try {
+      authorize(connection, request.method, request.params ?? {});
       const result = await this.#call(connection, request.method, request.params ?? {}, id);
       if (request.id !== undefined && result !== ANSWERED) connection.send({ jsonrpc: "2.0", id, result });
     } catch (error: unknown) {
@@ -926,10 +981,10 @@ export class Daemon {
     }
   }
 
-  #call(connection: Connection, method: string, params: unknown, id: string | number | null): unknown {
+  #call(connection: Peer, method: string, params: unknown, id: string | number | null): unknown {
     switch (method) {
       case "daemon.hello": {
-        const { protocol } = parse(HelloParamsSchema, params);
+        const { protocol, compress } = parse(HelloParamsSchema, params);
         if (protocol !== DAEMON_PROTOCOL) {
           throw new SpecterError(
             "E_PROTOCOL_VERSION",
@@ -937,12 +992,25 @@ export class Daemon {
           );
         }
         connection.greeted = true;
-        return {
-          protocol: DAEMON_PROTOCOL,
-          version: VERSION,
-          pid: Deno.pid,
-          state_dir: this.#options.stateDir,
-        };
+        const remote = connection.access.scope !== "local";
+        const agreed = remote && compress === "zstd" && this.#options.remote?.compress === "zstd"
+          ? "zstd"
+          : "none";
+        // Answered before the switch: the client reads this answer as it asked.
+        connection.send({
+          jsonrpc: "2.0",
+          id,
+          result: {
+            protocol: DAEMON_PROTOCOL,
+            version: VERSION,
+            pid: Deno.pid,
+            state_dir: this.#options.stateDir,
+            scope: connection.access.scope,
+            ...(remote ? { compress: agreed } : {}),
+          },
+        });
+        if (agreed === "zstd") connection.compress(true);
+        return ANSWERED;
       }
       case "session.create": {
         const create = parse(CreateParamsSchema, params);
@@ -955,9 +1023,20 @@ export class Daemon {
         });
       }
       case "session.list":
-        return { sessions: [...this.#entries.values()].map((entry) => this.#describe(entry)) };
-      case "session.attach":
-        return this.#attach(connection, parse(AttachParamsSchema, params), id);
+        return {
+          sessions: [...this.#entries.values()].filter((entry) => maySee(connection, entry.name)).map((
+            entry,
+          ) => this.#describe(entry)),
+        };
+      case "session.attach": {
+        const attach = parse(AttachParamsSchema, params);
+        // A viewer watches: it never takes control (it may not type or resize).
+        return this.#attach(
+          connection,
+          connection.access.scope === "viewer" ? { ...attach, control: false } : attach,
+          id,
+        );
+      }
       case "session.detach": {
         const entry = this.#named(parse(NameParamsSchema, params).name);
         entry.watchers.delete(connection);
@@ -1007,7 +1086,7 @@ export class Daemon {
 
   /** Switches `connection` to the agent tools (after the answer, every line is theirs). */
   async #openAgent(
-    connection: Connection,
+    connection: Peer,
     params: z.infer<typeof AgentOpenParamsSchema>,
     id: string | number | null,
   ): Promise<symbol> {
@@ -1081,7 +1160,7 @@ export class Daemon {
 
   /** Attaches `connection`: the answer (`answer`, else an attach result), logged frames, then live ones. */
   #attach(
-    connection: Connection,
+    connection: Peer,
     params: z.infer<typeof AttachParamsSchema>,
     id: string | number | null,
     answer?: SessionEntry,
@@ -1164,7 +1243,10 @@ export class Daemon {
       connection.sendBytes(encoder.encode(lines.join("")));
     }
     if (entry.exit === null) entry.watchers.add(connection);
-    else connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
+    else {
+      this.#sendFrame(connection, entry.name, ptyExitedOf(entry.name, entry.exit, entry.saved));
+      connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
+    }
     return ANSWERED;
   }
 }

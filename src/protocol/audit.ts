@@ -12,7 +12,10 @@ import type { DecodeProblem } from "./results.ts";
 
 /**
  * The events an audit log records, in the order a run produces them. `resume`: a restarted daemon took
- * the session back from its keeper (the program ran on; nothing was launched again).
+ * the session back from its keeper (the program ran on; nothing was launched again). The daemon's remote
+ * listener keeps its own log (`STATE/remote/audit.ndjson`): `listen`, then per client `connect` (peer,
+ * scope, token label), `refuse` (peer, code; not repeated while the peer is locked out) and `disconnect`
+ * (the sessions it touched).
  */
 export const AUDIT_EVENTS = [
   "start",
@@ -22,6 +25,10 @@ export const AUDIT_EVENTS = [
   "protected_created",
   "end",
   "error",
+  "listen",
+  "connect",
+  "refuse",
+  "disconnect",
 ] as const;
 
 /** An audit event name. */

@@ -36,13 +36,23 @@ export const FlagValuesSchema = z.record(
 );
 
 /** `daemon.hello`: the first call of every client. */
-export const HelloParamsSchema = z.strictObject({ protocol: z.int() });
+export const HelloParamsSchema = z.strictObject({
+  protocol: z.int(),
+  compress: z.enum(["zstd", "none"]).optional().describe(
+    "WebSocket clients: zstd asks for the daemon's messages as binary zstd frames (each one or more NDJSON " +
+      "lines) when the daemon runs with --compress zstd; the answer says what was agreed",
+  ),
+});
 /** `daemon.hello`'s answer. */
 export const HelloResultSchema = z.strictObject({
   protocol: z.literal(DAEMON_PROTOCOL),
   version: z.string(),
   pid: z.int(),
   state_dir: z.string(),
+  scope: z.enum(["local", "viewer", "control"]).optional().describe(
+    "What this client may do: local (the unix socket), or its token's scope",
+  ),
+  compress: z.enum(["zstd", "none"]).optional().describe("The compression agreed (WebSocket clients)"),
 });
 
 /** `session.create`: starts a named session (the policy flags are `run`'s). */

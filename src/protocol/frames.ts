@@ -220,6 +220,25 @@ export const SnapshotFrameSchema = z.object({
   screen: ScreenSnapshotSchema,
 });
 
+/**
+ * The program of a daemon session exited: the notice a viewer shows (new in 0.8.0, an optional frame
+ * type). The daemon sends it to every client watching the session right after its `exit` frame (with
+ * that frame's `seq`), and after the logged frames of a session that had already ended; it is derived
+ * from the `exit` frame and is not logged itself.
+ */
+export const PtyExitedFrameSchema = z.object({
+  ...base,
+  type: z.literal("pty_exited"),
+  session_id: z.string().min(1).describe("The session's name (a daemon session's id)"),
+  exit_code: z.int().nullable().describe("The exit code, or null when the program died of a signal"),
+  signal: z.string().nullable().optional().describe("The terminating signal, or null"),
+  last_lines: z.array(z.string()).describe("Last lines of output, ANSI-stripped"),
+  session_title: z.string().nullable(),
+  session_description: z.string().nullable(),
+  parent_agent: z.string().nullable(),
+  timed_out: z.boolean().describe("The session's --timeout ended it"),
+});
+
 /** Any frame. */
 export const FrameSchema = z.discriminatedUnion("type", [
   StartFrameSchema,
@@ -240,6 +259,7 @@ export const FrameSchema = z.discriminatedUnion("type", [
   PingFrameSchema,
   PongFrameSchema,
   SnapshotFrameSchema,
+  PtyExitedFrameSchema,
 ]);
 
 /** Any frame. */
@@ -254,3 +274,5 @@ export type FrameBody = Frame extends infer F ? F extends Frame ? Omit<F, "seq" 
 export type StartFrame = FrameOf<"start">;
 /** `exit` frame. */
 export type ExitFrame = FrameOf<"exit">;
+/** `pty_exited` frame. */
+export type PtyExitedFrame = FrameOf<"pty_exited">;

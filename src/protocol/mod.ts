@@ -22,3 +22,4 @@ export * from "./bundle.ts";
 export * from "./views.ts";
 export * from "./agent.ts";
 export * from "./daemon.ts";
+export * from "./remote.ts";

@@ -1,0 +1,14 @@
+/**
+ * Remote access to the daemon: the TCP listener with its web viewer and WebSocket (`specter daemon
+ * --bind`), tokens and their scopes, the Host/Origin guard, failed-attempt limits, and the peer interface
+ * the daemon serves unix and WebSocket clients through.
+ *
+ * @module
+ */
+export { type Access, LOCAL_ACCESS, type Peer, type PeerHost } from "./peer.ts";
+export { MAX_MESSAGE_BYTES, MAX_WS_UNSENT, WsPeer } from "./ws_peer.ts";
+export { DEFAULT_MAX_CLIENTS, RemoteServer, type RemoteServerOptions } from "./server.ts";
+export { type Grant, newToken, readTokenFile, TokenSet } from "./tokens.ts";
+export { RemoteError } from "./errors.ts";
+export { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
+export { FailureLimiter } from "./limiter.ts";

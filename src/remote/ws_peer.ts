@@ -1,0 +1,192 @@
+/**
+ * A daemon client on a WebSocket (`/v1/ws`): JSON-RPC 2.0 as NDJSON, one or more lines per message both
+ * ways. What the daemon sends within one turn goes out as one message (a burst of frames costs one
+ * message, and compresses as one). Bounded: a message over {@link MAX_MESSAGE_BYTES} is refused, binary
+ * messages are refused, and a client with more than {@link MAX_WS_UNSENT} bytes waiting (the WebSocket's
+ * own `bufferedAmount` included) is dropped at once: it never slows a program or grows the daemon's
+ * memory, and it can attach again from the last `seq` it saw.
+ *
+ * @module
+ */
+import { zstdCompressSync } from "node:zlib";
+import type { Access, Peer, PeerHost } from "./peer.ts";
+
+/** Longest message taken from a client (characters). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Bytes waiting for a client beyond which it is dropped. */
+export const MAX_WS_UNSENT = 8 * 1024 * 1024;
+/** Largest message sent at once (a longer burst is split at line ends). */
+const MAX_BATCH = 1024 * 1024;
+/** How long a client with bytes waiting may take none before it is dropped. */
+const STALL_MS = 10_000;
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** A WebSocket client. */
+export class WsPeer implements Peer {
+  readonly name: string;
+  readonly access: Access;
+  readonly touched = new Set<string>();
+  greeted = false;
+  agentInput: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** Bytes sent, before and after compression (for the bench and the audit). */
+  readonly sent = { raw: 0, wire: 0, messages: 0 };
+  readonly #socket: WebSocket;
+  readonly #host: PeerHost;
+  #batch: Uint8Array[] = [];
+  #batchBytes = 0;
+  #scheduled = false;
+  #compress = false;
+  #closed = false;
+  #lastBuffered = 0;
+  #progressAt = performance.now();
+
+  constructor(socket: WebSocket, name: string, access: Access, host: PeerHost) {
+    this.#socket = socket;
+    this.name = name;
+    this.access = access;
+    this.#host = host;
+    socket.binaryType = "arraybuffer";
+    socket.onmessage = (event) => this.#message(event.data);
+    socket.onclose = () => this.#finish("disconnected");
+    socket.onerror = () => this.#finish("failed");
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get unsent(): number {
+    return this.#batchBytes + this.#buffered();
+  }
+
+  compress(on: boolean): void {
+    this.#flush(); // What was queued before the switch goes as the client expects it.
+    this.#compress = on;
+  }
+
+  send(message: unknown): void {
+    this.sendBytes(encoder.encode(JSON.stringify(message) + "\n"));
+  }
+
+  sendBytes(bytes: Uint8Array): void {
+    if (this.#closed) return;
+    if (this.unsent + bytes.length > MAX_WS_UNSENT) {
+      this.#drop();
+      return;
+    }
+    this.#batch.push(bytes);
+    this.#batchBytes += bytes.length;
+    if (this.#batchBytes >= MAX_BATCH) this.#flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#flush());
+    }
+  }
+
+  checkStall(): void {
+    if (this.#closed) return;
+    const buffered = this.#buffered();
+    if (buffered < this.#lastBuffered || buffered === 0) this.#progressAt = performance.now();
+    this.#lastBuffered = buffered;
+    if (buffered > 0 && performance.now() - this.#progressAt > STALL_MS) this.#drop();
+  }
+
+  closeAfterSending(): void {
+    if (this.#closed) return;
+    this.#flush();
+    this.#closed = true;
+    this.#host.closed(this, "refused");
+    try {
+      this.#socket.close(1008, "refused");
+    } catch {
+      // Closed by the client meanwhile.
+    }
+  }
+
+  close(reason = "closed by the daemon"): void {
+    if (this.#closed) return;
+    try {
+      this.#socket.close(1001, reason.slice(0, 100));
+    } catch {
+      // Closed by the client meanwhile.
+    }
+    this.#finish(reason);
+  }
+
+  #buffered(): number {
+    try {
+      return this.#socket.bufferedAmount;
+    } catch {
+      return 0; // Closed.
+    }
+  }
+
+  #message(data: unknown): void {
+    if (this.#closed) return;
+    if (typeof data !== "string") {
+      this.#host.line(this, new Error("binary messages are not taken (send JSON-RPC as text)"));
+      return;
+    }
+    if (data.length > MAX_MESSAGE_BYTES) {
+      this.#host.line(this, new Error(`a message is longer than ${MAX_MESSAGE_BYTES} characters`));
+      return;
+    }
+    for (const line of data.split("\n")) {
+      if (line.trim() === "") continue;
+      this.#host.line(this, line);
+      if (this.#closed) return;
+    }
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    if (this.#closed || this.#batchBytes === 0) return;
+    const parts = this.#batch;
+    const total = this.#batchBytes;
+    this.#batch = [];
+    this.#batchBytes = 0;
+    let joined: Uint8Array;
+    if (parts.length === 1) joined = parts[0]!;
+    else {
+      joined = new Uint8Array(total);
+      let at = 0;
+      for (const part of parts) {
+        joined.set(part, at);
+        at += part.length;
+      }
+    }
+    try {
+      if (this.#compress) {
+        const packed = zstdCompressSync(joined);
+        this.#socket.send(packed);
+        this.sent.wire += packed.length;
+      } else {
+        this.#socket.send(decoder.decode(joined));
+        this.sent.wire += total;
+      }
+      this.sent.raw += total;
+      this.sent.messages++;
+    } catch {
+      this.#finish("failed to send");
+    }
+  }
+
+  #drop(): void {
+    try {
+      this.#socket.close(1008, "dropped: it does not read what it is sent");
+    } catch {
+      // Closed already.
+    }
+    this.#finish("dropped: it does not read what it is sent");
+  }
+
+  #finish(reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#batch = [];
+    this.#batchBytes = 0;
+    this.#host.closed(this, reason);
+  }
+}
