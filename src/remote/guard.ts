@@ -37,12 +37,16 @@ export function isLoopback(hostname: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/** Why a request is refused before its token is looked at, or null. */
+/**
+ * Why a request is refused before its token is looked at, or null. `authority`: the request URL's host,
+ * for HTTP/2, which carries it as `:authority` instead of a `Host` header.
+ */
 export function guardRequest(
   headers: Headers,
   hosts: ReadonlySet<string>,
+  authority = "",
 ): "E_REMOTE_HOST" | "E_REMOTE_ORIGIN" | null {
-  const host = (headers.get("host") ?? "").toLowerCase();
+  const host = (headers.get("host") ?? authority).toLowerCase();
   if (!hosts.has(host)) return "E_REMOTE_HOST";
   const origin = headers.get("origin");
   if (origin === null) return null;

@@ -38,3 +38,13 @@ Deno.test("guard: loopback names", () => {
     assert.ok(!isLoopback(name), name);
   }
 });
+
+Deno.test("guard: HTTP/2 carries no Host header: the request's authority is held against the list", () => {
+  const hosts = allowedHosts("127.0.0.1", 7681);
+  assert.equal(guardRequest(headers({}), hosts, "127.0.0.1:7681"), null);
+  assert.equal(guardRequest(headers({}), hosts, "evil.example:7681"), "E_REMOTE_HOST");
+  assert.equal(
+    guardRequest(headers({ host: "evil.example:7681" }), hosts, "127.0.0.1:7681"),
+    "E_REMOTE_HOST",
+  );
+});

@@ -153,7 +153,7 @@ export class RemoteServer {
     const address = info.remoteAddr.hostname;
     const name = `${address.includes(":") ? `[${address}]` : address}:${info.remoteAddr.port}`;
     const url = new URL(request.url);
-    const guarded = guardRequest(request.headers, this.#hosts);
+    const guarded = guardRequest(request.headers, this.#hosts, url.host);
     if (guarded !== null) {
       // Not a failed attempt of this address: a page of another site would otherwise lock its user out.
       this.#refused(name, guarded, url.pathname);

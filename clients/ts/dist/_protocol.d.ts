@@ -323,6 +323,23 @@ export type RawFrame = {
             inverse?: true;
         }[][];
     };
+} | {
+    seq: number;
+    ts: number;
+    type: "pty_exited";
+    /** The session's name (a daemon session's id) */
+    session_id: string;
+    /** The exit code, or null when the program died of a signal */
+    exit_code: number | null;
+    /** The terminating signal, or null */
+    signal?: string | null;
+    /** Last lines of output, ANSI-stripped */
+    last_lines: string[];
+    session_title: string | null;
+    session_description: string | null;
+    parent_agent: string | null;
+    /** The session's --timeout ended it */
+    timed_out: boolean;
 };
 /** An event of the compact or parsed view. */
 export type ViewEvent = {

@@ -1,0 +1,561 @@
+/**
+ * The daemon's TCP listener against real clients: tokens (none, wrong, viewer vs control, a token file
+ * with scoped sessions), the Origin and Host rules, failed-attempt limits under 1 000 attempts, tokens never
+ * in a log, a client that never reads, the client cap, compression, the `pty_exited` frame, TLS and the
+ * non-loopback rule, and the audit log of connections.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { zstdDecompressSync } from "node:zlib";
+import { withTempDir, withTimeout } from "./_helpers.ts";
+import { cleanUp, specter, whereArgs } from "./_daemon.ts";
+import { type RemoteDaemon, request, startRemoteDaemon, WsRpc } from "./_remote.ts";
+import { FrameSchema } from "../src/protocol/mod.ts";
+
+function remoteTest(name: string, fn: (dir: string) => Promise<void>, timeoutMs = 60_000): void {
+  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
+    await withTempDir((dir) => withTimeout(fn(dir), timeoutMs, name));
+  });
+}
+
+async function withDaemon(
+  dir: string,
+  extra: string[],
+  fn: (daemon: RemoteDaemon) => Promise<void>,
+): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const daemon = await startRemoteDaemon(dir, extra);
+  try {
+    await fn(daemon);
+  } catch (error) {
+    console.error(daemon.log.join("\n"));
+    throw error;
+  } finally {
+    await cleanUp(daemon);
+  }
+}
+
+async function newSession(daemon: RemoteDaemon, name: string, argv: string[], flags: string[] = []) {
+  const result = await specter([
+    "new",
+    name,
+    ...whereArgs(daemon),
+    "--no-autostart",
+    ...flags,
+    "--",
+    ...argv,
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+}
+
+/** The remote audit log's records (after `specter audit verify` accepted its chain). */
+async function remoteAudit(daemon: RemoteDaemon): Promise<Record<string, unknown>[]> {
+  const dir = join(daemon.stateDir, "remote");
+  const verify = await specter(["audit", "verify", dir]);
+  assert.equal(verify.code, 0, verify.stderr);
+  return Deno.readTextFileSync(join(dir, "audit.ndjson")).trim().split("\n").map((line) => JSON.parse(line));
+}
+
+/** A WebSocket handshake on a raw TCP connection (headers as given); the status line and the connection. */
+async function rawUpgrade(
+  daemon: RemoteDaemon,
+  headers: Record<string, string>,
+): Promise<{ status: number; conn: Deno.TcpConn; head: string }> {
+  const [hostname, port] = [daemon.host.split(":")[0]!, Number(daemon.host.split(":")[1])];
+  const conn = await Deno.connect({ hostname, port });
+  const lines = [
+    "GET /v1/ws HTTP/1.1",
+    "Upgrade: websocket",
+    "Connection: Upgrade",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version: 13",
+    ...Object.entries(headers).map(([key, value]) => `${key}: ${value}`),
+  ];
+  await conn.write(new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n"));
+  const buffer = new Uint8Array(4096);
+  let head = "";
+  while (!head.includes("\r\n\r\n")) {
+    const n = await conn.read(buffer);
+    if (n === null) break;
+    head += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), conn, head };
+}
+
+/** A masked client text frame (what a browser sends). */
+function clientFrame(text: string): Uint8Array {
+  const payload = new TextEncoder().encode(text);
+  const mask = crypto.getRandomValues(new Uint8Array(4));
+  const header = payload.length < 126
+    ? [0x81, 0x80 | payload.length]
+    : [0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff];
+  const out = new Uint8Array(header.length + 4 + payload.length);
+  out.set(header, 0);
+  out.set(mask, header.length);
+  payload.forEach((byte, i) => out[header.length + 4 + i] = byte ^ mask[i % 4]!);
+  return out;
+}
+
+function rss(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+/** Every file under `dir` (recursively). */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) out.push(...filesUnder(path));
+    else if (entry.isFile) out.push(path);
+  }
+  return out;
+}
+
+remoteTest(
+  "remote: no token and a wrong token are refused (401, E_REMOTE_AUTH); the pages need none",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      const none = await request(daemon, "/v1/ws", { upgrade: "websocket" });
+      assert.equal(none.status, 401);
+      assert.deepEqual((none.body as { error: { code: string } }).error.code, "E_REMOTE_AUTH");
+      const wrong = await request(daemon, "/v1/ws", {
+        upgrade: "websocket",
+        authorization: "Bearer " + "x".repeat(43),
+      });
+      assert.equal(wrong.status, 401);
+      await assert.rejects(WsRpc.open(daemon, "y".repeat(43)), /refused/);
+      await assert.rejects(WsRpc.open(daemon, "y".repeat(43), { via: "subprotocol" }), /refused/);
+      const page = await request(daemon, "/");
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get("content-security-policy") ?? "", /default-src 'none'/);
+      assert.equal((await request(daemon, "/assets/xterm.mjs")).status, 200);
+      assert.equal((await request(daemon, "/nothing")).status, 404);
+      // The right token, either way a client can give it.
+      for (const via of ["header", "subprotocol"] as const) {
+        const rpc = await WsRpc.open(daemon, daemon.info.viewer_token!, { via });
+        assert.equal((await rpc.hello()).scope, "viewer");
+        rpc.close();
+      }
+    });
+  },
+);
+
+remoteTest(
+  "remote: a viewer token only watches; control drives; nobody stops the daemon over TCP",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      await newSession(daemon, "job", ["/bin/sh", "-c", 'echo started; read line; echo "got:$line"']);
+      const viewer = await WsRpc.open(daemon, daemon.info.viewer_token!);
+      await viewer.hello();
+      const list = await viewer.call("session.list", {});
+      assert.deepEqual((list.result as { sessions: { name: string }[] }).sessions.map((s) => s.name), [
+        "job",
+      ]);
+      const attached = await viewer.call("session.attach", { name: "job", control: true });
+      assert.equal((attached.result as { control: boolean }).control, false, "a viewer never controls");
+      for (
+        const [method, params] of [
+          ["session.send", { name: "job", message: { v: 1, type: "input", data: "x\n" } }],
+          ["session.kill", { name: "job" }],
+          ["session.create", { name: "other", argv: ["/bin/true"], cwd: "/" }],
+          ["agent.open", { cwd: "/" }],
+          ["daemon.stop", {}],
+        ] as const
+      ) {
+        const answer = await viewer.call(method, params);
+        assert.equal(
+          (answer.error as { data?: { code?: string } })?.data?.code,
+          "E_REMOTE_SCOPE",
+          `${method}: ${JSON.stringify(answer)}`,
+        );
+      }
+      const control = await WsRpc.open(daemon, daemon.info.control_token!);
+      assert.equal((await control.hello()).scope, "control");
+      const stop = await control.call("daemon.stop", {});
+      assert.equal((stop.error as { data?: { code?: string } })?.data?.code, "E_REMOTE_SCOPE");
+      const sent = await control.call("session.send", {
+        name: "job",
+        message: { v: 1, type: "input", data: "remote\n" },
+      });
+      assert.deepEqual(sent.result, {}, JSON.stringify(sent));
+      await viewer.until(() => viewer.frames("job").some((f) => f.type === "pty_exited"), 20_000, "the exit");
+      const text = viewer.frames("job").filter((f) => f.type === "stdout").map((f) => f.data).join("");
+      assert.match(text, /got:remote/);
+      // pty_exited: valid, after the exit frame, with its seq; also for a client attaching after the end.
+      const frames = viewer.frames("job");
+      const notice = FrameSchema.parse(frames.at(-1));
+      assert.equal(notice.type, "pty_exited");
+      assert.equal(frames.at(-2)?.type, "exit");
+      assert.ok(notice.type === "pty_exited" && notice.session_id === "job" && notice.exit_code === 0);
+      const late = await WsRpc.open(daemon, daemon.info.viewer_token!);
+      await late.hello();
+      await late.call("session.attach", { name: "job" });
+      await late.until(() => late.notifications.some((n) => n.method === "session.end"), 10_000, "the end");
+      assert.equal(late.frames("job").at(-1)?.type, "pty_exited");
+      for (const client of [viewer, control, late]) client.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const records = await remoteAudit(daemon);
+      const connects = records.filter((r) => r.event === "connect");
+      assert.deepEqual(connects.map((r) => r.scope), ["viewer", "control", "viewer"]);
+      const disconnect = records.find((r) => r.event === "disconnect" && r.scope === "control");
+      assert.deepEqual(disconnect?.sessions, ["job"], "the sessions it touched");
+    });
+  },
+);
+
+remoteTest(
+  "remote: another site's Origin and a foreign Host (DNS rebinding) are refused before any token",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      const token = daemon.info.control_token!;
+      const evil = await request(daemon, "/v1/ws", {
+        upgrade: "websocket",
+        origin: "https://evil.example",
+        authorization: `Bearer ${token}`,
+      });
+      assert.equal(evil.status, 403);
+      assert.equal((evil.body as { error: { code: string } }).error.code, "E_REMOTE_ORIGIN");
+      const same = await rawUpgrade(daemon, {
+        Host: daemon.host,
+        Origin: daemon.origin,
+        Authorization: `Bearer ${token}`,
+      });
+      assert.equal(same.status, 101, same.head);
+      same.conn.close();
+      const rebound = await rawUpgrade(daemon, { Host: "evil.example:80", Authorization: `Bearer ${token}` });
+      assert.equal(rebound.status, 403, rebound.head);
+      assert.match(rebound.head, /E_REMOTE_HOST/);
+      rebound.conn.close();
+      const page = await rawUpgrade(daemon, { Host: `attacker.example:${daemon.host.split(":")[1]}` });
+      assert.equal(page.status, 403);
+      page.conn.close();
+      // Refusals of this kind do not lock the user's address out (another site's page could cause them).
+      for (let i = 0; i < 20; i++) {
+        await request(daemon, "/v1/ws", { upgrade: "websocket", origin: "https://evil.example" });
+      }
+      const rpc = await WsRpc.open(daemon, token);
+      await rpc.hello();
+      rpc.close();
+    });
+  },
+);
+
+remoteTest(
+  "remote: 1 000 failed attempts lock the peer out (429) without looking at tokens; the log stays small",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      const statuses = new Map<number, number>();
+      for (let i = 0; i < 1000; i++) {
+        const { status } = await request(daemon, "/v1/ws", {
+          upgrade: "websocket",
+          authorization: `Bearer guess-${String(i).padStart(40, "0")}`,
+        });
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+      assert.ok((statuses.get(401) ?? 0) <= 12, JSON.stringify([...statuses]));
+      assert.ok((statuses.get(429) ?? 0) >= 988, JSON.stringify([...statuses]));
+      // Locked out: even the right token is not looked at now.
+      const right = await request(daemon, "/v1/ws", {
+        upgrade: "websocket",
+        authorization: `Bearer ${daemon.info.control_token}`,
+      });
+      assert.equal(right.status, 429);
+      assert.ok(Number(right.headers.get("retry-after")) >= 1);
+      const refusals = (await remoteAudit(daemon)).filter((r) => r.event === "refuse");
+      assert.ok(refusals.length <= 12, `${refusals.length} refusals recorded`);
+      assert.ok(refusals.some((r) => r.code === "E_REMOTE_LIMITED"));
+      // The unix socket's clients are not affected.
+      const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+      assert.equal(ls.code, 0, ls.stderr);
+    });
+  },
+);
+
+remoteTest("remote: tokens never appear in a log line (daemon, keeper, audit logs, stderr)", async (dir) => {
+  await withDaemon(dir, [], async (daemon) => {
+    await newSession(daemon, "logged", ["/bin/sh", "-c", "echo hi"]);
+    const wrong = "wrong-token-" + "z".repeat(40);
+    for (const token of [daemon.info.viewer_token!, daemon.info.control_token!, wrong]) {
+      try {
+        const rpc = await WsRpc.open(daemon, token, { via: "subprotocol" });
+        await rpc.hello();
+        await rpc.call("session.attach", { name: "logged" });
+        rpc.close();
+      } catch {
+        // The wrong one is refused.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const info = Deno.statSync(join(daemon.stateDir, "remote.json"));
+    assert.equal((info.mode ?? 0) & 0o777, 0o600, "remote.json holds the tokens: this user's only");
+    const logs = [
+      ...filesUnder(daemon.stateDir).filter((path) => !path.endsWith("remote.json")),
+      ...filesUnder(join(daemon.stateDir, "..", "xdg-state")),
+    ];
+    assert.ok(logs.some((path) => path.endsWith("daemon.log")));
+    assert.ok(logs.some((path) => path.endsWith(join("remote", "audit.ndjson"))));
+    for (const path of logs) {
+      const text = new TextDecoder().decode(Deno.readFileSync(path));
+      for (const token of [daemon.info.viewer_token!, daemon.info.control_token!, wrong]) {
+        assert.ok(!text.includes(token), `a token in ${path}`);
+      }
+    }
+    const stderr = daemon.log.join("\n");
+    for (const token of [daemon.info.viewer_token!, daemon.info.control_token!, wrong]) {
+      assert.ok(!stderr.includes(token));
+    }
+  });
+});
+
+remoteTest(
+  "remote: a client that never reads is dropped; the daemon's memory does not grow with it",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      const line = "x".repeat(100);
+      await newSession(daemon, "flood", [
+        "/bin/sh",
+        "-c",
+        `echo ready; read go; i=0; while [ $i -lt 400000 ]; do echo "$i ${line}"; i=$((i+1)); done`,
+      ]);
+      const pid = daemon.process.pid;
+      const before = rss(pid);
+      const { status, conn } = await rawUpgrade(daemon, {
+        Host: daemon.host,
+        Authorization: `Bearer ${daemon.info.control_token}`,
+      });
+      assert.equal(status, 101);
+      await conn.write(
+        clientFrame(
+          JSON.stringify({ jsonrpc: "2.0", id: 1, method: "daemon.hello", params: { protocol: 1 } }),
+        ),
+      );
+      await conn.write(
+        clientFrame(
+          JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session.attach", params: { name: "flood" } }),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await specter(["send", "flood", ...whereArgs(daemon), "--no-autostart", "go", "--enter"]);
+      // It reads nothing from now on.
+      let peak = before;
+      let dropped: Record<string, unknown> | undefined;
+      const deadline = Date.now() + 40_000;
+      while (dropped === undefined && Date.now() < deadline) {
+        peak = Math.max(peak, rss(pid));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const text = Deno.readTextFileSync(join(daemon.stateDir, "remote", "audit.ndjson"));
+        dropped = text.trim().split("\n").map((l) => JSON.parse(l)).find((r) =>
+          r.event === "disconnect" && String(r.reason).startsWith("dropped")
+        );
+      }
+      assert.ok(dropped !== undefined, "the client was dropped");
+      assert.ok(
+        peak - before < 64 * 1024 * 1024,
+        `the daemon grew by ${((peak - before) / 2 ** 20).toFixed(1)} MiB`,
+      );
+      conn.close();
+      // The session was not slowed down for good: it runs to its end.
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+        if (/"running":false/.test(ls.stdout)) break;
+        if (Date.now() > end) throw new Error(`The flood never ended: ${ls.stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    });
+  },
+  120_000,
+);
+
+remoteTest(
+  "remote: --max-clients refuses one more (503); --compress zstd is agreed per client",
+  async (dir) => {
+    await withDaemon(dir, ["--max-clients", "2", "--compress", "zstd"], async (daemon) => {
+      await newSession(daemon, "z", [
+        "/bin/sh",
+        "-c",
+        "i=0; while [ $i -lt 2000 ]; do echo line $i of the output; i=$((i+1)); done",
+      ]);
+      const decoder = new TextDecoder();
+      const packed = await WsRpc.open(daemon, daemon.info.viewer_token!, {
+        decode: (data) => decoder.decode(zstdDecompressSync(new Uint8Array(data))),
+      });
+      assert.equal((await packed.hello({ compress: "zstd" })).compress, "zstd");
+      const plain = await WsRpc.open(daemon, daemon.info.viewer_token!);
+      assert.equal((await plain.hello()).compress, "none");
+      const busy = await request(daemon, "/v1/ws", {
+        upgrade: "websocket",
+        authorization: `Bearer ${daemon.info.viewer_token}`,
+      });
+      assert.equal(busy.status, 503);
+      for (const client of [packed, plain]) await client.call("session.attach", { name: "z" });
+      for (const client of [packed, plain]) {
+        await client.until(
+          () => client.notifications.some((n) => n.method === "session.end"),
+          30_000,
+          "the end",
+        );
+      }
+      const text = (c: WsRpc) => c.frames("z").filter((f) => f.type === "stdout").map((f) => f.data).join("");
+      assert.equal(text(packed), text(plain));
+      assert.match(text(plain), /line 1999 of the output/);
+      assert.ok(
+        packed.wireBytes < plain.wireBytes / 3,
+        `${packed.wireBytes} compressed vs ${plain.wireBytes}`,
+      );
+      packed.close();
+      plain.close();
+    });
+  },
+);
+
+remoteTest(
+  "remote: a token file (0600) scopes tokens to sessions and labels them; a readable one is refused",
+  async (dir) => {
+    const file = join(dir, "tokens.json");
+    const alice = "alice-" + "a".repeat(30);
+    const ops = "ops-" + "o".repeat(30);
+    Deno.writeTextFileSync(
+      file,
+      JSON.stringify({
+        tokens: [
+          { token: alice, scope: "viewer", sessions: ["mine"], label: "alice" },
+          { token: ops, scope: "control", label: "ops" },
+        ],
+      }),
+      { mode: 0o644 },
+    );
+    Deno.chmodSync(file, 0o644);
+    const refused = await specter([
+      "daemon",
+      "--state-dir",
+      join(dir, "s1"),
+      "--socket",
+      join(dir, "r1", "d.sock"),
+      "--bind",
+      "127.0.0.1:0",
+      "--token-file",
+      file,
+    ]);
+    assert.equal(refused.code, 125, refused.stderr);
+    assert.match(refused.stderr, /E_REMOTE_TOKEN_FILE.*mode 644/);
+    assert.ok(!refused.stderr.includes(alice));
+    Deno.chmodSync(file, 0o600);
+    await withDaemon(join(dir, "d"), ["--token-file", file], async (daemon) => {
+      assert.equal(daemon.info.viewer_token, null, "no tokens are made when a file has them");
+      await newSession(daemon, "mine", ["/bin/sh", "-c", "echo mine"]);
+      await newSession(daemon, "theirs", ["/bin/sh", "-c", "echo theirs"]);
+      const rpc = await WsRpc.open(daemon, alice);
+      await rpc.hello();
+      const list = await rpc.call("session.list", {});
+      assert.deepEqual((list.result as { sessions: { name: string }[] }).sessions.map((s) => s.name), [
+        "mine",
+      ]);
+      const other = await rpc.call("session.attach", { name: "theirs" });
+      assert.equal((other.error as { data?: { code?: string } })?.data?.code, "E_REMOTE_SCOPE");
+      rpc.close();
+      const url = await specter(["url", "--state-dir", daemon.stateDir, "--control"]);
+      assert.equal(url.code, 0, url.stderr);
+      assert.ok(url.stdout.trim().endsWith(`#token=${ops}`), url.stdout);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const connect = (await remoteAudit(daemon)).find((r) => r.event === "connect");
+      assert.equal(connect?.token, "alice");
+      assert.deepEqual(connect?.only, ["mine"]);
+    });
+  },
+);
+
+remoteTest(
+  "remote: a non-loopback address needs TLS or --insecure-bind; with a certificate it serves HTTPS",
+  async (dir) => {
+    const where = (
+      name: string,
+    ) => ["--state-dir", join(dir, name, "state"), "--socket", join(dir, name, "run", "d.sock")];
+    Deno.mkdirSync(join(dir, "a"), { mode: 0o700 });
+    const plain = await specter(["daemon", ...where("a"), "--bind", "0.0.0.0:0"]);
+    assert.equal(plain.code, 125, plain.stderr);
+    assert.match(plain.stderr, /E_REMOTE_BIND.*needs TLS/);
+    const usage = await specter(["daemon", ...where("a"), "--tls-cert", "x.pem"]);
+    assert.equal(usage.code, 2);
+    // A CA and a certificate it signed (rustls refuses a self-signed certificate as its own CA).
+    Deno.writeTextFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    const ssl = (args: string[]) =>
+      new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "null" }).output();
+    const steps = [
+      await ssl([
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=specter-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+      ]),
+      await ssl([
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "leaf.csr",
+      ]),
+      await ssl([
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-out",
+        "cert.pem",
+        "-extfile",
+        "ext.cnf",
+      ]),
+    ];
+    const openssl = { code: Math.max(...steps.map((step) => step.code)) };
+    assert.equal(openssl.code, 0, "openssl made a certificate");
+    await withDaemon(join(dir, "tls"), [
+      "--tls-cert",
+      join(dir, "cert.pem"),
+      "--tls-key",
+      join(dir, "key.pem"),
+    ], async (daemon) => {
+      assert.ok(daemon.info.url.startsWith("https://"), daemon.info.url);
+      assert.equal(daemon.info.tls, true);
+      const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(join(dir, "ca.pem"))] });
+      try {
+        const page = await fetch(daemon.info.url, { client });
+        assert.equal(page.status, 200);
+        assert.match(await page.text(), /<title>Specter<\/title>/);
+        const ws = await fetch(`${daemon.info.url}v1/ws`, { client, headers: { upgrade: "websocket" } });
+        assert.equal(ws.status, 401);
+        await ws.body?.cancel();
+      } finally {
+        client.close();
+      }
+    });
+    await withDaemon(join(dir, "insecure"), ["--bind", "0.0.0.0:0", "--insecure-bind"], async (daemon) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.match(daemon.log.join("\n"), /WARNING: listening on http:\/\/0\.0\.0\.0:\d+\/ without TLS/);
+      const records = await remoteAudit(daemon);
+      assert.equal(records[0]?.event, "listen");
+      assert.equal(records[0]?.insecure_bind, true);
+    });
+  },
+);
