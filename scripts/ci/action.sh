@@ -49,17 +49,18 @@ fi
 [[ $deno_version =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] ||
   usage_error "SPECTER_DENO_VERSION must be a version such as 2.9.6, not '$deno_version'"
 # A directory name starting with '-' would read as a flag.
-[[ $artifacts == -* ]] && artifacts="./$artifacts"
+if [[ $artifacts == -* ]]; then artifacts="./$artifacts"; fi
 
 # Splits $1 into words like xargs (quotes and backslashes, nothing else) into the array named $2.
+# shellcheck disable=SC2034 # split_out is a nameref: it fills the caller's array
 split_words() {
   local text=$1
-  local -n words=$2
+  local -n split_out=$2
   local tmp status=0
-  words=()
+  split_out=()
   tmp=$(mktemp)
   printf '%s\n' "$text" | xargs -r printf '%s\0' >"$tmp" 2>/dev/null || status=$?
-  if [ "$status" -eq 0 ]; then mapfile -d '' -t words <"$tmp"; fi
+  if [ "$status" -eq 0 ]; then mapfile -d '' -t split_out <"$tmp"; fi
   rm -f "$tmp"
   return "$status"
 }
@@ -75,19 +76,25 @@ slug() {
 test_args=()
 split_words "$args_input" test_args || usage_error "SPECTER_ARGS has an unmatched quote"
 
-# Scenario globs: split on whitespace, then expanded as file globs only (IFS is empty inside, so the
-# unquoted expansion below does pathname expansion and no word splitting; nothing is evaluated).
+# Expands one glob into the matching paths, NUL-terminated. IFS is empty inside, so the unquoted
+# expansion does pathname expansion only: no word splitting, and nothing is evaluated.
+expand_glob() {
+  local IFS=
+  local -a found
+  # shellcheck disable=SC2206 # pathname expansion of the pattern is the point
+  found=($1)
+  if [ ${#found[@]} -eq 1 ] && [ ! -e "${found[0]}" ]; then return 0; fi # a plain name that is missing
+  if [ ${#found[@]} -gt 0 ]; then printf '%s\0' "${found[@]}"; fi
+}
+
+# Scenario globs: split on whitespace (a space inside a name can be matched with ?), then expanded.
 scenario_files=()
+patterns=()
 read -r -d '' -a patterns <<<"$scenarios_input" || true
 shopt -s nullglob globstar
 for pattern in "${patterns[@]}"; do
   matches=()
-  IFS= eval_free_glob() { :; } # (no eval anywhere: this line only documents the intent)
-  IFS_saved=$IFS
-  IFS=
-  # shellcheck disable=SC2206 # pathname expansion of the pattern is the point
-  matches=($pattern)
-  IFS=$IFS_saved
+  mapfile -d '' -t matches < <(expand_glob "$pattern")
   [ ${#matches[@]} -gt 0 ] || usage_error "no scenario file matches '$pattern'"
   scenario_files+=("${matches[@]}")
 done
@@ -103,7 +110,7 @@ done <<<"$verify_input"
 [ ${#scenario_files[@]} -gt 0 ] || [ ${#verify_lines[@]} -gt 0 ] ||
   usage_error "nothing to run: set SPECTER_SCENARIOS (scenario globs) and/or SPECTER_VERIFY (golden lines)"
 
-verify_argvs=() # each line, checked now so a typo fails before anything runs
+# Each verify line is checked now, so a typo fails before anything runs.
 for line in "${verify_lines[@]}"; do
   words=()
   split_words "$line" words || usage_error "verify line has an unmatched quote: $line"
@@ -162,8 +169,9 @@ as_root() {
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$install_packages" != false ] && command -v apt-get >/dev/null 2>&1; then
     say "installing bubblewrap (the sandbox backend) with apt-get"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >&2 ||
-      { as_root apt-get update -qq >&2 && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >&2; } ||
+    apt_install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
+    as_root "${apt_install[@]}" >&2 ||
+      { as_root apt-get update -qq >&2 && as_root "${apt_install[@]}" >&2; } ||
       say "warning: could not install bubblewrap; runs will fail with E_SANDBOX_UNAVAILABLE"
   else
     say "warning: bwrap is not installed; runs will fail with E_SANDBOX_UNAVAILABLE (apt-get install bubblewrap)"
@@ -209,7 +217,7 @@ run_specter() {
   shift
   commands_off
   set +e
-  "${specter[@]}" "$@" 2>&1 | tee "$log"
+  "${specter[@]}" "$@" </dev/null 2>&1 | tee "$log"
   run_status=${PIPESTATUS[0]}
   set -e
   commands_on
@@ -217,8 +225,9 @@ run_specter() {
 
 mkdir -p "$artifacts"
 overall=0
-rows_test=()   # status<TAB>exit<TAB>scenario<TAB>bundle<TAB>log
-rows_verify=() # status<TAB>exit<TAB>golden<TAB>log
+sep=$'\x1f'  # separates the fields of a row (a tab would merge empty fields)
+rows_test=()   # status, exit, scenario, bundle, log
+rows_verify=() # status, exit, golden, log
 run_status=0
 
 if [ ${#scenario_files[@]} -gt 0 ]; then mkdir -p "$artifacts/test"; fi
@@ -236,8 +245,8 @@ for file in "${scenario_files[@]}"; do
     *) status=ERROR ;;
   esac
   [ -d "$bundle" ] || bundle=""
-  rows_test+=("$status"$'\t'"$run_status"$'\t'"$file"$'\t'"$bundle"$'\t'"$log")
-  [ "$run_status" -gt "$overall" ] && overall=$run_status
+  rows_test+=("$status$sep$run_status$sep$file$sep$bundle$sep$log")
+  if [ "$run_status" -gt "$overall" ]; then overall=$run_status; fi
 done
 
 if [ ${#verify_lines[@]} -gt 0 ]; then mkdir -p "$artifacts/verify"; fi
@@ -248,7 +257,7 @@ for line in "${verify_lines[@]}"; do
   split_words "$line" words
   golden=${words[0]}
   # A golden named like a flag is passed as ./NAME (specter reads it as a path either way).
-  [[ $golden == -* ]] && words[0]="./$golden"
+  if [[ $golden == -* ]]; then words[0]="./$golden"; fi
   log="$artifacts/verify/$(printf '%02d-%s' "$i" "$(slug "$golden")").log"
   say "specter verify $line"
   run_specter "$log" verify "${words[@]}"
@@ -257,8 +266,8 @@ for line in "${verify_lines[@]}"; do
     1) status=DRIFT ;;
     *) status=ERROR ;;
   esac
-  rows_verify+=("$status"$'\t'"$run_status"$'\t'"$golden"$'\t'"$log")
-  [ "$run_status" -gt "$overall" ] && overall=$run_status
+  rows_verify+=("$status$sep$run_status$sep$golden$sep$log")
+  if [ "$run_status" -gt "$overall" ]; then overall=$run_status; fi
 done
 
 # --- Summary ---------------------------------------------------------------------------------------
@@ -268,13 +277,13 @@ cell() {
   local text=${1//\`/\'}
   text=${text//|/\\|}
   text=${text//$'\n'/ }
-  printf '`%s`' "$text"
+  printf '%s%s%s' '`' "$text" '`'
 }
 
 count() { # count STATUS ROWS… → how many rows start with STATUS
   local want=$1 n=0 row
   shift
-  for row in "$@"; do [ "${row%%$'\t'*}" = "$want" ] && n=$((n + 1)); done
+  for row in "$@"; do [ "${row%%"$sep"*}" = "$want" ] && n=$((n + 1)); done
   printf '%d' "$n"
 }
 
@@ -289,7 +298,7 @@ summary="$artifacts/summary.md"
   if [ ${#rows_test[@]} -gt 0 ]; then
     printf '\n| Scenario | Result | Bundle | Output |\n| --- | --- | --- | --- |\n'
     for row in "${rows_test[@]}"; do
-      IFS=$'\t' read -r status code file bundle log <<<"$row"
+      IFS="$sep" read -r status code file bundle log <<<"$row"
       mark="✅"
       [ "$status" = PASSED ] || mark="❌"
       printf '| %s | %s %s (exit %s) | %s | %s |\n' "$(cell "$file")" "$mark" "$status" "$code" \
@@ -299,7 +308,7 @@ summary="$artifacts/summary.md"
   if [ ${#rows_verify[@]} -gt 0 ]; then
     printf '\n| Golden | Result | Output |\n| --- | --- | --- |\n'
     for row in "${rows_verify[@]}"; do
-      IFS=$'\t' read -r status code golden log <<<"$row"
+      IFS="$sep" read -r status code golden log <<<"$row"
       mark="✅"
       [ "$status" = OK ] || mark="❌"
       printf '| %s | %s %s (exit %s) | %s |\n' "$(cell "$golden")" "$mark" "$status" "$code" "$(cell "$log")"
@@ -307,10 +316,12 @@ summary="$artifacts/summary.md"
   fi
   # The end of each failure's output: the failed step and its screen, or the golden's diff.
   for row in "${rows_test[@]}" "${rows_verify[@]}"; do
-    IFS=$'\t' read -r status code subject rest <<<"$row"
+    IFS="$sep" read -r status code subject rest <<<"$row"
     case $status in PASSED | OK) continue ;; esac
-    log=${rest##*$'\t'}
-    printf '\n<details><summary>%s: %s</summary>\n\n~~~~text\n' "$status" "$(cell "$subject")"
+    log=${rest##*"$sep"}
+    lang=text
+    if [ "$status" = DRIFT ]; then lang="diff"; fi
+    printf '\n<details><summary>%s: %s</summary>\n\n~~~~%s\n' "$status" "$(cell "$subject")" "$lang"
     tail -n 60 "$log" 2>/dev/null | sed 's/^~~~~/ ~~~~/' || true
     printf '~~~~\n\n</details>\n'
   done

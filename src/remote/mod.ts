@@ -6,7 +6,7 @@
  * @module
  */
 export { type Access, LOCAL_ACCESS, type Peer, type PeerHost } from "./peer.ts";
-export { MAX_MESSAGE_BYTES, MAX_WS_UNSENT, WsPeer } from "./ws_peer.ts";
+export { HARD_WS_UNSENT, MAX_MESSAGE_BYTES, MAX_WS_UNSENT, STALL_MS, WsPeer } from "./ws_peer.ts";
 export { DEFAULT_MAX_CLIENTS, RemoteServer, type RemoteServerOptions } from "./server.ts";
 export { type Grant, newToken, readTokenFile, TokenSet } from "./tokens.ts";
 export { RemoteError } from "./errors.ts";

@@ -1,10 +1,12 @@
 /**
  * A daemon client on a WebSocket (`/v1/ws`): JSON-RPC 2.0 as NDJSON, one or more lines per message both
- * ways. What the daemon sends within one turn goes out as one message (a burst of frames costs one
- * message, and compresses as one). Bounded: a message over {@link MAX_MESSAGE_BYTES} is refused, binary
- * messages are refused, and a client with more than {@link MAX_WS_UNSENT} bytes waiting (the WebSocket's
- * own `bufferedAmount` included) is dropped at once: it never slows a program or grows the daemon's
- * memory, and it can attach again from the last `seq` it saw.
+ * ways. What the daemon sends within one turn goes out as one message of at most 1 MiB, cut at line
+ * ends (a burst of frames costs one message, and compresses as one). Bounded as the unix socket's
+ * clients are: a message over {@link MAX_MESSAGE_BYTES} is refused, binary messages are refused, and a
+ * client with more than {@link MAX_WS_UNSENT} bytes waiting (the WebSocket's own `bufferedAmount`
+ * included) that took nothing for {@link STALL_MS} is dropped, as is one past {@link HARD_WS_UNSENT}
+ * however it reads: it never slows a program or grows the daemon's memory without bound, and it can
+ * attach again from the last `seq` it saw.
  *
  * @module
  */
@@ -13,15 +15,30 @@ import type { Access, Peer, PeerHost } from "./peer.ts";
 
 /** Longest message taken from a client (characters). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
-/** Bytes waiting for a client beyond which it is dropped. */
+/** Bytes waiting for a client beyond which one that takes nothing for {@link STALL_MS} is dropped. */
 export const MAX_WS_UNSENT = 8 * 1024 * 1024;
+/**
+ * Beyond this a client is dropped however it reads. An attach's history (at most 32 MiB, sent at once) is
+ * allowed on top, until the client took it.
+ */
+export const HARD_WS_UNSENT = 16 * 1024 * 1024;
 /** Largest message sent at once (a longer burst is split at line ends). */
 const MAX_BATCH = 1024 * 1024;
-/** How long a client with bytes waiting may take none before it is dropped. */
-const STALL_MS = 10_000;
+/** How long a client over {@link MAX_WS_UNSENT} may take nothing before it is dropped. */
+export const STALL_MS = 2_000;
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
+
+/** Where the message starting at `at` ends: the last line end within {@link MAX_BATCH}, else the next one. */
+function cutAt(bytes: Uint8Array, at: number): number {
+  if (bytes.length - at <= MAX_BATCH) return bytes.length;
+  const window = bytes.subarray(at, at + MAX_BATCH);
+  const last = window.lastIndexOf(0x0a);
+  if (last >= 0) return at + last + 1;
+  const next = bytes.indexOf(0x0a, at + MAX_BATCH);
+  return next < 0 ? bytes.length : next + 1;
+}
 
 /** A WebSocket client. */
 export class WsPeer implements Peer {
@@ -40,6 +57,8 @@ export class WsPeer implements Peer {
   #compress = false;
   #closed = false;
   #lastBuffered = 0;
+  /** Bytes of an attach's history allowed beyond {@link HARD_WS_UNSENT} until the client took them. */
+  #allowance = 0;
   #progressAt = performance.now();
 
   constructor(socket: WebSocket, name: string, access: Access, host: PeerHost) {
@@ -72,7 +91,14 @@ export class WsPeer implements Peer {
 
   sendBytes(bytes: Uint8Array): void {
     if (this.#closed) return;
-    if (this.unsent + bytes.length > MAX_WS_UNSENT) {
+    this.#noteProgress();
+    const before = this.unsent;
+    if (before < HARD_WS_UNSENT) this.#allowance = 0; // The history was taken.
+    if (bytes.length > MAX_WS_UNSENT) this.#allowance = bytes.length; // A history: sent whole, once.
+    if (
+      before + bytes.length > HARD_WS_UNSENT + this.#allowance ||
+      (before > MAX_WS_UNSENT && performance.now() - this.#progressAt > STALL_MS)
+    ) {
       this.#drop();
       return;
     }
@@ -87,10 +113,15 @@ export class WsPeer implements Peer {
 
   checkStall(): void {
     if (this.#closed) return;
+    this.#noteProgress();
+    if (this.unsent > MAX_WS_UNSENT && performance.now() - this.#progressAt > STALL_MS) this.#drop();
+  }
+
+  /** The client took bytes since the last look (or nothing waits for it): it is not stalled. */
+  #noteProgress(): void {
     const buffered = this.#buffered();
     if (buffered < this.#lastBuffered || buffered === 0) this.#progressAt = performance.now();
     this.#lastBuffered = buffered;
-    if (buffered > 0 && performance.now() - this.#progressAt > STALL_MS) this.#drop();
   }
 
   closeAfterSending(): void {
@@ -158,19 +189,25 @@ export class WsPeer implements Peer {
       }
     }
     try {
-      if (this.#compress) {
-        const packed = zstdCompressSync(joined);
-        this.#socket.send(packed);
-        this.sent.wire += packed.length;
-      } else {
-        this.#socket.send(decoder.decode(joined));
-        this.sent.wire += total;
+      for (let at = 0; at < total;) {
+        const end = cutAt(joined, at);
+        const part = joined.subarray(at, end);
+        if (this.#compress) {
+          const packed = zstdCompressSync(part);
+          this.#socket.send(packed);
+          this.sent.wire += packed.length;
+        } else {
+          this.#socket.send(decoder.decode(part));
+          this.sent.wire += part.length;
+        }
+        this.sent.messages++;
+        at = end;
       }
       this.sent.raw += total;
-      this.sent.messages++;
     } catch {
       this.#finish("failed to send");
     }
+    this.#lastBuffered = this.#buffered(); // What was just queued is not the client's progress.
   }
 
   #drop(): void {
