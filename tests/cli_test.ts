@@ -403,7 +403,7 @@ sessionTest("--version and help", async () => {
   const unknown = await runCli(["help", "nope"]);
   assert.match(
     unknown.stderr,
-    /commands: run, exec, policy, sandbox, test, replay, verify, audit, view, agent, new, attach, ls, send, kill, logs, history, daemon, keeper\)/,
+    /commands: run, exec, policy, sandbox, test, replay, verify, audit, view, agent, new, attach, ls, send, kill, logs, history, daemon, url, keeper\)/,
   );
 });
 

@@ -67,7 +67,8 @@ export const REMOTE_FLAGS = {
     type: "string",
     value: "NAME[:PORT]",
     multiple: true,
-    description: "Another Host the listener answers to (behind a proxy); others are refused (DNS rebinding)",
+    description:
+      "Another Host the listener answers to (behind a proxy; repeatable); others are refused (DNS rebinding)",
   },
   "max-clients": {
     type: "string",

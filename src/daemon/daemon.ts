@@ -698,7 +698,8 @@ export class Daemon {
       }
       const notice = ptyExitedOf(entry.name, exit, entry.saved);
       for (const watcher of entry.watchers) {
-        this.#sendFrame(watcher, entry.name, notice);
+        // The viewer's notice goes to remote clients (the unix socket's have the exit frame as their last).
+        if (watcher.access.scope !== "local") this.#sendFrame(watcher, entry.name, notice);
         watcher.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
       }
       entry.watchers.clear();
@@ -1244,7 +1245,9 @@ export class Daemon {
     }
     if (entry.exit === null) entry.watchers.add(connection);
     else {
-      this.#sendFrame(connection, entry.name, ptyExitedOf(entry.name, entry.exit, entry.saved));
+      if (connection.access.scope !== "local") {
+        this.#sendFrame(connection, entry.name, ptyExitedOf(entry.name, entry.exit, entry.saved));
+      }
       connection.send({ jsonrpc: "2.0", method: "session.end", params: { name: entry.name } });
     }
     return ANSWERED;

@@ -222,7 +222,7 @@ export const SnapshotFrameSchema = z.object({
 
 /**
  * The program of a daemon session exited: the notice a viewer shows (new in 0.8.0, an optional frame
- * type). The daemon sends it to every client watching the session right after its `exit` frame (with
+ * type). The daemon sends it to every remote (WebSocket) client watching the session right after its `exit` frame (with
  * that frame's `seq`), and after the logged frames of a session that had already ended; it is derived
  * from the `exit` frame and is not logged itself.
  */
