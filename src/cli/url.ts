@@ -57,6 +57,21 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
     );
   }
   const info = RemoteInfoSchema.parse(JSON.parse(text));
+  let alive = true;
+  try {
+    Deno.statSync(`/proc/${info.pid}`);
+  } catch {
+    alive = false;
+  }
+  if (!alive) {
+    throw new RemoteError(
+      "E_REMOTE_BIND",
+      `The daemon that listened on ${info.url} (pid ${info.pid}) is gone`,
+      {
+        details: { path },
+      },
+    );
+  }
   const scope = values.control === true ? "control" : "viewer";
   let token = scope === "control" ? info.control_token : info.viewer_token;
   if (info.token_file !== null) {

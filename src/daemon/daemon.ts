@@ -232,12 +232,18 @@ export class Daemon {
     } catch {
       // No socket was left.
     }
+    try {
+      // A dead daemon's TCP address and tokens (specter url would print them): this one writes its own.
+      Deno.removeSync(join(options.stateDir, "remote.json"));
+    } catch {
+      // None was left.
+    }
     const listener = listenUnix(options.socketPath, "stream");
     Deno.chmodSync(options.socketPath, 0o600);
     const daemon = new Daemon(options, locks, listener, keeper);
     if (options.remote !== undefined) {
       try {
-        daemon.#listenRemote(options.remote);
+        await daemon.#listenRemote(options.remote);
       } catch (error: unknown) {
         await daemon.stop();
         throw error;
@@ -263,13 +269,13 @@ export class Daemon {
     closeQuietly(this.#listener);
     if (this.#remote !== null) {
       await this.#remote.close();
-      this.#remoteAudit?.close();
       try {
         Deno.removeSync(join(this.#options.stateDir, "remote.json"));
       } catch {
         // Not written, or removed by someone else.
       }
     }
+    this.#remoteAudit?.close(); // Also when the listener could not start.
     try {
       Deno.removeSync(this.#options.socketPath);
     } catch {
@@ -850,11 +856,11 @@ export class Daemon {
   // ── clients ─────────────────────────────────────────────────────────────────────────────────────
 
   /** Starts the TCP listener, its audit log, and `remote.json` (for `specter url`). */
-  #listenRemote(listen: RemoteListen): void {
+  async #listenRemote(listen: RemoteListen): Promise<void> {
     const dir = join(this.#options.stateDir, "remote");
     const audit = AuditLog.open(dir, `daemon-${Deno.pid}-${Date.now()}`);
     this.#remoteAudit = audit;
-    this.#remote = RemoteServer.start({
+    this.#remote = await RemoteServer.start({
       ...listen,
       audit,
       log: (text) => this.#log(text),

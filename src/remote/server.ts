@@ -17,7 +17,7 @@ import {
   WS_SUBPROTOCOL,
   WS_TOKEN_PREFIX,
 } from "../protocol/mod.ts";
-import { ASSETS, PAGES } from "./assets.ts";
+import type { Asset } from "./assets.ts";
 import { RemoteError } from "./errors.ts";
 import { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
 import { FailureLimiter } from "./limiter.ts";
@@ -74,6 +74,8 @@ export class RemoteServer {
   readonly #limiter = new FailureLimiter();
   readonly #peers = new Set<WsPeer>();
   #refusals = { minute: 0, recorded: 0, suppressed: 0 };
+  #pages: Readonly<Record<string, Asset>> = {};
+  #assets: Readonly<Record<string, Asset>> = {};
   /** The viewer's address (no token). */
   readonly url: string;
 
@@ -90,7 +92,7 @@ export class RemoteServer {
    * Listens (`E_REMOTE_BIND` when it cannot: a non-loopback address without TLS or `insecure`, the address
    * in use, a bad certificate).
    */
-  static start(options: RemoteServerOptions): RemoteServer {
+  static async start(options: RemoteServerOptions): Promise<RemoteServer> {
     if (!isLoopback(options.hostname) && options.tls === null && !options.insecure) {
       throw new RemoteError(
         "E_REMOTE_BIND",
@@ -99,6 +101,8 @@ export class RemoteServer {
         { details: { hostname: options.hostname } },
       );
     }
+    // The pages and libraries (about 1 MB of text) load only for a daemon that listens on TCP.
+    const { ASSETS, PAGES } = await import("./assets.ts");
     let self: RemoteServer | null = null;
     let server: Deno.HttpServer<Deno.NetAddr>;
     try {
@@ -121,6 +125,8 @@ export class RemoteServer {
       );
     }
     self = new RemoteServer(options, server);
+    self.#pages = PAGES;
+    self.#assets = ASSETS;
     options.audit?.record("listen", {
       url: self.url,
       tls: options.tls !== null,
@@ -168,10 +174,10 @@ export class RemoteServer {
     if (request.method !== "GET" && request.method !== "HEAD") {
       return refusal("E_USAGE", `Method ${request.method.slice(0, 10)} is not served here`, 405);
     }
-    const page = PAGES[url.pathname];
+    const page = Object.hasOwn(this.#pages, url.pathname) ? this.#pages[url.pathname] : undefined;
     if (page !== undefined) return asset(page.body, page.type);
     const assetName = url.pathname.startsWith("/assets/") ? url.pathname.slice("/assets/".length) : "";
-    const found = Object.hasOwn(ASSETS, assetName) ? ASSETS[assetName] : undefined;
+    const found = Object.hasOwn(this.#assets, assetName) ? this.#assets[assetName] : undefined;
     if (found !== undefined) return asset(found.body, found.type);
     return refusal("E_PATH_NOT_FOUND", "Nothing is served at this path");
   }
