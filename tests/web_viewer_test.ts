@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
 import { cleanUp, specter, whereArgs } from "./_daemon.ts";
-import { type RemoteDaemon, startRemoteDaemon } from "./_remote.ts";
+import { type RemoteDaemon, startRemoteDaemon, WsRpc } from "./_remote.ts";
 import { ASSETS, PAGES } from "../src/remote/assets.ts";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].find((path) => existsSync(path));
@@ -131,6 +131,22 @@ browserTest(
       assert.equal(await page.textContent("#mode"), "control");
       assert.doesNotMatch(page.url(), /token=/, "the token leaves the address bar");
       await shot(page, "1-live-output");
+      // A control token's terminal follows the window: the program's terminal is resized to fit it.
+      const watcher = await WsRpc.open(daemon, daemon.info.viewer_token!);
+      await watcher.hello();
+      await watcher.call("session.attach", { name: "demo" });
+      await page.setViewportSize({ width: 640, height: 700 });
+      await watcher.until(
+        () => watcher.frames("demo").some((f) => f.type === "resize_ack" && (f.cols as number) < 80),
+        20_000,
+        "the session's terminal resized to the narrower window",
+      );
+      const cols = await page.evaluate("globalThis.specterViewer.term.cols") as number;
+      assert.ok(
+        watcher.frames("demo").some((f) => f.type === "resize_ack" && f.cols === cols),
+        `cols ${cols}`,
+      );
+      watcher.close();
       await page.click("#terminal");
       await page.keyboard.type("hello from the page\n");
       await untilScreen(page, /got:hello from the page/, "what was typed, echoed by the program");
