@@ -146,3 +146,62 @@ export async function request(
   }
   return { status: response.status, body, headers: response.headers };
 }
+
+/** A WebSocket handshake's answer: its status, its error code (a refusal's body), the head, the connection. */
+export interface Handshake {
+  readonly status: number;
+  readonly code: string | null;
+  readonly head: string;
+  /** Open after a 101 (the caller closes it); closed otherwise. */
+  readonly conn: Deno.TcpConn;
+}
+
+/**
+ * A WebSocket handshake on a raw TCP connection: `Host` is the daemon's unless given, then `headers` (an
+ * empty value leaves the header out).
+ */
+export async function handshake(
+  daemon: RemoteDaemon,
+  headers: Record<string, string> = {},
+): Promise<Handshake> {
+  const [hostname, port] = [daemon.host.split(":")[0]!, Number(daemon.host.split(":")[1])];
+  const conn = await Deno.connect({ hostname, port });
+  const all: Record<string, string> = {
+    Host: daemon.host,
+    Upgrade: "websocket",
+    Connection: "Upgrade",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version": "13",
+    ...headers,
+  };
+  const lines = [
+    "GET /v1/ws HTTP/1.1",
+    ...Object.entries(all).filter(([, v]) => v !== "").map(([k, v]) => `${k}: ${v}`),
+  ];
+  await conn.write(new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n"));
+  const buffer = new Uint8Array(65536);
+  let text = "";
+  for (;;) {
+    const end = text.indexOf("\r\n\r\n");
+    if (end >= 0 && text.startsWith("HTTP/1.1 101")) break;
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) break;
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+  let code: string | null = null;
+  try {
+    code = JSON.parse(body).error.code;
+  } catch {
+    // A 101, or no body.
+  }
+  if (status !== 101) {
+    try {
+      conn.close();
+    } catch {
+      // Closed by the daemon.
+    }
+  }
+  return { status, code, head: text, conn };
+}

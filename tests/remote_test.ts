@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { zstdDecompressSync } from "node:zlib";
 import { withTempDir, withTimeout } from "./_helpers.ts";
 import { cleanUp, specter, whereArgs } from "./_daemon.ts";
-import { type RemoteDaemon, request, startRemoteDaemon, WsRpc } from "./_remote.ts";
+import { handshake, type RemoteDaemon, request, startRemoteDaemon, WsRpc } from "./_remote.ts";
 import { FrameSchema } from "../src/protocol/mod.ts";
 
 function remoteTest(name: string, fn: (dir: string) => Promise<void>, timeoutMs = 60_000): void {
@@ -56,32 +56,6 @@ async function remoteAudit(daemon: RemoteDaemon): Promise<Record<string, unknown
   return Deno.readTextFileSync(join(dir, "audit.ndjson")).trim().split("\n").map((line) => JSON.parse(line));
 }
 
-/** A WebSocket handshake on a raw TCP connection (headers as given); the status line and the connection. */
-async function rawUpgrade(
-  daemon: RemoteDaemon,
-  headers: Record<string, string>,
-): Promise<{ status: number; conn: Deno.TcpConn; head: string }> {
-  const [hostname, port] = [daemon.host.split(":")[0]!, Number(daemon.host.split(":")[1])];
-  const conn = await Deno.connect({ hostname, port });
-  const lines = [
-    "GET /v1/ws HTTP/1.1",
-    "Upgrade: websocket",
-    "Connection: Upgrade",
-    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-    "Sec-WebSocket-Version: 13",
-    ...Object.entries(headers).map(([key, value]) => `${key}: ${value}`),
-  ];
-  await conn.write(new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n"));
-  const buffer = new Uint8Array(4096);
-  let head = "";
-  while (!head.includes("\r\n\r\n")) {
-    const n = await conn.read(buffer);
-    if (n === null) break;
-    head += new TextDecoder().decode(buffer.subarray(0, n));
-  }
-  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), conn, head };
-}
-
 /** A masked client text frame (what a browser sends). */
 function clientFrame(text: string): Uint8Array {
   const payload = new TextEncoder().encode(text);
@@ -116,14 +90,16 @@ remoteTest(
   "remote: no token and a wrong token are refused (401, E_REMOTE_AUTH); the pages need none",
   async (dir) => {
     await withDaemon(dir, [], async (daemon) => {
-      const none = await request(daemon, "/v1/ws", { upgrade: "websocket" });
+      const none = await handshake(daemon);
       assert.equal(none.status, 401);
-      assert.deepEqual((none.body as { error: { code: string } }).error.code, "E_REMOTE_AUTH");
-      const wrong = await request(daemon, "/v1/ws", {
-        upgrade: "websocket",
-        authorization: "Bearer " + "x".repeat(43),
-      });
+      assert.equal(none.code, "E_REMOTE_AUTH");
+      const wrong = await handshake(daemon, { Authorization: "Bearer " + "x".repeat(43) });
       assert.equal(wrong.status, 401);
+      assert.equal(wrong.code, "E_REMOTE_AUTH");
+      // Not a WebSocket handshake (an <img>, a plain fetch): answered, and counted as nothing.
+      const plain = await request(daemon, "/v1/ws", { authorization: "Bearer " + "x".repeat(43) });
+      assert.equal(plain.status, 400);
+      assert.equal((await handshake(daemon, { Host: "" })).code, "E_REMOTE_HOST", "no Host at all");
       await assert.rejects(WsRpc.open(daemon, "y".repeat(43)), /refused/);
       await assert.rejects(WsRpc.open(daemon, "y".repeat(43), { via: "subprotocol" }), /refused/);
       const page = await request(daemon, "/");
@@ -209,30 +185,29 @@ remoteTest(
   async (dir) => {
     await withDaemon(dir, [], async (daemon) => {
       const token = daemon.info.control_token!;
-      const evil = await request(daemon, "/v1/ws", {
-        upgrade: "websocket",
-        origin: "https://evil.example",
-        authorization: `Bearer ${token}`,
-      });
-      assert.equal(evil.status, 403);
-      assert.equal((evil.body as { error: { code: string } }).error.code, "E_REMOTE_ORIGIN");
-      const same = await rawUpgrade(daemon, {
-        Host: daemon.host,
-        Origin: daemon.origin,
+      const evil = await handshake(daemon, {
+        Origin: "https://evil.example",
         Authorization: `Bearer ${token}`,
       });
+      assert.equal(evil.status, 403);
+      assert.equal(evil.code, "E_REMOTE_ORIGIN");
+      const same = await handshake(daemon, { Origin: daemon.origin, Authorization: `Bearer ${token}` });
       assert.equal(same.status, 101, same.head);
       same.conn.close();
-      const rebound = await rawUpgrade(daemon, { Host: "evil.example:80", Authorization: `Bearer ${token}` });
+      const rebound = await handshake(daemon, { Host: "evil.example:80", Authorization: `Bearer ${token}` });
       assert.equal(rebound.status, 403, rebound.head);
       assert.match(rebound.head, /E_REMOTE_HOST/);
-      rebound.conn.close();
-      const page = await rawUpgrade(daemon, { Host: `attacker.example:${daemon.host.split(":")[1]}` });
+      const page = await handshake(daemon, { Host: `attacker.example:${daemon.host.split(":")[1]}` });
       assert.equal(page.status, 403);
-      page.conn.close();
-      // Refusals of this kind do not lock the user's address out (another site's page could cause them).
+      // Refusals of this kind do not lock the user's address out (another site's page could cause them), nor
+      // do requests a page can make without an Origin (an <img> of /v1/ws) or handshakes without a token.
       for (let i = 0; i < 20; i++) {
-        await request(daemon, "/v1/ws", { upgrade: "websocket", origin: "https://evil.example" });
+        await handshake(daemon, {
+          Origin: "https://evil.example",
+          Authorization: `Bearer wrong-${"w".repeat(30)}`,
+        });
+        await request(daemon, `/v1/ws?n=${i}`, { "sec-fetch-mode": "no-cors" });
+        await handshake(daemon);
       }
       const rpc = await WsRpc.open(daemon, token);
       await rpc.hello();
@@ -247,21 +222,17 @@ remoteTest(
     await withDaemon(dir, [], async (daemon) => {
       const statuses = new Map<number, number>();
       for (let i = 0; i < 1000; i++) {
-        const { status } = await request(daemon, "/v1/ws", {
-          upgrade: "websocket",
-          authorization: `Bearer guess-${String(i).padStart(40, "0")}`,
+        const { status } = await handshake(daemon, {
+          Authorization: `Bearer guess-${String(i).padStart(40, "0")}`,
         });
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
       }
       assert.ok((statuses.get(401) ?? 0) <= 12, JSON.stringify([...statuses]));
       assert.ok((statuses.get(429) ?? 0) >= 988, JSON.stringify([...statuses]));
       // Locked out: even the right token is not looked at now.
-      const right = await request(daemon, "/v1/ws", {
-        upgrade: "websocket",
-        authorization: `Bearer ${daemon.info.control_token}`,
-      });
+      const right = await handshake(daemon, { Authorization: `Bearer ${daemon.info.control_token}` });
       assert.equal(right.status, 429);
-      assert.ok(Number(right.headers.get("retry-after")) >= 1);
+      assert.ok(Number(/retry-after: (\d+)/i.exec(right.head)?.[1]) >= 1, right.head);
       const refusals = (await remoteAudit(daemon)).filter((r) => r.event === "refuse");
       assert.ok(refusals.length <= 12, `${refusals.length} refusals recorded`);
       assert.ok(refusals.some((r) => r.code === "E_REMOTE_LIMITED"));
@@ -352,10 +323,7 @@ remoteTest(
       await newSession(daemon, "flood", flood);
       let conn: Deno.TcpConn | null = null;
       const watched = await run("flood", async () => {
-        const upgraded = await rawUpgrade(daemon, {
-          Host: daemon.host,
-          Authorization: `Bearer ${daemon.info.control_token}`,
-        });
+        const upgraded = await handshake(daemon, { Authorization: `Bearer ${daemon.info.control_token}` });
         assert.equal(upgraded.status, 101);
         conn = upgraded.conn;
         const call = (id: number, method: string, params: unknown) =>
@@ -418,10 +386,7 @@ remoteTest(
       assert.equal((await packed.hello({ compress: "zstd" })).compress, "zstd");
       const plain = await WsRpc.open(daemon, daemon.info.viewer_token!);
       assert.equal((await plain.hello()).compress, "none");
-      const busy = await request(daemon, "/v1/ws", {
-        upgrade: "websocket",
-        authorization: `Bearer ${daemon.info.viewer_token}`,
-      });
+      const busy = await handshake(daemon, { Authorization: `Bearer ${daemon.info.viewer_token}` });
       assert.equal(busy.status, 503);
       for (const client of [packed, plain]) await client.call("session.attach", { name: "z" });
       for (const client of [packed, plain]) {
@@ -577,8 +542,8 @@ remoteTest(
         const page = await fetch(daemon.info.url, { client });
         assert.equal(page.status, 200);
         assert.match(await page.text(), /<title>Specter<\/title>/);
-        const ws = await fetch(`${daemon.info.url}v1/ws`, { client, headers: { upgrade: "websocket" } });
-        assert.equal(ws.status, 401);
+        const ws = await fetch(`${daemon.info.url}v1/ws`, { client });
+        assert.equal(ws.status, 400, "not a handshake");
         await ws.body?.cancel();
       } finally {
         client.close();

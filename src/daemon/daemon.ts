@@ -865,7 +865,8 @@ export class Daemon {
       audit,
       log: (text) => this.#log(text),
       host: {
-        line: (peer, line) => void this.#line(peer, line),
+        // The peer waits for its calls (a few at a time): a client cannot queue unbounded work.
+        line: (peer, line) => this.#line(peer, line),
         closed: (peer, reason) => this.#closed(peer, reason),
       },
       accepted: (peer: WsPeer) => this.#connections.add(peer),

@@ -20,7 +20,7 @@ export const LOCAL_ACCESS: Access = { scope: "local", sessions: null, label: "un
 /** What a peer tells its owner. */
 export interface PeerHost {
   /** A complete line (or a line error: too long, not UTF-8, not text). */
-  line(peer: Peer, line: string | Error): void;
+  line(peer: Peer, line: string | Error): void | Promise<void>;
   /** The peer is gone (disconnected, dropped, refused, closed); called once. */
   closed(peer: Peer, reason: string): void;
 }

@@ -1,14 +1,21 @@
 /**
  * The daemon's TCP listener (`specter daemon --bind`): HTTP(S) with the web viewer's pages and assets, and
- * the daemon's JSON-RPC on a WebSocket at `/v1/ws`. Every request is first held against the Host allow-list
- * and the Origin rule (`guard.ts`); the WebSocket then needs a token (`Authorization: Bearer`, or a
- * `specter.token.<token>` subprotocol from a browser), compared in constant time, with failed attempts
- * limited per peer address. The pages need no token (they hold no secret; the page takes its token from
- * the URL's fragment, which no request carries). Nothing is printed to stdout; every connection and
- * refusal goes to the audit log, never a token.
+ * the daemon's JSON-RPC on a WebSocket at `/v1/ws`. The listener accepts connections itself (not through
+ * `Deno.serve`), so that every bound is its own: at most {@link MAX_CONNECTIONS} connections (and
+ * {@link MAX_PER_ADDRESS} per address), a request head within 10 s, one request per connection, a full
+ * descriptor table backed off from instead of ending the daemon.
+ *
+ * Every request is first held against the Host allow-list and the Origin rule (`guard.ts`); the WebSocket
+ * then needs a token (`Authorization: Bearer`, or a `specter.token.<token>` subprotocol from a browser),
+ * compared in constant time, with failed attempts limited per address. Only a real WebSocket handshake
+ * that carries a wrong token counts as a failed attempt (a browser makes such a handshake only through its
+ * WebSocket API, which always sends Origin: another site's page cannot lock its user out). The pages need
+ * no token (they hold no secret; the page takes its token from the URL's fragment, which no request
+ * carries). Nothing is printed to stdout; connections and refusals go to the audit log, never a token.
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import type { AuditLog } from "../artifacts/mod.ts";
 import {
   REMOTE_REFUSALS,
@@ -20,6 +27,7 @@ import {
 import type { Asset } from "./assets.ts";
 import { RemoteError } from "./errors.ts";
 import { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
+import { encodeResponse, readHead, type RequestHead, writeAll } from "./http_head.ts";
 import { FailureLimiter } from "./limiter.ts";
 import type { Peer, PeerHost } from "./peer.ts";
 import type { Grant, TokenSet } from "./tokens.ts";
@@ -27,8 +35,17 @@ import { WsPeer } from "./ws_peer.ts";
 
 /** Remote clients at once, by default. */
 export const DEFAULT_MAX_CLIENTS = 64;
+/** Open TCP connections at most (pages, handshakes, WebSockets). */
+export const MAX_CONNECTIONS = 256;
+/** Open TCP connections from one address at most. */
+export const MAX_PER_ADDRESS = 96;
+/** New WebSocket connections one address may open per minute (each is audited). */
+export const CONNECTS_PER_MINUTE = 60;
+/** Bytes waiting for all remote clients together, beyond which the one with the most is dropped. */
+export const TOTAL_UNSENT = 128 * 1024 * 1024;
 /** Refusals recorded in the audit log per minute at most (the rest are counted in the next one). */
 const REFUSALS_PER_MINUTE = 100;
+const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /** How the listener runs. */
 export interface RemoteServerOptions {
@@ -69,23 +86,30 @@ const SECURITY_HEADERS: Record<string, string> = {
 /** The listener. */
 export class RemoteServer {
   readonly #options: RemoteServerOptions;
-  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #listener: Deno.Listener;
   readonly #hosts: Set<string>;
   readonly #limiter = new FailureLimiter();
   readonly #peers = new Set<WsPeer>();
+  readonly #open = new Map<string, number>();
+  readonly #connects = new Map<string, number[]>();
+  readonly #conns = new Set<Deno.Conn>();
+  readonly #budget: ReturnType<typeof setInterval>;
   #refusals = { minute: 0, recorded: 0, suppressed: 0 };
   #pages: Readonly<Record<string, Asset>> = {};
   #assets: Readonly<Record<string, Asset>> = {};
+  #closing = false;
   /** The viewer's address (no token). */
   readonly url: string;
 
-  private constructor(options: RemoteServerOptions, server: Deno.HttpServer<Deno.NetAddr>) {
+  private constructor(options: RemoteServerOptions, listener: Deno.Listener) {
     this.#options = options;
-    this.#server = server;
-    const port = server.addr.port;
+    this.#listener = listener;
+    const port = (listener.addr as Deno.NetAddr).port;
     this.#hosts = allowedHosts(options.hostname, port, options.allowHosts ?? []);
     const host = options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname;
     this.url = `${options.tls === null ? "http" : "https"}://${host}:${port}/`;
+    // All remote clients together: the one with the most waiting goes first.
+    this.#budget = setInterval(() => this.#holdBudget(), 250);
   }
 
   /**
@@ -103,20 +127,16 @@ export class RemoteServer {
     }
     // The pages and libraries (about 1 MB of text) load only for a daemon that listens on TCP.
     const { ASSETS, PAGES } = await import("./assets.ts");
-    let self: RemoteServer | null = null;
-    let server: Deno.HttpServer<Deno.NetAddr>;
+    let listener: Deno.Listener;
     try {
-      server = Deno.serve({
-        hostname: options.hostname,
-        port: options.port,
-        ...(options.tls === null ? {} : { cert: options.tls.cert, key: options.tls.key }),
-        // The default prints to stdout, where a foreground daemon's caller may read something else.
-        onListen: () => {},
-        onError: (error) => {
-          options.log(`remote: a request failed: ${String(error)}`);
-          return refusal("E_USAGE", "The request failed");
-        },
-      }, (request, info) => self!.#handle(request, info));
+      listener = options.tls === null
+        ? Deno.listen({ hostname: options.hostname, port: options.port })
+        : Deno.listenTls({
+          hostname: options.hostname,
+          port: options.port,
+          cert: options.tls.cert,
+          key: options.tls.key,
+        });
     } catch (error: unknown) {
       throw new RemoteError(
         "E_REMOTE_BIND",
@@ -124,9 +144,10 @@ export class RemoteServer {
         { cause: error, details: { hostname: options.hostname, port: options.port } },
       );
     }
-    self = new RemoteServer(options, server);
+    const self = new RemoteServer(options, listener);
     self.#pages = PAGES;
     self.#assets = ASSETS;
+    void self.#acceptLoop();
     options.audit?.record("listen", {
       url: self.url,
       tls: options.tls !== null,
@@ -150,93 +171,210 @@ export class RemoteServer {
   }
 
   /** Stops listening and closes every remote client. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#budget);
+    try {
+      this.#listener.close();
+    } catch {
+      // Closed already.
+    }
     for (const peer of this.#peers) peer.close("the daemon stops");
-    await this.#server.shutdown();
+    for (const conn of this.#conns) closeConn(conn);
+    return Promise.resolve();
   }
 
-  #handle(request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>): Response {
-    const address = info.remoteAddr.hostname;
-    const name = `${address.includes(":") ? `[${address}]` : address}:${info.remoteAddr.port}`;
-    const url = new URL(request.url);
-    const guarded = guardRequest(request.headers, this.#hosts, url.host);
+  async #acceptLoop(): Promise<void> {
+    let warned = 0;
+    while (!this.#closing) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (error: unknown) {
+        if (this.#closing || error instanceof Deno.errors.BadResource) return;
+        // Out of descriptors (EMFILE), or a failed TLS accept: back off, never end the daemon.
+        if (performance.now() - warned > 10_000) {
+          warned = performance.now();
+          this.#options.log(`remote: accepting failed (${(error as Error).message}); backing off`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      const address = (conn.remoteAddr as Deno.NetAddr).hostname;
+      const open = this.#open.get(address) ?? 0;
+      if (this.#conns.size >= MAX_CONNECTIONS || open >= MAX_PER_ADDRESS) {
+        closeConn(conn); // Before anything is read: a flood of idle connections costs nothing more.
+        continue;
+      }
+      this.#open.set(address, open + 1);
+      this.#conns.add(conn);
+      void this.#serve(conn, address).catch(() => closeConn(conn)).finally(() => {
+        this.#conns.delete(conn);
+        const left = (this.#open.get(address) ?? 1) - 1;
+        if (left <= 0) this.#open.delete(address);
+        else this.#open.set(address, left);
+      });
+    }
+  }
+
+  /** One connection: its request, then a response, or a WebSocket for as long as it lasts. */
+  async #serve(conn: Deno.Conn, address: string): Promise<void> {
+    const read = await readHead(conn);
+    if (read === null) {
+      closeConn(conn);
+      return;
+    }
+    const { head, rest } = read;
+    const port = (conn.remoteAddr as Deno.NetAddr).port;
+    const name = `${address.includes(":") ? `[${address}]` : address}:${port}`;
+    const guarded = head.repeated.has("host") ? "E_REMOTE_HOST" : guardRequest(head.headers, this.#hosts);
     if (guarded !== null) {
       // Not a failed attempt of this address: a page of another site would otherwise lock its user out.
-      this.#refused(name, guarded, url.pathname);
-      return refusal(
-        guarded,
-        guarded === "E_REMOTE_HOST"
-          ? "This daemon does not answer to that Host (see --allow-host)"
-          : "Requests from another site's page are refused",
+      this.#refused(name, guarded, head.path);
+      await this.#respond(
+        conn,
+        refusal(
+          guarded,
+          guarded === "E_REMOTE_HOST"
+            ? "This daemon does not answer to that Host (see --allow-host)"
+            : "Requests from another site's page are refused",
+        ),
       );
+      return;
     }
-    if (url.pathname === WS_PATH) return this.#upgrade(request, address, name);
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return refusal("E_USAGE", `Method ${request.method.slice(0, 10)} is not served here`, 405);
+    if (head.path === WS_PATH) {
+      const peer = await this.#upgrade(conn, head, rest, address, name);
+      if (peer !== null) await peer.done;
+      return;
     }
-    const page = Object.hasOwn(this.#pages, url.pathname) ? this.#pages[url.pathname] : undefined;
-    if (page !== undefined) return asset(page.body, page.type);
-    const assetName = url.pathname.startsWith("/assets/") ? url.pathname.slice("/assets/".length) : "";
-    const found = Object.hasOwn(this.#assets, assetName) ? this.#assets[assetName] : undefined;
-    if (found !== undefined) return asset(found.body, found.type);
-    return refusal("E_PATH_NOT_FOUND", "Nothing is served at this path");
+    if (head.method !== "GET" && head.method !== "HEAD") {
+      await this.#respond(conn, refusal("E_USAGE", `Method ${head.method} is not served here`, 405));
+      return;
+    }
+    const page = Object.hasOwn(this.#pages, head.path) ? this.#pages[head.path] : undefined;
+    const assetName = head.path.startsWith("/assets/") ? head.path.slice("/assets/".length) : "";
+    const found = page ?? (Object.hasOwn(this.#assets, assetName) ? this.#assets[assetName] : undefined);
+    await this.#respond(
+      conn,
+      found === undefined ? refusal("E_PATH_NOT_FOUND", "Nothing is served at this path") : {
+        status: 200,
+        headers: { ...SECURITY_HEADERS, "content-type": found.type, "cache-control": "no-cache" },
+        body: found.body,
+      },
+      head.method === "HEAD",
+    );
   }
 
-  #upgrade(request: Request, address: string, name: string): Response {
+  async #respond(conn: Deno.Conn, response: Reply, head = false): Promise<void> {
+    try {
+      await writeAll(conn, encodeResponse(response.status, response.headers, response.body, head));
+    } catch {
+      // The client went away.
+    }
+    closeConn(conn);
+  }
+
+  /** The WebSocket handshake's checks, in order; the peer, or null after a refusal. */
+  async #upgrade(
+    conn: Deno.Conn,
+    head: RequestHead,
+    rest: Uint8Array,
+    address: string,
+    name: string,
+  ): Promise<(WsPeer & { done: Promise<void> }) | null> {
+    const h = head.headers;
+    const key = h.get("sec-websocket-key") ?? "";
+    // Only a real handshake goes further: a plain GET (an <img>, a fetch without Origin) is answered here
+    // and counts as nothing.
+    if (
+      head.method !== "GET" || (h.get("upgrade") ?? "").toLowerCase() !== "websocket" ||
+      !/^[A-Za-z0-9+/]{22}==$/.test(key) || h.get("sec-websocket-version") !== "13"
+    ) {
+      await this.#respond(conn, refusal("E_USAGE", `${WS_PATH} takes WebSocket handshakes only`));
+      return null;
+    }
     const locked = this.#limiter.lockedFor(address);
     if (locked > 0) {
-      return refusal("E_REMOTE_LIMITED", "Too many failed attempts: try again later", undefined, {
-        "retry-after": String(Math.ceil(locked / 1000)),
-      });
+      await this.#respond(
+        conn,
+        refusal("E_REMOTE_LIMITED", "Too many failed attempts: try again later", undefined, {
+          "retry-after": String(Math.ceil(locked / 1000)),
+        }),
+      );
+      return null;
     }
     const max = this.#options.maxClients ?? DEFAULT_MAX_CLIENTS;
     if (this.#peers.size >= max) {
       this.#refused(name, "E_REMOTE_BUSY", WS_PATH);
-      return refusal("E_REMOTE_BUSY", `The daemon serves ${max} remote clients already`);
+      await this.#respond(conn, refusal("E_REMOTE_BUSY", `The daemon serves ${max} remote clients already`));
+      return null;
     }
-    const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim())
-      .filter((p) => p !== "");
+    const offered = (h.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim()).filter((p) =>
+      p !== ""
+    );
     let token: string | null = null;
-    const authorization = request.headers.get("authorization");
+    const authorization = head.repeated.has("authorization") ? null : h.get("authorization");
     if (authorization !== null && /^bearer /i.test(authorization)) token = authorization.slice(7).trim();
     for (const protocol of offered) {
       if (protocol.startsWith(WS_TOKEN_PREFIX)) token ??= protocol.slice(WS_TOKEN_PREFIX.length);
     }
-    const grant = token === null || token.length > 1024 ? null : this.#options.tokens.check(token);
+    if (token === null || token === "") {
+      // Nothing was guessed: not a failed attempt.
+      this.#refused(name, "E_REMOTE_AUTH", WS_PATH, true);
+      await this.#respond(conn, refusal("E_REMOTE_AUTH", "A token is required", undefined, AUTHENTICATE));
+      return null;
+    }
+    const grant = token.length > 1024 ? null : this.#options.tokens.check(token);
     if (grant === null) {
       const lock = this.#limiter.fail(address);
-      this.#refused(name, lock > 0 ? "E_REMOTE_LIMITED" : "E_REMOTE_AUTH", WS_PATH, token === null);
-      return refusal(
-        "E_REMOTE_AUTH",
-        token === null ? "A token is required" : "The token is not valid",
-        undefined,
-        { "www-authenticate": 'Bearer realm="specter"' },
-      );
-    }
-    if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket") {
-      return refusal("E_USAGE", `${WS_PATH} takes WebSocket upgrades only`);
+      this.#refused(name, lock > 0 ? "E_REMOTE_LIMITED" : "E_REMOTE_AUTH", WS_PATH);
+      await this.#respond(conn, refusal("E_REMOTE_AUTH", "The token is not valid", undefined, AUTHENTICATE));
+      return null;
     }
     // A browser that offered subprotocols must be answered with one of them: ours.
     if (offered.length > 0 && !offered.includes(WS_SUBPROTOCOL)) {
-      return refusal("E_USAGE", `Offer the "${WS_SUBPROTOCOL}" subprotocol`);
+      await this.#respond(conn, refusal("E_USAGE", `Offer the "${WS_SUBPROTOCOL}" subprotocol`));
+      return null;
     }
-    let upgraded: { socket: WebSocket; response: Response };
+    // Each connection is audited: an address opens at most so many a minute.
+    const now = Date.now();
+    const recent = (this.#connects.get(address) ?? []).filter((at) => now - at < 60_000);
+    if (recent.length >= CONNECTS_PER_MINUTE) {
+      this.#refused(name, "E_REMOTE_LIMITED", WS_PATH);
+      await this.#respond(
+        conn,
+        refusal("E_REMOTE_LIMITED", "Too many connections: try again later", undefined, {
+          "retry-after": "10",
+        }),
+      );
+      return null;
+    }
+    recent.push(now);
+    this.#connects.set(address, recent);
+    if (this.#connects.size > 4096) this.#connects.delete(this.#connects.keys().next().value!);
+    const accept = createHash("sha1").update(key + WS_GUID).digest("base64");
     try {
-      upgraded = Deno.upgradeWebSocket(request, {
-        ...(offered.length > 0 ? { protocol: WS_SUBPROTOCOL } : {}),
-        idleTimeout: 60,
-      });
-    } catch (error: unknown) {
-      return refusal("E_USAGE", `Not a valid WebSocket upgrade: ${(error as Error).message}`);
+      await writeAll(
+        conn,
+        encodeResponse(101, {
+          upgrade: "websocket",
+          connection: "Upgrade",
+          "sec-websocket-accept": accept,
+          ...(offered.length > 0 ? { "sec-websocket-protocol": WS_SUBPROTOCOL } : {}),
+        }),
+      );
+    } catch {
+      closeConn(conn);
+      return null;
     }
-    this.#admit(upgraded.socket, name, grant);
-    return upgraded.response;
+    return this.#admit(conn, rest, name, grant);
   }
 
-  #admit(socket: WebSocket, name: string, grant: Grant): void {
+  #admit(conn: Deno.Conn, rest: Uint8Array, name: string, grant: Grant): WsPeer & { done: Promise<void> } {
     const options = this.#options;
     const openedAt = performance.now();
     const audit = options.audit;
+    const { promise: done, resolve } = Promise.withResolvers<void>();
     const host: PeerHost = {
       line: (peer, line) => options.host.line(peer, line),
       closed: (peer: Peer, reason) => {
@@ -250,9 +388,10 @@ export class RemoteServer {
           duration_ms: Math.round(performance.now() - openedAt),
         });
         options.host.closed(peer, reason);
+        resolve();
       },
     };
-    const peer = new WsPeer(socket, name, { ...grant }, host);
+    const peer = Object.assign(new WsPeer(conn, rest, name, { ...grant }, host), { done });
     this.#peers.add(peer);
     audit?.record("connect", {
       peer: name,
@@ -262,6 +401,20 @@ export class RemoteServer {
       transport: "websocket",
     });
     options.accepted(peer);
+    return peer;
+  }
+
+  /** Drops the clients with the most waiting while all together hold more than {@link TOTAL_UNSENT}. */
+  #holdBudget(): void {
+    let total = 0;
+    for (const peer of this.#peers) total += peer.unsent;
+    while (total > TOTAL_UNSENT) {
+      let worst: WsPeer | null = null;
+      for (const peer of this.#peers) if (worst === null || peer.unsent > worst.unsent) worst = peer;
+      if (worst === null) return;
+      total -= worst.unsent;
+      worst.close("dropped: the remote clients together hold too much unsent");
+    }
   }
 
   /** Records a refusal (at most {@link REFUSALS_PER_MINUTE} a minute; the rest are counted). */
@@ -287,10 +440,20 @@ export class RemoteServer {
   }
 }
 
-function asset(body: string | Uint8Array, type: string): Response {
-  return new Response(body as BodyInit, {
-    headers: { ...SECURITY_HEADERS, "content-type": type, "cache-control": "no-cache" },
-  });
+const AUTHENTICATE = { "www-authenticate": 'Bearer realm="specter"' };
+
+interface Reply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+function closeConn(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Closed already.
+  }
 }
 
 /** A refused request: its status, and `{"error": {code, message}}`. */
@@ -299,8 +462,8 @@ function refusal(
   message: string,
   status?: number,
   extra: Record<string, string> = {},
-): Response {
-  return new Response(JSON.stringify({ error: { code, message } }) + "\n", {
+): Reply {
+  return {
     status: status ?? REMOTE_REFUSALS[code],
     headers: {
       ...SECURITY_HEADERS,
@@ -308,5 +471,6 @@ function refusal(
       "content-type": "application/json",
       "cache-control": "no-store",
     },
-  });
+    body: JSON.stringify({ error: { code, message } }) + "\n",
+  };
 }

@@ -2,19 +2,23 @@
  * A daemon client on a WebSocket (`/v1/ws`): JSON-RPC 2.0 as NDJSON, one or more lines per message both
  * ways. What the daemon sends within one turn goes out as one message of at most 1 MiB, cut at line
  * ends (a burst of frames costs one message, and compresses as one). Bounded as the unix socket's
- * clients are: a message over {@link MAX_MESSAGE_BYTES} is refused, binary messages are refused, and a
- * client with more than {@link MAX_WS_UNSENT} bytes waiting (the WebSocket's own `bufferedAmount`
- * included) that took nothing for {@link STALL_MS} is dropped, as is one past {@link HARD_WS_UNSENT}
- * however it reads: it never slows a program or grows the daemon's memory without bound, and it can
- * attach again from the last `seq` it saw.
+ * clients are: a message over {@link MAX_MESSAGE_BYTES} or a binary one ends the connection (`ws_socket.ts`),
+ * and a client with more than {@link MAX_WS_UNSENT} bytes waiting that took nothing for {@link STALL_MS} is
+ * dropped, as is one past {@link HARD_WS_UNSENT} however it reads: it never slows a program or grows the
+ * daemon's memory without bound, and it can attach again from the last `seq` it saw. A client's lines are
+ * handled at most {@link MAX_IN_FLIGHT} at a time, and a message's lines yield to other work every few
+ * milliseconds: a message of many cheap calls cannot hold the daemon.
  *
  * @module
  */
 import { zstdCompressSync } from "node:zlib";
 import type { Access, Peer, PeerHost } from "./peer.ts";
+import { WsSocket } from "./ws_socket.ts";
 
-/** Longest message taken from a client (characters). */
-export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Calls of one client being answered at once; its next lines wait (and so does reading its socket). */
+export const MAX_IN_FLIGHT = 8;
+/** A message's lines are handled for at most this long before other work gets a turn. */
+const LINE_TURN_MS = 8;
 /** Bytes waiting for a client beyond which one that takes nothing for {@link STALL_MS} is dropped. */
 export const MAX_WS_UNSENT = 8 * 1024 * 1024;
 /**
@@ -27,7 +31,6 @@ const MAX_BATCH = 1024 * 1024;
 /** How long a client over {@link MAX_WS_UNSENT} may take nothing before it is dropped. */
 export const STALL_MS = 2_000;
 
-const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** Where the message starting at `at` ends: the last line end within {@link MAX_BATCH}, else the next one. */
@@ -49,7 +52,7 @@ export class WsPeer implements Peer {
   agentInput: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** Bytes sent, before and after compression (for the bench and the audit). */
   readonly sent = { raw: 0, wire: 0, messages: 0 };
-  readonly #socket: WebSocket;
+  readonly #socket: WsSocket;
   readonly #host: PeerHost;
   #batch: Uint8Array[] = [];
   #batchBytes = 0;
@@ -61,15 +64,16 @@ export class WsPeer implements Peer {
   #allowance = 0;
   #progressAt = performance.now();
 
-  constructor(socket: WebSocket, name: string, access: Access, host: PeerHost) {
-    this.#socket = socket;
+  /** Serves the WebSocket on `conn` (the 101 answer was written; `rest` came after the request head). */
+  constructor(conn: Deno.Conn, rest: Uint8Array, name: string, access: Access, host: PeerHost) {
     this.name = name;
     this.access = access;
     this.#host = host;
-    socket.binaryType = "arraybuffer";
-    socket.onmessage = (event) => this.#message(event.data);
-    socket.onclose = () => this.#finish("disconnected");
-    socket.onerror = () => this.#finish("failed");
+    this.#socket = new WsSocket(conn, rest, {
+      text: (message) => this.#message(message),
+      refused: (reason) => this.#host.line(this, new Error(reason)),
+      closed: (reason) => this.#finish(reason),
+    });
   }
 
   get closed(): boolean {
@@ -147,28 +151,27 @@ export class WsPeer implements Peer {
   }
 
   #buffered(): number {
-    try {
-      return this.#socket.bufferedAmount;
-    } catch {
-      return 0; // Closed.
-    }
+    return this.#socket.queued;
   }
 
-  #message(data: unknown): void {
-    if (this.#closed) return;
-    if (typeof data !== "string") {
-      this.#host.line(this, new Error("binary messages are not taken (send JSON-RPC as text)"));
-      return;
-    }
-    if (data.length > MAX_MESSAGE_BYTES) {
-      this.#host.line(this, new Error(`a message is longer than ${MAX_MESSAGE_BYTES} characters`));
-      return;
-    }
+  /** Hands a message's lines on, {@link MAX_IN_FLIGHT} at most at once, yielding every few milliseconds. */
+  async #message(data: string): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    let turn = performance.now();
     for (const line of data.split("\n")) {
-      if (line.trim() === "") continue;
-      this.#host.line(this, line);
       if (this.#closed) return;
+      if (line.trim() === "") continue;
+      const answered: Promise<void> = Promise.resolve(this.#host.line(this, line)).finally(() =>
+        inFlight.delete(answered)
+      );
+      inFlight.add(answered);
+      if (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
+      if (performance.now() - turn > LINE_TURN_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        turn = performance.now();
+      }
     }
+    await Promise.all(inFlight);
   }
 
   #flush(): void {
@@ -194,10 +197,10 @@ export class WsPeer implements Peer {
         const part = joined.subarray(at, end);
         if (this.#compress) {
           const packed = zstdCompressSync(part);
-          this.#socket.send(packed);
+          this.#socket.sendBinary(packed);
           this.sent.wire += packed.length;
         } else {
-          this.#socket.send(decoder.decode(part));
+          this.#socket.sendText(part); // Whole JSON lines: UTF-8 already.
           this.sent.wire += part.length;
         }
         this.sent.messages++;
