@@ -29,9 +29,11 @@ export function whereArgs(daemon: TestDaemon): string[] {
 function spawnDaemon(
   daemon: { socket: string; stateDir: string; log: string[] },
   extra: string[],
+  wrapper: string[] = [],
 ): Deno.ChildProcess {
-  const child = new Deno.Command(DENO, {
+  const child = new Deno.Command(wrapper[0] ?? DENO, {
     args: [
+      ...(wrapper.length > 0 ? [...wrapper.slice(1), DENO] : []),
       "run",
       "-A",
       join(ROOT, "main.ts"),
@@ -72,7 +74,11 @@ export async function ready(daemon: TestDaemon): Promise<void> {
 }
 
 /** Starts a daemon in a fresh private directory under `dir`. */
-export async function startDaemon(dir: string, extra: string[] = []): Promise<TestDaemon> {
+export async function startDaemon(
+  dir: string,
+  extra: string[] = [],
+  wrapper: string[] = [],
+): Promise<TestDaemon> {
   Deno.chmodSync(dir, 0o700);
   const place = {
     dir,
@@ -80,7 +86,7 @@ export async function startDaemon(dir: string, extra: string[] = []): Promise<Te
     stateDir: join(dir, "state"),
     log: [] as string[],
   };
-  const daemon: TestDaemon = { ...place, process: spawnDaemon(place, extra) };
+  const daemon: TestDaemon = { ...place, process: spawnDaemon(place, extra, wrapper) };
   await ready(daemon);
   return daemon;
 }

@@ -15,8 +15,12 @@ export interface RemoteDaemon extends TestDaemon {
 }
 
 /** Starts a daemon listening on 127.0.0.1 (a free port) too. */
-export async function startRemoteDaemon(dir: string, extra: string[] = []): Promise<RemoteDaemon> {
-  const daemon = await startDaemon(dir, ["--bind", "127.0.0.1:0", ...extra]);
+export async function startRemoteDaemon(
+  dir: string,
+  extra: string[] = [],
+  wrapper: string[] = [],
+): Promise<RemoteDaemon> {
+  const daemon = await startDaemon(dir, ["--bind", "127.0.0.1:0", ...extra], wrapper);
   const path = join(daemon.stateDir, "remote.json");
   for (let i = 0; i < 200; i++) {
     try {

@@ -22,9 +22,10 @@ async function withDaemon(
   dir: string,
   extra: string[],
   fn: (daemon: RemoteDaemon) => Promise<void>,
+  wrapper: string[] = [],
 ): Promise<void> {
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const daemon = await startRemoteDaemon(dir, extra);
+  const daemon = await startRemoteDaemon(dir, extra, wrapper);
   try {
     await fn(daemon);
   } catch (error) {
@@ -556,5 +557,89 @@ remoteTest(
       assert.equal(records[0]?.event, "listen");
       assert.equal(records[0]?.insecure_bind, true);
     });
+  },
+);
+
+remoteTest(
+  "remote: a control token's sessions are sandboxed: no unsandboxed mode, acknowledgements, policy files or host paths",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      const rpc = await WsRpc.open(daemon, daemon.info.control_token!);
+      const hello = await rpc.hello();
+      assert.equal(hello.state_dir, "", "no host path for a remote client");
+      const create = (name: string, flags: Record<string, unknown>) =>
+        rpc.call("session.create", { name, argv: ["/bin/sh", "-c", "echo made; read x"], cwd: dir, flags });
+      for (
+        const flags of [
+          { sandbox: "none", "unsafe-no-sandbox": true, "ack-no-network-enforcement": true },
+          { "unsafe-no-sandbox": true },
+          { policy: join(dir, "policy.json") },
+          { "sandbox-profile": "../strict" },
+          { "ack-network": true, policy: "basic" },
+          { "prompt-regex": "(a+)+$" },
+          { sandbox: "external", "ack-external-sandbox": true },
+        ]
+      ) {
+        const answer = await create("bad", flags);
+        assert.equal(
+          (answer.error as { data?: { code?: string } })?.data?.code,
+          "E_REMOTE_SCOPE",
+          JSON.stringify([flags, answer]),
+        );
+      }
+      const made = await create("good", { policy: "basic", title: "made remotely", timeout: "30s" });
+      assert.equal((made.result as { name: string }).name, "good", JSON.stringify(made));
+      await rpc.call("session.attach", { name: "good" });
+      await rpc.until(() => rpc.frames("good").some((f) => f.type === "start"), 10_000, "its start");
+      const start = rpc.frames("good").find((f) => f.type === "start")!;
+      assert.equal(start.sandbox, "bwrap");
+      const list = await rpc.call("session.list", {});
+      const row = (list.result as { sessions: Record<string, unknown>[] }).sessions.find((s) =>
+        s.name === "good"
+      )!;
+      assert.equal(row.audit, null, "no host path for a remote client");
+      // Snapshots and attaches are limited per client (they hold the daemon's thread).
+      const answers = await Promise.all(
+        Array.from({ length: 125 }, () => rpc.call("session.screen", { name: "good" })),
+      );
+      assert.ok(
+        answers.some((a) => (a.error as { data?: { code?: string } })?.data?.code === "E_REMOTE_LIMITED"),
+      );
+      rpc.close();
+    });
+  },
+);
+
+remoteTest(
+  "remote: a flood of idle connections is capped and cannot end the daemon (even out of descriptors); a real client gets in once it is gone",
+  async (dir) => {
+    // 90 descriptors: fewer than the per-address cap, so accepting fails with EMFILE (which ended the daemon
+    // when Deno.serve accepted).
+    await withDaemon(dir, [], async (daemon) => {
+      const [hostname, port] = [daemon.host.split(":")[0]!, Number(daemon.host.split(":")[1])];
+      const idle: Deno.TcpConn[] = [];
+      for (let i = 0; i < 400; i++) {
+        try {
+          idle.push(await Deno.connect({ hostname, port }));
+        } catch {
+          // Refused: fine.
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const ls = await specter(["ls", ...whereArgs(daemon), "--no-autostart", "--json"]);
+      assert.equal(ls.code, 0, `the daemon still serves its unix socket: ${ls.stderr}`);
+      for (const conn of idle) {
+        try {
+          conn.close();
+        } catch {
+          // Closed by the daemon (over the cap).
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const rpc = await WsRpc.open(daemon, daemon.info.viewer_token!);
+      assert.equal((await rpc.hello()).scope, "viewer");
+      rpc.close();
+      assert.match(daemon.log.join("\n"), /accepting failed .*backing off/);
+    }, ["prlimit", "--nofile=90:90"]);
   },
 );

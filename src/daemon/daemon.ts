@@ -56,7 +56,13 @@ import { ServiceLog } from "../fsafe/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
 import { type Peer, RemoteServer, type RemoteServerOptions, type WsPeer } from "../remote/mod.ts";
-import { authorize, maySee, ptyExitedOf } from "./remote_access.ts";
+import {
+  authorize,
+  maySee,
+  ptyExitedOf,
+  REMOTE_ATTACH_HISTORY_BYTES,
+  remoteCreate,
+} from "./remote_access.ts";
 import type { AgentTools } from "../agent/mod.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
@@ -1012,7 +1018,8 @@ export class Daemon {
             protocol: DAEMON_PROTOCOL,
             version: VERSION,
             pid: Deno.pid,
-            state_dir: this.#options.stateDir,
+            // Where the daemon keeps its files is the user's business, not a remote client's.
+            state_dir: remote ? "" : this.#options.stateDir,
             scope: connection.access.scope,
             ...(remote ? { compress: agreed } : {}),
           },
@@ -1021,7 +1028,7 @@ export class Daemon {
         return ANSWERED;
       }
       case "session.create": {
-        const create = parse(CreateParamsSchema, params);
+        const create = remoteCreate(connection, parse(CreateParamsSchema, params));
         return this.#withKeeper().then(() => {
           const entry = this.#create(create);
           if (!create.attach) return this.#describe(entry);
@@ -1030,12 +1037,18 @@ export class Daemon {
           return this.#attach(connection, { name: entry.name, control: true }, id, this.#describe(entry));
         });
       }
-      case "session.list":
+      case "session.list": {
+        const remote = connection.access.scope !== "local";
         return {
-          sessions: [...this.#entries.values()].filter((entry) => maySee(connection, entry.name)).map((
-            entry,
-          ) => this.#describe(entry)),
+          sessions: [...this.#entries.values()].filter((entry) => maySee(connection, entry.name)).map(
+            (entry) => {
+              const described = this.#describe(entry);
+              // Host paths (its audit log, its persistent layer) are not shown to remote clients.
+              return remote ? { ...described, audit: null, persist: null } : described;
+            },
+          ),
         };
+      }
       case "session.attach": {
         const attach = parse(AttachParamsSchema, params);
         // A viewer watches: it never takes control (it may not type or resize).
@@ -1081,7 +1094,11 @@ export class Daemon {
         return this.#kill(this.#named(name), purge);
       }
       case "agent.open":
-        return this.#openAgent(connection, parse(AgentOpenParamsSchema, params), id);
+        return this.#openAgent(
+          connection,
+          remoteCreate(connection, parse(AgentOpenParamsSchema, params)),
+          id,
+        );
       case "daemon.stop": {
         const kill = (params as { kill_sessions?: unknown }).kill_sessions === true;
         setTimeout(() => void this.stop(kill), 10);
@@ -1204,8 +1221,9 @@ export class Daemon {
         to: logged,
         ...(params.log_id === undefined ? {} : { logId: params.log_id }),
         onCorrupt: (error) => this.#log(error.message),
-        // A huge history is sent as its tail: the client's queue stays bounded (see `HARD_UNSENT_BYTES`).
-        tailBytes: ATTACH_HISTORY_BYTES,
+        // A huge history is sent as its tail: the client's queue stays bounded (see `HARD_UNSENT_BYTES`), and a
+        // remote client's smaller still (reading it holds the daemon's thread).
+        tailBytes: connection.access.scope === "local" ? ATTACH_HISTORY_BYTES : REMOTE_ATTACH_HISTORY_BYTES,
         onDropped: (first, last) => dropped.range = [first, last],
       })
       : [];

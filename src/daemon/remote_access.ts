@@ -41,12 +41,103 @@ export function authorize(peer: Peer, method: string, params: unknown): void {
   if (method === "agent.open" && sessions !== null) {
     throw new RemoteError("E_REMOTE_SCOPE", "A token given a list of sessions cannot open the agent tools");
   }
+  if (method === "session.attach" || method === "session.screen") spend(peer, method);
   const name = (params as { name?: unknown } | null)?.name;
   if (typeof name !== "string") return;
   if (sessions !== null && !sessions.has(name)) {
     throw new RemoteError("E_REMOTE_SCOPE", `This token is not given session "${name.slice(0, 64)}"`);
   }
   peer.touched.add(name.slice(0, 64));
+}
+
+/**
+ * The `run` flags a remote client may give `session.create` and `agent.open`: what to run and how it looks,
+ * and budgets. Nothing that weakens the sandbox or names a host path (`--sandbox none`, the `--ack-*` and
+ * `--unsafe-*` acknowledgements, a policy file, `--cwd`, recordings, artifacts), and no `--prompt-regex` (a
+ * client's regular expression would run on the daemon's thread without a deadline). Presets only, by name.
+ */
+export const REMOTE_CREATE_FLAGS: ReadonlySet<string> = new Set([
+  "policy",
+  "sandbox-profile",
+  "sandbox",
+  "strict-write",
+  "shell",
+  "env",
+  "cols",
+  "rows",
+  "title",
+  "description",
+  "parent-agent",
+  "idle",
+  "timeout",
+  "max-output",
+  "max-memory",
+  "max-cpu",
+  "max-procs",
+  "max-file-size",
+  "buffer",
+  "overflow-timeout",
+  "grace",
+  "last-lines",
+]);
+
+/**
+ * A remote client's flags and directory for a new session (or agent tools): refused (`E_REMOTE_SCOPE`) when
+ * a flag is not in {@link REMOTE_CREATE_FLAGS}, the policy is not a preset's name, or the sandbox is not
+ * bwrap; the directory becomes `/` (a preset that grants the working directory then refuses it as a broad
+ * root: a remote client names no host path). Unix socket peers' parameters are returned as they are.
+ */
+export function remoteCreate<T extends { cwd: string; flags: Record<string, unknown> }>(
+  peer: Peer,
+  params: T,
+): T {
+  if (peer.access.scope === "local") return params;
+  for (const [name, value] of Object.entries(params.flags)) {
+    if (value === false || value === undefined) continue;
+    if (!REMOTE_CREATE_FLAGS.has(name)) {
+      throw new RemoteError(
+        "E_REMOTE_SCOPE",
+        `Flag "--${name.slice(0, 40)}" is not taken from a remote client`,
+      );
+    }
+  }
+  for (const name of ["policy", "sandbox-profile"]) {
+    const value = params.flags[name];
+    if (value !== undefined && (typeof value !== "string" || !/^[a-z][a-z0-9-]{0,31}$/.test(value))) {
+      throw new RemoteError(
+        "E_REMOTE_SCOPE",
+        `A remote client names a policy preset, not a file ("--${name}")`,
+      );
+    }
+  }
+  const sandbox = params.flags.sandbox;
+  if (sandbox !== undefined && sandbox !== "auto" && sandbox !== "bwrap") {
+    throw new RemoteError("E_REMOTE_SCOPE", "A remote client's sessions run in the bwrap sandbox");
+  }
+  return { ...params, cwd: "/" };
+}
+
+/**
+ * Calls a remote client may make per minute of those that cost the daemon work in its own thread (an
+ * attach reads up to {@link REMOTE_ATTACH_HISTORY_BYTES} of log; a snapshot serializes the screen).
+ */
+export const EXPENSIVE_PER_MINUTE = 120;
+/** The log an attach of a remote client sends at most (older frames become an `overflow` frame). */
+export const REMOTE_ATTACH_HISTORY_BYTES = 8 * 1024 * 1024;
+
+const spent = new WeakMap<Peer, number[]>();
+
+function spend(peer: Peer, method: string): void {
+  const now = Date.now();
+  const times = (spent.get(peer) ?? []).filter((at) => now - at < 60_000);
+  if (times.length >= EXPENSIVE_PER_MINUTE) {
+    throw new RemoteError(
+      "E_REMOTE_LIMITED",
+      `Too many "${method}" calls: at most ${EXPENSIVE_PER_MINUTE} a minute from a remote client`,
+    );
+  }
+  times.push(now);
+  spent.set(peer, times);
 }
 
 /** True when `peer` may see session `name`. */

@@ -314,7 +314,19 @@ async function showSession(token: string, name: string): Promise<void> {
   ($("replay-link") as HTMLAnchorElement).href = `/replay#session=${encodeURIComponent(name)}`;
   const { Terminal } = await load("xterm.mjs") as { Terminal: new (options: unknown) => XtermTerminal };
   const { FitAddon } = await load("addon-fit.mjs") as { FitAddon: new () => FitAddon };
-  const term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, convertEol: false, cursorBlink: false });
+  const term = new Terminal({
+    cols: 80,
+    rows: 24,
+    scrollback: 1000,
+    convertEol: false,
+    cursorBlink: false,
+    // Links in the program's output (OSC 8) open only as http(s), in a new tab that cannot reach this one.
+    linkHandler: {
+      activate: (_event: MouseEvent, text: string) => {
+        if (/^https?:\/\//i.test(text)) open(text, "_blank", "noopener,noreferrer");
+      },
+    },
+  });
   const fit = new FitAddon();
   term.loadAddon(fit);
   term.open($("terminal"));
