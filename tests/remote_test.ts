@@ -643,3 +643,43 @@ remoteTest(
     }, ["prlimit", "--nofile=90:90"]);
   },
 );
+
+remoteTest(
+  "remote: a frame declaring 100 MiB is refused before its payload is read (close 1009); garbage ends only its connection",
+  async (dir) => {
+    await withDaemon(dir, [], async (daemon) => {
+      /** Everything the daemon sends until it closes the connection. */
+      const readAll = async (conn: Deno.TcpConn) => {
+        const buffer = new Uint8Array(65536);
+        const parts: number[] = [];
+        for (;;) {
+          const n = await Promise.race([
+            conn.read(buffer),
+            new Promise<null>((r) => setTimeout(() => r(null), 5000)),
+          ])
+            .catch(() => null);
+          if (n === null) break;
+          parts.push(...buffer.subarray(0, n));
+        }
+        return new Uint8Array(parts);
+      };
+      const big = await handshake(daemon, { Authorization: `Bearer ${daemon.info.viewer_token}` });
+      assert.equal(big.status, 101);
+      // FIN + text, masked, 64-bit length 100 MiB, then a mask and no payload at all.
+      const started = performance.now();
+      await big.conn.write(new Uint8Array([0x81, 0xff, 0, 0, 0, 0, 0x06, 0x40, 0, 0, 1, 2, 3, 4]));
+      const answer = new TextDecoder().decode(await readAll(big.conn));
+      assert.ok(performance.now() - started < 4000, "answered at once, not after waiting for the payload");
+      assert.match(answer, /E_DAEMON_PEER/, "a typed error first");
+      assert.match(answer, /longer than 1048576 bytes/);
+      big.conn.close();
+      const garbage = await handshake(daemon, { Authorization: `Bearer ${daemon.info.viewer_token}` });
+      await garbage.conn.write(new TextEncoder().encode("this is not a websocket frame at all"));
+      assert.match(new TextDecoder().decode(await readAll(garbage.conn)), /broke the WebSocket protocol/);
+      garbage.conn.close();
+      const rpc = await WsRpc.open(daemon, daemon.info.viewer_token!);
+      assert.equal((await rpc.hello()).scope, "viewer", "others are not affected");
+      rpc.close();
+    });
+  },
+);

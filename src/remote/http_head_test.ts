@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { encodeResponse, parseHead } from "./http_head.ts";
+
+Deno.test("parseHead: a request line and headers; repeated ones noted; garbage refused", () => {
+  const head = parseHead("GET /v1/ws?x=1 HTTP/1.1\r\nHost: a:1\r\nX-Y:  z \r\nhost: b:2");
+  assert.ok(head !== null);
+  assert.equal(head.method, "GET");
+  assert.equal(head.path, "/v1/ws");
+  assert.equal(head.headers.get("x-y"), "z");
+  assert.ok(head.repeated.has("host"));
+  for (
+    const bad of [
+      "GET /x HTTP/2.0",
+      "get /x HTTP/1.1",
+      "GET x HTTP/1.1",
+      "GET http://evil/x HTTP/1.1",
+      "GET /x HTTP/1.1\r\nno colon",
+      "GET /x HTTP/1.1\r\nbad name: v",
+      "GET /x HTTP/1.1\r\n: v",
+    ]
+  ) {
+    assert.equal(parseHead(bad), null, JSON.stringify(bad));
+  }
+});
+
+Deno.test("encodeResponse: status line, headers, length, connection close; 101 keeps the connection", () => {
+  const text = new TextDecoder().decode(encodeResponse(404, { "content-type": "text/plain" }, "no"));
+  assert.equal(
+    text,
+    "HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nno",
+  );
+  const head = new TextDecoder().decode(encodeResponse(200, {}, "body", true));
+  assert.ok(head.endsWith("content-length: 4\r\nconnection: close\r\n\r\n"), head);
+  const upgrade = new TextDecoder().decode(encodeResponse(101, { upgrade: "websocket" }));
+  assert.equal(upgrade, "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n");
+});
