@@ -229,7 +229,17 @@ browserTest(
         { timeout: 20_000 },
       );
       await shot(replay.page, "6-replay");
-      assert.deepEqual([...errors, ...replay.errors], []);
+      // A recording from disk, chosen in the page: played too (nothing is uploaded).
+      const local = await open(browser, `${daemon.info.url}replay`);
+      await local.page.setInputFiles("#cast-file", join(ROOT, "fixtures/workloads/git-log.cast"));
+      await local.page.waitForSelector("#player[data-loaded] .ap-player", { timeout: 20_000 });
+      await local.page.waitForFunction(
+        "document.querySelector('#player').textContent.includes('commit')",
+        undefined,
+        { timeout: 20_000 },
+      );
+      await shot(local.page, "6b-replay-of-a-file");
+      assert.deepEqual([...errors, ...replay.errors, ...local.errors], []);
     });
   },
 );
