@@ -683,3 +683,33 @@ remoteTest(
     });
   },
 );
+
+remoteTest(
+  "remote: specter url without a listening daemon, with a damaged or stale remote.json: E_REMOTE_BIND",
+  async (dir) => {
+    const state = join(dir, "state");
+    Deno.mkdirSync(state, { mode: 0o700 });
+    const url = () => specter(["url", "--state-dir", state]);
+    const none = await url();
+    assert.equal(none.code, 125);
+    assert.match(none.stderr, /E_REMOTE_BIND: No daemon listens on TCP/);
+    Deno.writeTextFileSync(join(state, "remote.json"), "{ not json", { mode: 0o600 });
+    const damaged = await url();
+    assert.equal(damaged.code, 125);
+    assert.match(damaged.stderr, /E_REMOTE_BIND: .*is damaged/);
+    const info = {
+      url: "http://127.0.0.1:1/",
+      pid: 2 ** 22 + 7, // Above the kernel's pid_max: no such process.
+      tls: false,
+      compress: "none",
+      token_file: null,
+      viewer_token: "v".repeat(43),
+      control_token: "c".repeat(43),
+    };
+    Deno.writeTextFileSync(join(state, "remote.json"), JSON.stringify(info), { mode: 0o600 });
+    const stale = await url();
+    assert.equal(stale.code, 125);
+    assert.match(stale.stderr, /E_REMOTE_BIND: The daemon that listened on .* is gone/);
+    assert.ok(!stale.stderr.includes("v".repeat(43)), "no token in the message");
+  },
+);

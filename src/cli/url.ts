@@ -56,7 +56,15 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
       { cause: error, details: { path } },
     );
   }
-  const info = RemoteInfoSchema.parse(JSON.parse(text));
+  let info;
+  try {
+    info = RemoteInfoSchema.parse(JSON.parse(text));
+  } catch (error: unknown) {
+    throw new RemoteError("E_REMOTE_BIND", `The daemon's "${path}" is damaged; start the daemon again`, {
+      cause: error,
+      details: { path },
+    });
+  }
   let alive = true;
   try {
     Deno.statSync(`/proc/${info.pid}`);
