@@ -5,6 +5,7 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DaemonClient } from "../src/daemon/mod.ts";
 import type { Frame } from "../src/protocol/mod.ts";
@@ -183,6 +184,26 @@ export class FrameCollector {
   text(): string {
     return this.frames.filter((f) => f.type === "stdout").map((f) => (f as { data: string }).data).join("");
   }
+}
+
+/** `specter new NAME FLAGS -- ARGV` on this daemon (no autostart); asserts that it started. */
+export async function create(
+  daemon: TestDaemon,
+  name: string,
+  argv: string[],
+  flags: string[] = [],
+): Promise<void> {
+  const result = await specter([
+    "new",
+    name,
+    ...whereArgs(daemon),
+    "--no-autostart",
+    ...flags,
+    "--",
+    ...argv,
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout).name, name);
 }
 
 /** Runs `specter ARGS`; its exit code, stdout and stderr. */

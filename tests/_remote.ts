@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { type RemoteInfo, RemoteInfoSchema } from "../src/protocol/mod.ts";
-import { startDaemon, type TestDaemon } from "./_daemon.ts";
+import { cleanUp, startDaemon, type TestDaemon } from "./_daemon.ts";
 
 /** A daemon with a TCP listener. */
 export interface RemoteDaemon extends TestDaemon {
@@ -32,6 +32,28 @@ export async function startRemoteDaemon(
     }
   }
   throw new Error(`The daemon wrote no remote.json: ${daemon.log.join("\n")}`);
+}
+
+/**
+ * Runs `fn` with a daemon listening on TCP too (in `dir`, made if needed; `wrapper` runs it, e.g. under
+ * `prlimit`); its log is printed when `fn` fails; the daemon and its keeper are gone afterwards.
+ */
+export async function withRemoteDaemon(
+  dir: string,
+  extra: string[],
+  fn: (daemon: RemoteDaemon) => Promise<void>,
+  wrapper: string[] = [],
+): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const daemon = await startRemoteDaemon(dir, extra, wrapper);
+  try {
+    await fn(daemon);
+  } catch (error) {
+    console.error(daemon.log.join("\n"));
+    throw error;
+  } finally {
+    await cleanUp(daemon);
+  }
 }
 
 /** A JSON-RPC client on the daemon's WebSocket. */

@@ -11,6 +11,7 @@ import { withFullTmpfs } from "./_tmpfs.ts";
 import {
   auditRecords,
   cleanUp,
+  create,
   FrameCollector,
   keeperPid,
   numbersIn,
@@ -44,20 +45,6 @@ function daemonTest(name: string, fn: (daemon: TestDaemon) => Promise<void>, tim
       }
     });
   });
-}
-
-async function create(daemon: TestDaemon, name: string, argv: string[], flags: string[] = []): Promise<void> {
-  const result = await specter([
-    "new",
-    name,
-    ...whereArgs(daemon),
-    "--no-autostart",
-    ...flags,
-    "--",
-    ...argv,
-  ]);
-  assert.equal(result.code, 0, result.stderr);
-  assert.equal(JSON.parse(result.stdout).name, name);
 }
 
 /** Where a sequence 0, 1, 2… jumps (for a failure message). */

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, withTempDir } from "./_helpers.ts";
+import { cleanUp } from "./_daemon.ts";
 
 Deno.test({
   name: "README: specter daemon --bind, then specter url gives a working viewer address",
@@ -66,20 +67,14 @@ Deno.test({
         assert.equal((answer.result as { scope: string }).scope, "viewer");
         ws.close();
       } finally {
-        daemon.kill("SIGTERM");
-        await daemon.status;
-        // Its keeper (started by it, outliving it by design) goes with the test.
-        for (const entry of Deno.readDirSync("/proc")) {
-          if (!/^\d+$/.test(entry.name)) continue;
-          try {
-            const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-            if (cmdline.includes("keeper") && cmdline.some((arg) => arg.startsWith(dir))) {
-              Deno.kill(Number(entry.name), "SIGKILL");
-            }
-          } catch {
-            // Gone meanwhile.
-          }
-        }
+        // The daemon and its keeper (started by it, outliving it by design) go with the test.
+        await cleanUp({
+          dir,
+          socket: join(env.XDG_RUNTIME_DIR, "specter", "daemon.sock"),
+          stateDir: join(env.XDG_STATE_HOME, "specter", "daemon"),
+          process: daemon,
+          log: [],
+        });
       }
     });
   },

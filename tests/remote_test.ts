@@ -8,45 +8,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { zstdDecompressSync } from "node:zlib";
 import { withTempDir, withTimeout } from "./_helpers.ts";
-import { cleanUp, specter, whereArgs } from "./_daemon.ts";
-import { handshake, type RemoteDaemon, request, startRemoteDaemon, WsRpc } from "./_remote.ts";
+import { create, specter, whereArgs } from "./_daemon.ts";
+import { handshake, type RemoteDaemon, request, withRemoteDaemon, WsRpc } from "./_remote.ts";
 import { FrameSchema } from "../src/protocol/mod.ts";
 
 function remoteTest(name: string, fn: (dir: string) => Promise<void>, timeoutMs = 60_000): void {
   Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
     await withTempDir((dir) => withTimeout(fn(dir), timeoutMs, name));
   });
-}
-
-async function withDaemon(
-  dir: string,
-  extra: string[],
-  fn: (daemon: RemoteDaemon) => Promise<void>,
-  wrapper: string[] = [],
-): Promise<void> {
-  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const daemon = await startRemoteDaemon(dir, extra, wrapper);
-  try {
-    await fn(daemon);
-  } catch (error) {
-    console.error(daemon.log.join("\n"));
-    throw error;
-  } finally {
-    await cleanUp(daemon);
-  }
-}
-
-async function newSession(daemon: RemoteDaemon, name: string, argv: string[], flags: string[] = []) {
-  const result = await specter([
-    "new",
-    name,
-    ...whereArgs(daemon),
-    "--no-autostart",
-    ...flags,
-    "--",
-    ...argv,
-  ]);
-  assert.equal(result.code, 0, result.stderr);
 }
 
 /** The remote audit log's records (after `specter audit verify` accepted its chain). */
@@ -90,7 +59,7 @@ function filesUnder(dir: string): string[] {
 remoteTest(
   "remote: no token and a wrong token are refused (401, E_REMOTE_AUTH); the pages need none",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       const none = await handshake(daemon);
       assert.equal(none.status, 401);
       assert.equal(none.code, "E_REMOTE_AUTH");
@@ -121,8 +90,8 @@ remoteTest(
 remoteTest(
   "remote: a viewer token only watches; control drives; nobody stops the daemon over TCP",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
-      await newSession(daemon, "job", ["/bin/sh", "-c", 'echo started; read line; echo "got:$line"']);
+    await withRemoteDaemon(dir, [], async (daemon) => {
+      await create(daemon, "job", ["/bin/sh", "-c", 'echo started; read line; echo "got:$line"']);
       const viewer = await WsRpc.open(daemon, daemon.info.viewer_token!);
       await viewer.hello();
       const list = await viewer.call("session.list", {});
@@ -184,7 +153,7 @@ remoteTest(
 remoteTest(
   "remote: another site's Origin and a foreign Host (DNS rebinding) are refused before any token",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       const token = daemon.info.control_token!;
       const evil = await handshake(daemon, {
         Origin: "https://evil.example",
@@ -220,7 +189,7 @@ remoteTest(
 remoteTest(
   "remote: 1 000 failed attempts lock the peer out (429) without looking at tokens; the log stays small",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       const statuses = new Map<number, number>();
       for (let i = 0; i < 1000; i++) {
         const { status } = await handshake(daemon, {
@@ -245,8 +214,8 @@ remoteTest(
 );
 
 remoteTest("remote: tokens never appear in a log line (daemon, keeper, audit logs, stderr)", async (dir) => {
-  await withDaemon(dir, [], async (daemon) => {
-    await newSession(daemon, "logged", ["/bin/sh", "-c", "echo hi"]);
+  await withRemoteDaemon(dir, [], async (daemon) => {
+    await create(daemon, "logged", ["/bin/sh", "-c", "echo hi"]);
     const wrong = "wrong-token-" + "z".repeat(40);
     for (const token of [daemon.info.viewer_token!, daemon.info.control_token!, wrong]) {
       try {
@@ -283,7 +252,7 @@ remoteTest("remote: tokens never appear in a log line (daemon, keeper, audit log
 remoteTest(
   "remote: a client that never reads is dropped; the daemon's memory does not grow with it",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       const line = "x".repeat(100);
       const flood = [
         "/bin/sh",
@@ -314,14 +283,14 @@ remoteTest(
       };
       // The same flood watched by a client that reads: what serving a watcher costs anyway (its log, the
       // heap's garbage).
-      await newSession(daemon, "read", flood);
+      await create(daemon, "read", flood);
       const reader = await WsRpc.open(daemon, daemon.info.control_token!);
       const read = await run("read", async () => {
         await reader.hello();
         await reader.call("session.attach", { name: "read" });
       });
       reader.close();
-      await newSession(daemon, "flood", flood);
+      await create(daemon, "flood", flood);
       let conn: Deno.TcpConn | null = null;
       const watched = await run("flood", async () => {
         const upgraded = await handshake(daemon, { Authorization: `Bearer ${daemon.info.control_token}` });
@@ -374,8 +343,8 @@ remoteTest(
 remoteTest(
   "remote: --max-clients refuses one more (503); --compress zstd is agreed per client",
   async (dir) => {
-    await withDaemon(dir, ["--max-clients", "2", "--compress", "zstd"], async (daemon) => {
-      await newSession(daemon, "z", [
+    await withRemoteDaemon(dir, ["--max-clients", "2", "--compress", "zstd"], async (daemon) => {
+      await create(daemon, "z", [
         "/bin/sh",
         "-c",
         "i=0; while [ $i -lt 2000 ]; do echo line $i of the output; i=$((i+1)); done",
@@ -442,10 +411,10 @@ remoteTest(
     assert.match(refused.stderr, /E_REMOTE_TOKEN_FILE.*mode 644/);
     assert.ok(!refused.stderr.includes(alice));
     Deno.chmodSync(file, 0o600);
-    await withDaemon(join(dir, "d"), ["--token-file", file], async (daemon) => {
+    await withRemoteDaemon(join(dir, "d"), ["--token-file", file], async (daemon) => {
       assert.equal(daemon.info.viewer_token, null, "no tokens are made when a file has them");
-      await newSession(daemon, "mine", ["/bin/sh", "-c", "echo mine"]);
-      await newSession(daemon, "theirs", ["/bin/sh", "-c", "echo theirs"]);
+      await create(daemon, "mine", ["/bin/sh", "-c", "echo mine"]);
+      await create(daemon, "theirs", ["/bin/sh", "-c", "echo theirs"]);
       const rpc = await WsRpc.open(daemon, alice);
       await rpc.hello();
       const list = await rpc.call("session.list", {});
@@ -530,7 +499,7 @@ remoteTest(
     ];
     const openssl = { code: Math.max(...steps.map((step) => step.code)) };
     assert.equal(openssl.code, 0, "openssl made a certificate");
-    await withDaemon(join(dir, "tls"), [
+    await withRemoteDaemon(join(dir, "tls"), [
       "--tls-cert",
       join(dir, "cert.pem"),
       "--tls-key",
@@ -550,20 +519,24 @@ remoteTest(
         client.close();
       }
     });
-    await withDaemon(join(dir, "insecure"), ["--bind", "0.0.0.0:0", "--insecure-bind"], async (daemon) => {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.match(daemon.log.join("\n"), /WARNING: listening on http:\/\/0\.0\.0\.0:\d+\/ without TLS/);
-      const records = await remoteAudit(daemon);
-      assert.equal(records[0]?.event, "listen");
-      assert.equal(records[0]?.insecure_bind, true);
-    });
+    await withRemoteDaemon(
+      join(dir, "insecure"),
+      ["--bind", "0.0.0.0:0", "--insecure-bind"],
+      async (daemon) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        assert.match(daemon.log.join("\n"), /WARNING: listening on http:\/\/0\.0\.0\.0:\d+\/ without TLS/);
+        const records = await remoteAudit(daemon);
+        assert.equal(records[0]?.event, "listen");
+        assert.equal(records[0]?.insecure_bind, true);
+      },
+    );
   },
 );
 
 remoteTest(
   "remote: a control token's sessions are sandboxed: no unsandboxed mode, acknowledgements, policy files or host paths",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       const rpc = await WsRpc.open(daemon, daemon.info.control_token!);
       const hello = await rpc.hello();
       assert.equal(hello.state_dir, "", "no host path for a remote client");
@@ -615,7 +588,7 @@ remoteTest(
   async (dir) => {
     // 90 descriptors: fewer than the per-address cap, so accepting fails with EMFILE (which ended the daemon
     // when Deno.serve accepted).
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       const [hostname, port] = [daemon.host.split(":")[0]!, Number(daemon.host.split(":")[1])];
       const idle: Deno.TcpConn[] = [];
       for (let i = 0; i < 400; i++) {
@@ -647,7 +620,7 @@ remoteTest(
 remoteTest(
   "remote: a frame declaring 100 MiB is refused before its payload is read (close 1009); garbage ends only its connection",
   async (dir) => {
-    await withDaemon(dir, [], async (daemon) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
       /** Everything the daemon sends until it closes the connection. */
       const readAll = async (conn: Deno.TcpConn) => {
         const buffer = new Uint8Array(65536);

@@ -12,8 +12,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
-import { cleanUp, specter, whereArgs } from "./_daemon.ts";
-import { type RemoteDaemon, startRemoteDaemon, WsRpc } from "./_remote.ts";
+import { create, specter, whereArgs } from "./_daemon.ts";
+import { type RemoteDaemon, withRemoteDaemon, WsRpc } from "./_remote.ts";
 import { ASSETS, PAGES } from "../src/remote/assets.ts";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].find((path) => existsSync(path));
@@ -41,31 +41,6 @@ function browserTest(name: string, fn: (browser: Browser, dir: string) => Promis
       });
     },
   );
-}
-
-async function withDaemon(dir: string, fn: (daemon: RemoteDaemon) => Promise<void>): Promise<void> {
-  const daemon = await startRemoteDaemon(dir);
-  try {
-    await fn(daemon);
-  } catch (error) {
-    console.error(daemon.log.join("\n"));
-    throw error;
-  } finally {
-    await cleanUp(daemon);
-  }
-}
-
-async function newSession(daemon: RemoteDaemon, name: string, argv: string[], flags: string[] = []) {
-  const result = await specter([
-    "new",
-    name,
-    ...whereArgs(daemon),
-    "--no-autostart",
-    ...flags,
-    "--",
-    ...argv,
-  ]);
-  assert.equal(result.code, 0, result.stderr);
 }
 
 /** A page that fails the test on any uncaught page error. */
@@ -120,8 +95,8 @@ function urlOf(daemon: RemoteDaemon, token: "viewer" | "control", fragment = "",
 browserTest(
   "web viewer: live output of a sandboxed session, typing reaches it, the exit notice shows code and last lines",
   async (browser, dir) => {
-    await withDaemon(dir, async (daemon) => {
-      await newSession(daemon, "demo", [
+    await withRemoteDaemon(dir, [], async (daemon) => {
+      await create(daemon, "demo", [
         "/bin/sh",
         "-c",
         'echo "ready: $$"; read line; echo "got:$line"; echo "last line here"; exit 3',
@@ -166,8 +141,8 @@ browserTest(
 browserTest(
   "web viewer: a viewer token watches read-only; typing does not reach the program",
   async (browser, dir) => {
-    await withDaemon(dir, async (daemon) => {
-      await newSession(daemon, "watched", ["/bin/sh", "-c", 'echo "waiting"; read line; echo "got:$line"']);
+    await withRemoteDaemon(dir, [], async (daemon) => {
+      await create(daemon, "watched", ["/bin/sh", "-c", 'echo "waiting"; read line; echo "got:$line"']);
       const { page, errors } = await open(browser, urlOf(daemon, "viewer", "session=watched&"));
       await untilScreen(page, /waiting/, "the program's output");
       assert.equal(await page.textContent("#mode"), "read-only");
@@ -184,8 +159,8 @@ browserTest(
 );
 
 browserTest("web viewer: a timed-out session shows the timeout notice", async (browser, dir) => {
-  await withDaemon(dir, async (daemon) => {
-    await newSession(daemon, "slow", ["/bin/sh", "-c", "echo working; read line"], ["--timeout", "1s"]);
+  await withRemoteDaemon(dir, [], async (daemon) => {
+    await create(daemon, "slow", ["/bin/sh", "-c", "echo working; read line"], ["--timeout", "1s"]);
     const { page, errors } = await open(browser, urlOf(daemon, "viewer", "session=slow&"));
     await page.waitForSelector("#notice:not([hidden])", { timeout: 30_000 });
     const notice = await page.textContent("#notice") ?? "";
@@ -200,8 +175,8 @@ browserTest("web viewer: a timed-out session shows the timeout notice", async (b
 browserTest(
   "web viewer: the session list names each session; the replay page plays a logged session",
   async (browser, dir) => {
-    await withDaemon(dir, async (daemon) => {
-      await newSession(daemon, "listed", ["/bin/sh", "-c", "echo one; echo two; exit 0"], [
+    await withRemoteDaemon(dir, [], async (daemon) => {
+      await create(daemon, "listed", ["/bin/sh", "-c", "echo one; echo two; exit 0"], [
         "--title",
         "A title",
         "--description",

@@ -198,3 +198,17 @@ export async function runBenchmark(name: string, main: () => Promise<number>): P
   }
   Deno.exit(code);
 }
+
+/** The pid of the keeper of `stateDir` (from its command line); throws when none runs. */
+export function keeperPid(stateDir: string): number {
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      if (cmdline.includes("keeper") && cmdline.includes(stateDir)) return Number(entry.name);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  throw new Error("No keeper runs");
+}

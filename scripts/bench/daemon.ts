@@ -24,6 +24,7 @@ import {
   DENO,
   finish,
   intFlags,
+  keeperPid,
   MAIN_TS,
   procStatus,
   round,
@@ -77,19 +78,6 @@ async function startDaemon(place: Place): Promise<Deno.ChildProcess> {
     }
   }
   throw new Error("The daemon did not come up");
-}
-
-function keeperPid(stateDir: string): number {
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      if (cmdline.includes("keeper") && cmdline.includes(stateDir)) return Number(entry.name);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  throw new Error("No keeper runs");
 }
 
 /** Waits for a session's exit frame through an attach; resolves with the time it arrived. */

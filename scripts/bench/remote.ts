@@ -27,6 +27,7 @@ import {
   DENO,
   finish,
   intFlags,
+  keeperPid,
   MAIN_TS,
   round,
   runBenchmark,
@@ -358,16 +359,10 @@ async function main(): Promise<number> {
     daemon.kill("SIGTERM");
     await daemon.status;
     // Its keeper outlives it by design: this run's goes too.
-    for (const entry of Deno.readDirSync("/proc")) {
-      if (!/^\d+$/.test(entry.name)) continue;
-      try {
-        const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-        if (cmdline.includes("keeper") && cmdline.includes(stateDir)) {
-          Deno.kill(Number(entry.name), "SIGTERM");
-        }
-      } catch {
-        // Gone meanwhile.
-      }
+    try {
+      Deno.kill(keeperPid(stateDir), "SIGTERM");
+    } catch {
+      // None runs (it never started, or it is gone).
     }
     Deno.removeSync(dir, { recursive: true });
   }
