@@ -14,6 +14,7 @@
 import { zstdCompressSync } from "node:zlib";
 import type { Access, Peer, PeerHost } from "./peer.ts";
 import { WsSocket } from "./ws_socket.ts";
+import { concatBytes } from "../frames/mod.ts";
 
 /** Calls of one client being answered at once; its next lines wait (and so does reading its socket). */
 export const MAX_IN_FLIGHT = 8;
@@ -50,8 +51,6 @@ export class WsPeer implements Peer {
   readonly touched = new Set<string>();
   greeted = false;
   agentInput: ReadableStreamDefaultController<Uint8Array> | null = null;
-  /** Bytes sent, before and after compression (for the bench and the audit). */
-  readonly sent = { raw: 0, wire: 0, messages: 0 };
   readonly #socket: WsSocket;
   readonly #host: PeerHost;
   #batch: Uint8Array[] = [];
@@ -181,32 +180,15 @@ export class WsPeer implements Peer {
     const total = this.#batchBytes;
     this.#batch = [];
     this.#batchBytes = 0;
-    let joined: Uint8Array;
-    if (parts.length === 1) joined = parts[0]!;
-    else {
-      joined = new Uint8Array(total);
-      let at = 0;
-      for (const part of parts) {
-        joined.set(part, at);
-        at += part.length;
-      }
-    }
+    const joined = parts.length === 1 ? parts[0]! : concatBytes(parts);
     try {
       for (let at = 0; at < total;) {
         const end = cutAt(joined, at);
         const part = joined.subarray(at, end);
-        if (this.#compress) {
-          const packed = zstdCompressSync(part);
-          this.#socket.sendBinary(packed);
-          this.sent.wire += packed.length;
-        } else {
-          this.#socket.sendText(part); // Whole JSON lines: UTF-8 already.
-          this.sent.wire += part.length;
-        }
-        this.sent.messages++;
+        if (this.#compress) this.#socket.sendBinary(zstdCompressSync(part));
+        else this.#socket.sendText(part); // Whole JSON lines: UTF-8 already.
         at = end;
       }
-      this.sent.raw += total;
     } catch {
       this.#finish("failed to send");
     }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { concatBytes } from "../frames/mod.ts";
 import { writeAll } from "./http_head.ts";
 
 /** Longest message taken from a client. */
@@ -40,6 +41,11 @@ export class WsSocket {
   #writing = false;
   #closed = false;
   #lastHeard = performance.now();
+  /** Closed with a close frame still to write: the connection goes once the queue is written. */
+  #closing = false;
+  /** A fragmented text message is being collected. */
+  #text = false;
+  #released = false;
   readonly #timer: ReturnType<typeof setInterval>;
 
   /** Starts reading `conn` (after the 101 answer); `rest`: bytes that came with the request head. */
@@ -122,8 +128,6 @@ export class WsSocket {
     if (this.#closing) this.#release();
   }
 
-  #closing = false;
-
   async #readLoop(): Promise<void> {
     const chunk = new Uint8Array(64 * 1024);
     const parts: Uint8Array[] = [];
@@ -147,7 +151,7 @@ export class WsSocket {
           this.#lastHeard = performance.now();
           this.#pending = this.#pending.length === 0
             ? chunk.slice(0, n)
-            : concat(this.#pending, chunk.subarray(0, n));
+            : concatBytes([this.#pending, chunk.subarray(0, n)]);
           continue;
         }
         const { fin, opcode, payload } = frame;
@@ -174,7 +178,7 @@ export class WsSocket {
           return;
         }
         if (!fin) continue;
-        const whole = parts.length === 1 ? parts[0]! : concat(...parts);
+        const whole = parts.length === 1 ? parts[0]! : concatBytes(parts);
         parts.length = 0;
         partsBytes = 0;
         this.#text = false;
@@ -194,8 +198,6 @@ export class WsSocket {
     }
     this.#finish("disconnected", false);
   }
-
-  #text = false;
 
   /** The next whole frame of `#pending` (unmasked), null when more bytes are needed. */
   #takeFrame(): { fin: boolean; opcode: number; payload: Uint8Array } | null | "too large" | "bad" {
@@ -242,8 +244,6 @@ export class WsSocket {
     this.#release();
   }
 
-  #released = false;
-
   #release(): void {
     if (this.#released) return;
     this.#released = true;
@@ -255,14 +255,4 @@ export class WsSocket {
       // Closed already.
     }
   }
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
