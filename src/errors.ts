@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   E_SPAWN_NOT_FOUND: "The program was not found on the child's PATH",
   E_SPAWN_NOT_EXECUTABLE: "The program exists but cannot be executed",
   E_SPAWN_CWD: "The working directory is not absolute or does not exist",
+  E_SPAWN_FAILED:
+    "The program could not be started: what a remote client is told of any program that cannot start (the daemon's log says why)",
   E_SESSION_CLOSED: "The session has already ended",
   E_SESSION_UNKNOWN: "No session has that id (agent tools): it never existed, was closed or was pruned",
   E_DAEMON_UNAVAILABLE:
@@ -136,6 +138,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_SPAWN_NOT_FOUND: "0.1.0",
   E_SPAWN_NOT_EXECUTABLE: "0.1.0",
   E_SPAWN_CWD: "0.1.0",
+  E_SPAWN_FAILED: "0.8.0",
   E_SESSION_CLOSED: "0.1.0",
   E_SESSION_UNKNOWN: "0.7.0",
   E_EXPECT_TIMEOUT: "0.7.0",
@@ -260,6 +263,7 @@ export class SpawnError extends SpecterError {
       | "E_SPAWN_NOT_FOUND"
       | "E_SPAWN_NOT_EXECUTABLE"
       | "E_SPAWN_CWD"
+      | "E_SPAWN_FAILED"
       | "E_FFI"
       | "E_PLATFORM_UNSUPPORTED",
     message: string,

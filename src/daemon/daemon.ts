@@ -62,6 +62,8 @@ import {
   ptyExitedOf,
   REMOTE_ATTACH_HISTORY_BYTES,
   remoteCreate,
+  seenBy,
+  startFailure,
 } from "./remote_access.ts";
 import type { AgentTools } from "../agent/mod.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
@@ -1029,23 +1031,20 @@ export class Daemon {
       }
       case "session.create": {
         const create = remoteCreate(connection, parse(CreateParamsSchema, params));
-        return this.#withKeeper().then(() => {
-          const entry = this.#create(create);
-          if (!create.attach) return this.#describe(entry);
+        return this.#withKeeper().then(() => this.#create(create)).catch((error: unknown) => {
+          throw this.#startFailed(connection, error);
+        }).then((entry) => {
+          const described = seenBy(connection, this.#describe(entry));
+          if (!create.attach) return described;
           // Attached from its first frame, as `session.attach` does, answered with the session: no second
           // round trip, no window in which a frame is missed.
-          return this.#attach(connection, { name: entry.name, control: true }, id, this.#describe(entry));
+          return this.#attach(connection, { name: entry.name, control: true }, id, described);
         });
       }
       case "session.list": {
-        const remote = connection.access.scope !== "local";
         return {
           sessions: [...this.#entries.values()].filter((entry) => maySee(connection, entry.name)).map(
-            (entry) => {
-              const described = this.#describe(entry);
-              // Host paths (its audit log, its persistent layer) are not shown to remote clients.
-              return remote ? { ...described, audit: null, persist: null } : described;
-            },
+            (entry) => seenBy(connection, this.#describe(entry)),
           ),
         };
       }
@@ -1109,6 +1108,22 @@ export class Daemon {
     }
   }
 
+  /**
+   * What `peer` is told of a session that could not start (see `startFailure`); the reason is logged when
+   * a remote client is told less. `null`: a unix socket peer.
+   */
+  #startFailed(peer: Peer | null, error: unknown): unknown {
+    const remote = peer !== null && peer.access.scope !== "local";
+    const told = startFailure(remote, error);
+    if (told !== error) {
+      const specter = toSpecterError(error);
+      this.#log(
+        `remote client ${peer!.name}: a program could not start: ${specter.code}: ${specter.message}`,
+      );
+    }
+    return told;
+  }
+
   /** Switches `connection` to the agent tools (after the answer, every line is theirs). */
   async #openAgent(
     connection: Peer,
@@ -1117,14 +1132,31 @@ export class Daemon {
   ): Promise<symbol> {
     const agentBase = this.#options.agentBase;
     if (agentBase === undefined) throw new UsageError("This daemon serves no agent tools");
-    const key = JSON.stringify([params.cwd, Object.entries(params.flags).sort()]);
+    // Remote clients' agents have tools of their own, which tell them of sessions that cannot start only
+    // that they cannot (see `startFailure`).
+    const remote = connection.access.scope !== "local";
+    const flags = Object.entries(params.flags).sort();
+    const key = JSON.stringify(remote ? ["remote", params.cwd, flags] : [params.cwd, flags]);
     // The agent tools (and their tokenizer's tables) load with the first agent: most daemons serve none.
     const { AgentTools, serveAgent } = await import("../agent/mod.ts");
     let tools = this.#agents.get(key);
     if (tools === undefined) {
+      let base;
+      try {
+        base = await agentBase(params.flags, params.cwd);
+      } catch (error: unknown) {
+        throw this.#startFailed(connection, error);
+      }
+      const who = remote ? connection : null;
       tools = new AgentTools({
-        base: await agentBase(params.flags, params.cwd),
-        spawn: (options) => this.#launchForAgent(options, params.flags, key),
+        base,
+        spawn: (options) => {
+          try {
+            return this.#launchForAgent(options, params.flags, key);
+          } catch (error: unknown) {
+            throw this.#startFailed(who, error);
+          }
+        },
       });
       this.#agents.set(key, tools);
       // Its sessions that a restarted daemon took back: the tools find them again (list_sessions, ids).

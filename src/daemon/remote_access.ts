@@ -8,7 +8,9 @@
  *
  * @module
  */
-import type { ExitFrame, PtyExitedFrame, SavedSession } from "../protocol/mod.ts";
+import { type ErrorCode, SpawnError, SpecterError } from "../errors.ts";
+import { isPresetName, PRESET_NAMES } from "../policy/mod.ts";
+import type { ExitFrame, PtyExitedFrame, SavedSession, SessionEntry } from "../protocol/mod.ts";
 import { type Peer, RemoteError } from "../remote/mod.ts";
 
 /** Methods a viewer token may call. */
@@ -103,10 +105,12 @@ export function remoteCreate<T extends { cwd: string; flags: Record<string, unkn
   }
   for (const name of ["policy", "sandbox-profile"]) {
     const value = params.flags[name];
-    if (value !== undefined && (typeof value !== "string" || !/^[a-z][a-z0-9-]{0,31}$/.test(value))) {
+    // A preset's name exactly: any other name is read as a file in the daemon's directory, and whether
+    // that file exists, is a directory or is unreadable would come back in the error.
+    if (value !== undefined && (typeof value !== "string" || !isPresetName(value))) {
       throw new RemoteError(
         "E_REMOTE_SCOPE",
-        `A remote client names a policy preset, not a file ("--${name}")`,
+        `A remote client names a policy preset (${PRESET_NAMES.join(", ")}), not a file ("--${name}")`,
       );
     }
   }
@@ -115,6 +119,35 @@ export function remoteCreate<T extends { cwd: string; flags: Record<string, unkn
     throw new RemoteError("E_REMOTE_SCOPE", "A remote client's sessions run in the bwrap sandbox");
   }
   return { ...params, cwd: "/" };
+}
+
+/** What a remote client is told of any program that cannot start. */
+export const REMOTE_START_FAILURE = "The program could not be started";
+
+/**
+ * The codes a remote client is told as they are when its session cannot start: they are about its request
+ * (a name in use, a malformed flag, its token), never about the host's files.
+ */
+const REMOTE_START_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "E_SESSION_EXISTS",
+  "E_USAGE",
+  "E_UNSAFE_ACK_REQUIRED",
+]);
+
+/**
+ * What a client is told when a session (or an agent's session, or the agent tools) could not start: the
+ * error itself on the unix socket; for a remote client, one error for every program that cannot start
+ * (`E_SPAWN_FAILED`, {@link REMOTE_START_FAILURE}, no details). Whether a host path is missing, a
+ * directory, not executable, a link, unreadable or in a directory the client cannot list, whether the
+ * sandbox could not start it or its policy refused it, is the host's business: the daemon's log keeps the
+ * reason. Codes about the request itself ({@link REMOTE_START_CODES}, `E_REMOTE_*`) pass as they are.
+ */
+export function startFailure(remote: boolean, error: unknown): unknown {
+  if (!remote) return error;
+  if (error instanceof SpecterError && (REMOTE_START_CODES.has(error.code) || error instanceof RemoteError)) {
+    return error;
+  }
+  return new SpawnError("E_SPAWN_FAILED", REMOTE_START_FAILURE);
 }
 
 /**
@@ -138,6 +171,11 @@ function spend(peer: Peer, method: string): void {
   }
   times.push(now);
   spent.set(peer, times);
+}
+
+/** A session as `peer` is shown it: host paths (its audit log, its persistent layer) not to remote clients. */
+export function seenBy(peer: Peer, entry: SessionEntry): SessionEntry {
+  return peer.access.scope === "local" ? entry : { ...entry, audit: null, persist: null };
 }
 
 /** True when `peer` may see session `name`. */
