@@ -11,6 +11,7 @@ import { Daemon, defaultPersistRoot, type RemoteListen, type SyncPolicy } from "
 import { DEFAULT_MAX_CLIENTS, readTokenFile, RemoteError, TokenSet } from "../remote/mod.ts";
 import { type RemoteInfo, RemoteInfoSchema } from "../protocol/mod.ts";
 import { writeFileWhole } from "../fsafe/mod.ts";
+import { printable } from "../terminal/mod.ts";
 import { join } from "node:path";
 import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
@@ -256,7 +257,8 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
         { session: session.name, author_kind: session.author_kind },
       ),
     auditDir: (runId) => defaultArtifactsDir(runId),
-    log: (text) => warn(`specter daemon: ${text}`),
+    // Lines may quote what sessions and clients sent (names, paths, errors): escaped for the terminal.
+    log: (text) => warn(`specter daemon: ${printable(text)}`),
     ...(remote === null ? {} : { remote: remote.listen }),
   });
   if (remote !== null && daemon.remoteUrl !== null) {

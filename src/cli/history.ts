@@ -5,6 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
+import { printable } from "../terminal/mod.ts";
 import { parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { HISTORY_FLAG } from "./daemon.ts";
@@ -51,11 +52,17 @@ export function historyCommand(args: readonly string[], out: (text: string) => v
       }
       const when = new Date(row.started_at * 1000).toISOString().replace("T", " ").slice(0, 19);
       const status = row.signal !== null ? row.signal : String(row.exit_code ?? "?");
-      out(
-        `${when}\t${row.session}\t${status}\t${
-          Math.round(row.duration_ms)
-        }ms\t${row.author_kind}\t${row.command}`,
-      );
+      // The command line is what was typed (by a person or an agent) or the program's argv: it may hold
+      // control characters, printed escaped so that the row stays one line of text on the reader's terminal.
+      const fields = [
+        when,
+        row.session,
+        status,
+        `${Math.round(row.duration_ms)}ms`,
+        row.author_kind,
+        row.command,
+      ];
+      out(fields.map(printable).join("\t"));
     }
     return 0;
   } finally {

@@ -16,6 +16,7 @@ import {
   type SessionEntry,
   SessionNameSchema,
 } from "../protocol/mod.ts";
+import { OuterFilter, printable } from "../terminal/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
@@ -131,7 +132,10 @@ export async function lsCommand(args: readonly string[], out: (text: string) => 
         : entry.signal !== null
         ? `killed (${entry.signal})`
         : `exited ${entry.exit_code}`;
-      out(`${entry.name}\t${status}\t${entry.pid}\t${entry.clients}\t${entry.argv.join(" ")}`);
+      // argv is the user's or an agent's and may hold anything: escaped, so that the row stays one line of
+      // text on the reader's terminal (the exact strings are in --json).
+      const fields = [entry.name, status, String(entry.pid), String(entry.clients), entry.argv.join(" ")];
+      out(fields.map(printable).join("\t"));
     }
     return 0;
   } finally {
@@ -259,7 +263,8 @@ const LOGS_FLAGS = {
     type: "string",
     value: "MODE",
     description:
-      "ndjson (default: the frames), raw (the output as written), compact or parsed (token views, as text)",
+      "ndjson (default: the frames), raw (the output as written; to a terminal, filtered as attach filters " +
+      "it), compact or parsed (token views, as text)",
   },
   ...HELP_FLAG,
 } as const satisfies FlagTable;
@@ -311,7 +316,10 @@ export async function logsCommand(
     const text = frames.filter((frame) => frame.type === "stdout").map((frame) => payloadText(frame)).join(
       "",
     );
-    await Deno.stdout.write(encoder.encode(text));
+    // A terminal is a person's, and the log is the program's: what it may not do through attach it may
+    // not do through logs either. Piped or redirected, the output stays exactly as written.
+    const shown = Deno.stdout.isTerminal() ? new OuterFilter().feed(text) : text;
+    await Deno.stdout.write(encoder.encode(shown));
     return 0;
   }
   const start = frames.find((frame) => frame.type === "start");
@@ -333,6 +341,12 @@ const ATTACH_FLAGS = {
     value: "SEQ",
     description: "Replay from this frame (default: the oldest kept; at most the last 32 MiB of frames)",
   },
+  "allow-clipboard": {
+    type: "boolean",
+    description: "Let the program set this terminal's clipboard (OSC 52). Risky: what it puts there is " +
+      "what you paste next, into your own shell too (a command ending in a newline runs). Reading the " +
+      "clipboard stays refused",
+  },
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 
@@ -342,11 +356,13 @@ export const DETACH_BYTE = 0x1d;
 /** `specter attach`'s help. */
 export const ATTACH_DOC: CommandDoc = {
   name: "attach",
-  usage: ["specter attach NAME [--watch] [--from SEQ]"],
+  usage: ["specter attach NAME [--watch] [--from SEQ] [--allow-clipboard]"],
   about: `Attaches this terminal to session NAME (like tmux attach): its history is replayed from the frame
 log so the screen is right, then what it prints appears here and what you type goes to it. Ctrl-] detaches
 (the session goes on). Several clients may attach; the first controls, later ones watch. Exits 0 on detach,
-with the program's exit code when it ends.`,
+with the program's exit code when it ends. What the program prints is filtered first, as tmux does: it
+draws (colours, cursor, modes, mouse, titles without control characters, http(s) links), but cannot set
+the clipboard, link to files, or make this terminal answer queries (docs/security.md).`,
   groups: [{ title: "Flags", flags: ATTACH_FLAGS }],
 };
 
@@ -362,6 +378,8 @@ export async function attachCommand(args: readonly string[], warn: (text: string
   const stdout = Deno.stdout;
   let exitCode: number | null = null;
   let writing = Promise.resolve();
+  // The program is sandboxed, this terminal is not: only what draws reaches it (src/terminal/outer_filter.ts).
+  const filter = new OuterFilter({ allowClipboard: values["allow-clipboard"] === true });
   const ended = Promise.withResolvers<void>();
   client.onNotification = (method, params) => {
     if (method === "session.end") {
@@ -371,7 +389,9 @@ export async function attachCommand(args: readonly string[], warn: (text: string
     if (method !== "frame") return;
     const frame = params.frame as Frame;
     if (frame.type === "stdout") {
-      const bytes = encoder.encode(payloadText(frame));
+      const text = filter.feed(payloadText(frame));
+      if (text === "") return;
+      const bytes = encoder.encode(text);
       writing = writing.then(() => writeAll(stdout, bytes));
     } else if (frame.type === "exit") {
       exitCode = frame.code ?? (frame.signal === null ? 1 : 128);
