@@ -902,7 +902,7 @@ daemonTest(
     };
     const first = await run("keep", 'echo "home=$HOME"; echo kept-1 > "$HOME/kept.txt"', ["--persist"]);
     assert.match(first, /home=\/home\/specter/);
-    const layer = `${await defaultPersistRoot(daemon.stateDir)}/keep`;
+    const layer = `${defaultPersistRoot(daemon.stateDir)}/keep`;
     // The audit names the session, its policy and its persistent layer, and how it ended.
     const records = await auditRecords(daemon, "keep");
     assert.deepEqual(records.map((r) => r.event), ["start", "launch", "end"]);

@@ -10,7 +10,8 @@
 import { spawn } from "../../src/session/spawn_session.ts";
 import type { SpawnOptions } from "../../src/session/options.ts";
 import { loadPolicy } from "../../src/policy/mod.ts";
-import { privilegeDrop, probeBwrap } from "../../src/sandbox/probe.ts";
+import { probeBwrap, rootLauncher } from "../../src/sandbox/probe.ts";
+import { launcherArgs } from "../../src/sandbox/launch_plan.ts";
 import { finish, intFlags, round, roundStats, runBenchmark, say, stats, table } from "./_common.ts";
 
 const ACCEPT_RATIO = 1.2;
@@ -54,19 +55,10 @@ async function main(): Promise<number> {
     acks: { unsafeWrite: false, network: false },
   });
   const sandboxed: SpawnOptions = { argv: ["/usr/bin/echo", "hi"], sandbox: { mode: "bwrap", policy } };
-  // "The same way" includes the launcher: started by root, Specter runs bwrap through setpriv (bwrap as
-  // root would map the sandbox to host root), so the bare baseline does too.
-  const drop = privilegeDrop();
-  const launcher = drop.ok && drop.drop !== null
-    ? [
-      drop.drop.setpriv,
-      `--reuid=${drop.drop.uid}`,
-      `--regid=${drop.drop.gid}`,
-      "--clear-groups",
-      "--nnp",
-      "--",
-    ]
-    : [];
+  // "The same way" includes the launcher: started by root, Specter runs bwrap through setpriv (clearing
+  // root's supplementary groups), so the bare baseline does too.
+  const root = rootLauncher();
+  const launcher = root.ok ? launcherArgs(root.launcher) : [];
   const bare: SpawnOptions = {
     argv: [...launcher, probe.path, ...BARE_ARGS, "--", "/usr/bin/echo", "hi"],
     sandbox: { mode: "none", acknowledge: "unsafe-no-sandbox" },

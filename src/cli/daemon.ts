@@ -226,7 +226,7 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
   }
   const daemon = await Daemon.start({
     commandLog,
-    persistRoot: await defaultPersistRoot(stateDir),
+    persistRoot: defaultPersistRoot(stateDir),
     socketPath,
     stateDir,
     sync: syncPolicy(values.fsync),

@@ -275,8 +275,9 @@ function alwaysSections(policy: Policy): ExplainSection[] {
     {
       key: "privileges",
       title: "Privileges",
-      summary: `none (uid and gid ${SANDBOX_ID}, nobody; no capabilities; no new privileges, so setuid ` +
-        "programs gain nothing; never host root)",
+      summary: `none (uid and gid ${SANDBOX_ID} inside, the caller's on the host, so what it writes is ` +
+        "yours; no capabilities; no new privileges, so setuid programs gain nothing; started by root it is " +
+        "root without power: no capability or group, /proc/sys read-only, no unix socket unless granted)",
       items: [],
     },
     {

@@ -20,7 +20,7 @@ const HOST: HostFacts = {
   bwrap: "/usr/bin/bwrap",
   mergedUsr: true,
   seccompFilter: FILTER,
-  dropPrivileges: null,
+  rootLauncher: null,
 };
 const SECRET = "s3cret-value-never-printed";
 

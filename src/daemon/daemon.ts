@@ -516,10 +516,10 @@ export class Daemon {
     }
     let options = this.#options.resolve(params);
     if (params.persist) {
-      // The root: passable (0711), not listable; the layer: 0700, handed to the sandbox's user at spawn.
+      // The root and each layer: 0700, the caller's alone (the sandbox runs as the caller, root's too).
       const root = this.#persistRoot();
-      Deno.mkdirSync(root, { recursive: true, mode: 0o711 });
-      Deno.chmodSync(root, 0o711);
+      Deno.mkdirSync(root, { recursive: true, mode: 0o700 });
+      Deno.chmodSync(root, 0o700);
       const dir = this.#persistDir(params.name);
       try {
         Deno.mkdirSync(dir, { mode: 0o700 });

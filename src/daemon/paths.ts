@@ -55,14 +55,10 @@ export function sessionDir(stateDir: string, name: string): string {
 }
 
 /**
- * Where persistent layers go for a daemon on `stateDir`. Root's sandboxes run as an unprivileged id that
- * cannot pass through root's home (bwrap resolves a bound descriptor's path as that id), so root's go
- * under `/var/lib/specter/persist/` (a directory per state directory, named by its hash); anyone else's
- * beside the state directory.
+ * Where persistent layers go for a daemon on `stateDir`: beside the state directory, for root as for anyone
+ * (a sandbox runs as its caller, so root's can reach root's home; 0.6 put root's in a shared
+ * `/var/lib/specter/persist/`, where a host service running as the old sandbox uid could reach them).
  */
-export async function defaultPersistRoot(stateDir: string, uid: number | null = Deno.uid()): Promise<string> {
-  if (uid !== 0) return join(stateDir, "..", "persist");
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(stateDir));
-  const hex = [...new Uint8Array(digest)].slice(0, 8).map((b) => b.toString(16).padStart(2, "0")).join("");
-  return join("/var/lib/specter/persist", hex);
+export function defaultPersistRoot(stateDir: string): string {
+  return join(stateDir, "..", "persist");
 }

@@ -31,3 +31,4 @@ export {
 export { isWithin } from "./within.ts";
 export { SERVICE_LOG_BYTES, ServiceLog } from "./service_log.ts";
 export { walkBeneath, type WalkEntry } from "./walk.ts";
+export { insideTree, SYSTEM_TREES, systemTreeOf } from "./system_trees.ts";

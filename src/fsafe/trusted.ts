@@ -2,9 +2,9 @@
  * Opening a path that may pass through symlinks only root could have made.
  *
  * A grant like `/bin/sh` or `/usr/bin/vim` passes through system symlinks (`/bin -> usr/bin`,
- * `vim -> /etc/alternatives/vim`). Those are trusted: only root can create or change them. A symlink
- * anywhere else could have been planted by a sandboxed program (every write grant is its territory, and
- * a run as an ordinary user writes files as that user), so it is refused. The walk is done by descriptor,
+ * `vim -> /etc/alternatives/vim`). Those are trusted: root made them, in a system tree no policy can make
+ * writable. A symlink anywhere else could have been planted by a sandboxed program (every write grant is
+ * its territory, and a sandbox writes as its caller: as root, its links are root's), so it is refused. The walk is done by descriptor,
  * one `openat(O_PATH|O_NOFOLLOW)` per component, and the result is the descriptor of the final inode:
  * there is no second lookup by name for anyone to race with.
  *
@@ -13,6 +13,7 @@
 import { FileError } from "../errors.ts";
 import { cPath, ERRNO, linux, O } from "./_linux.ts";
 import { closeFd, type FdInfo, fdInfo, openNoSymlinks } from "./open.ts";
+import { systemTreeOf } from "./system_trees.ts";
 
 /** At most this many symlinks are followed for one path (the kernel's own limit). */
 export const MAX_LINK_HOPS = 40;
@@ -28,11 +29,13 @@ export interface TrustedPath {
 }
 
 /**
- * True when root owns the link and its directory and nobody else can write that directory: then no
- * sandbox uid (never root) can have made or changed it.
+ * True when the link at `path` lies in a system tree (which no policy can make writable, so no sandbox,
+ * root's included, can have written there), root owns it and its directory, and nobody else can write
+ * that directory.
  */
-export function rootOnlyLink(directory: FdInfo, link: FdInfo): boolean {
-  return link.uid === 0 && directory.uid === 0 && (directory.mode & 0o022) === 0;
+export function rootOnlyLink(directory: FdInfo, link: FdInfo, path: string): boolean {
+  return link.uid === 0 && directory.uid === 0 && (directory.mode & 0o022) === 0 &&
+    systemTreeOf(path) !== undefined;
 }
 
 /**
@@ -42,7 +45,7 @@ export function rootOnlyLink(directory: FdInfo, link: FdInfo): boolean {
  */
 export function openTrusted(
   path: string,
-  trust: (directory: FdInfo, link: FdInfo) => boolean = rootOnlyLink,
+  trust: (directory: FdInfo, link: FdInfo, path: string) => boolean = rootOnlyLink,
 ): TrustedPath {
   // Most grants have no link at all: one openat2 call settles them.
   try {
@@ -53,7 +56,7 @@ export function openTrusted(
   return walk(path, trust);
 }
 
-function walk(path: string, trust: (directory: FdInfo, link: FdInfo) => boolean): TrustedPath {
+function walk(path: string, trust: (directory: FdInfo, link: FdInfo, path: string) => boolean): TrustedPath {
   const { sym, errno, flags } = linux();
   const root = sym.openat(-100, cPath("/"), O.PATH | O.CLOEXEC, 0);
   if (root < 0) throw new FileError("E_FILE_READ", `Could not open "/" (errno ${errno()})`);
@@ -89,13 +92,15 @@ function walk(path: string, trust: (directory: FdInfo, link: FdInfo) => boolean)
       }
       try {
         const directory = fdInfo(here);
-        if (!trust(directory, info)) {
+        if (!trust(directory, info, shown)) {
           const why = info.uid !== 0
             ? `owned by uid ${info.uid}`
+            : systemTreeOf(shown) === undefined
+            ? "outside the system trees, where a sandbox may have written it"
             : `in a directory uid ${directory.uid} owns with mode ${(directory.mode & 0o7777).toString(8)}`;
           throw new FileError(
             "E_PATH_SYMLINK",
-            `Path "${path}" passes through the symlink "${shown}", which a program other than root could have made (${why})`,
+            `Path "${path}" passes through the symlink "${shown}", which a sandboxed program could have made (${why})`,
             { details: { path, link: shown, owner: info.uid, directory_owner: directory.uid } },
           );
         }

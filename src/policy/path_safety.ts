@@ -5,7 +5,11 @@
  *
  * @module
  */
+import { insideTree as inside, SYSTEM_TREES, systemTreeOf } from "../fsafe/mod.ts";
 import { broadRootReason, stripTrailingSlashes } from "./broad_roots.ts";
+
+/** Trees never writable: the system itself, and state and logs other programs trust. */
+export { SYSTEM_TREES };
 
 /** How a policy path is used. */
 export type PathUse = "exec" | "read" | "write" | "socket";
@@ -16,34 +20,8 @@ export const FORBIDDEN_TREES = ["/proc", "/sys", "/dev", "/run", "/var/run", "/p
 /** Runtime trees a `socket` grant may name a socket in (nothing else of them becomes visible). */
 const RUNTIME_TREES: readonly string[] = ["/run", "/var/run", "/private/var/run"];
 
-/** Trees never writable: the system itself, and state and logs other programs trust. */
-export const SYSTEM_TREES = [
-  "/usr",
-  "/etc",
-  "/boot",
-  "/bin",
-  "/sbin",
-  "/lib",
-  "/lib32",
-  "/lib64",
-  "/libx32",
-  "/var/lib",
-  "/var/log",
-  "/var/spool",
-  "/var/cache",
-  "/System",
-  "/Library",
-  "/private/etc",
-] as const;
-
 /** Broad roots that are nonetheless fine as `exec` entries: the standard binary directories. */
 export const BINARY_DIRS = ["/bin", "/sbin"] as const;
-
-function inside(path: string, tree: string): boolean {
-  const p = path.toLowerCase();
-  const t = tree.toLowerCase();
-  return p === t || p.startsWith(`${t}/`);
-}
 
 /**
  * Why `path` (absolute, normalized) cannot be used for `use`, or `null` when it can. `home` is the
@@ -56,7 +34,7 @@ export function pathSafetyReason(path: string, use: PathUse, home: string): stri
     .find((tree) => inside(clean, tree));
   if (forbidden !== undefined) return `is inside "${forbidden}", which a policy may never grant`;
   if (use === "write") {
-    const system = SYSTEM_TREES.find((tree) => inside(clean, tree));
+    const system = systemTreeOf(clean);
     if (system !== undefined) return `is inside the system tree "${system}", which is never writable`;
   }
   if (use === "exec" && (BINARY_DIRS as readonly string[]).includes(clean)) return null;

@@ -10,7 +10,8 @@
  *   then the root is remounted read-only, so only `/tmp`, `/dev` and `fs.write` can be written;
  * - the request's data files (shell integration) read-only beneath `/run/specter`, from pipes;
  * - every namespace unshared (network only when the policy allows it), `--die-with-parent`,
- *   `--cap-drop ALL`, an unprivileged uid/gid 65534, a cleared environment with only the program's env.
+ *   `--cap-drop ALL`, uid/gid 65534 inside (mapped to the caller's: as root, to root without any
+ *   capability; see `HostFacts.root`), a cleared environment with only the program's env.
  *
  * No `--new-session`: it would break job control on our terminal. TIOCSTI is stopped by seccomp instead,
  * and the sandbox only ever sees its own fresh PTY.
@@ -23,6 +24,7 @@ import {
   DATA_ROOT,
   type DataFile,
   type HostFacts,
+  launcherArgs,
   type LaunchPlan,
   type LaunchRequest,
   type OpenedFacts,
@@ -34,9 +36,13 @@ import {
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
 import { seccompOptionsOf } from "./host_sockets.ts";
+import { unixSocketsOpen } from "./seccomp/mod.ts";
 import { SandboxError } from "../errors.ts";
 
-/** The uid and gid the program runs as inside the sandbox (`nobody` on most systems). */
+/**
+ * The uid and gid the program runs as inside the sandbox (`nobody` on most systems). Its user namespace maps
+ * it to the caller's uid and gid on the host, so what it writes through a grant is the caller's.
+ */
 export const SANDBOX_ID = 65534;
 
 /** The fd bwrap reads the seccomp filter from. */
@@ -69,7 +75,10 @@ export const ETC_BINDS = [
   "/etc/bash.bashrc",
 ] as const;
 
-/** Extra `/etc` files bound only when the policy allows network (DNS and TLS need them). */
+/**
+ * Extra `/etc` files bound only when the policy allows network (DNS and TLS need them). Of `/etc/ssl` only
+ * the public parts: `/etc/ssl/private` holds the host's TLS keys (root-only, and root's sandbox is root).
+ */
 export const ETC_NETWORK_BINDS = [
   "/etc/hosts",
   "/etc/resolv.conf",
@@ -77,7 +86,8 @@ export const ETC_NETWORK_BINDS = [
   "/etc/gai.conf",
   "/etc/services",
   "/etc/protocols",
-  "/etc/ssl",
+  "/etc/ssl/certs",
+  "/etc/ssl/openssl.cnf",
   "/etc/ca-certificates",
 ] as const;
 
@@ -276,19 +286,11 @@ export function bwrapPlan(
   args.push("--block-fd", String(BLOCK_FD), "--info-fd", String(INFO_FD));
   args.push("--", ...command);
 
-  const drop = host.dropPrivileges;
-  const launcher = drop === null ? [] : [
-    drop.setpriv,
-    `--reuid=${drop.uid}`,
-    `--regid=${drop.gid}`,
-    "--clear-groups",
-    "--nnp",
-    "--",
-  ];
+  const launcher = launcherArgs(host.rootLauncher);
   return {
     backend: "bwrap",
     argv: [...launcher, host.bwrap, ...args],
-    argv0: drop === null ? "bwrap" : "setpriv",
+    argv0: launcher.length === 0 ? "bwrap" : "setpriv",
     // bwrap itself needs no environment; nothing of the caller's leaks through it.
     env: {},
     // bwrap's own cwd on the host is irrelevant to the program (it gets --chdir); "/" always exists.
@@ -306,8 +308,9 @@ export function bwrapPlan(
 
 /** The filter `policy` needs: with network off, a host socket grant needs the one allowing AF_UNIX. */
 function filterFor(policy: Policy, host: HostFacts): Uint8Array {
-  const options = seccompOptionsOf(policy);
-  if (options.network || !options.hostSockets) return host.seccompFilter;
+  const options = seccompOptionsOf(policy, host.root === true);
+  // The plain filter serves unless sockets are granted and it keeps AF_UNIX closed (network off, or root).
+  if (!options.hostSockets || unixSocketsOpen({ ...options, hostSockets: false })) return host.seccompFilter;
   if (host.seccompFilterHostSockets === undefined) {
     throw new SandboxError("E_SANDBOX_START", "No seccomp filter for a policy that grants host sockets");
   }

@@ -7,7 +7,7 @@ const host: HostFacts = {
   bwrap: "/usr/bin/bwrap",
   mergedUsr: true,
   seccompFilter: new Uint8Array([1, 2, 3]),
-  dropPrivileges: null,
+  rootLauncher: null,
 };
 const request: LaunchRequest = {
   program: "/usr/bin/bash",
@@ -113,20 +113,23 @@ Deno.test("a host without merged /usr binds /lib* instead of symlinking", () => 
   assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/lib"));
 });
 
-Deno.test("as root, bwrap starts through setpriv as an unprivileged host uid with no groups", () => {
+Deno.test("as root, bwrap starts through setpriv with no supplementary groups, keeping the caller's uid", () => {
   const plan = bwrapPlan(policy(), request, {
     ...host,
-    dropPrivileges: { setpriv: "/usr/bin/setpriv", uid: 65534, gid: 65534 },
+    rootLauncher: { setpriv: "/usr/bin/setpriv" },
+    root: true,
   });
-  assert.deepEqual(plan.argv.slice(0, 7), [
+  assert.deepEqual(plan.argv.slice(0, 5), [
     "/usr/bin/setpriv",
-    "--reuid=65534",
-    "--regid=65534",
     "--clear-groups",
     "--nnp",
     "--",
     "/usr/bin/bwrap",
   ]);
+  assert.equal(plan.argv0, "setpriv");
+  assert.ok(!plan.argv.some((arg) => arg.startsWith("--reuid") || arg.startsWith("--regid")));
+  // Inside, the program is uid/gid 65534; its user namespace maps that to the caller.
+  assert.deepEqual(pairs(plan.argv, "--uid"), [String(SANDBOX_ID)]);
 });
 
 Deno.test("with a realization, only opened paths are bound and each carries its identity; the program must be opened", () => {

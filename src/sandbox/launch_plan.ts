@@ -94,11 +94,17 @@ export interface HostFacts {
    */
   readonly seccompFilterHostSockets?: Uint8Array;
   /**
-   * When Specter runs as root: start bwrap through `setpriv` as this unprivileged host uid/gid, so that
-   * the sandbox's user namespace maps to it and not to host root (as root, bwrap would map the sandbox
-   * uid to uid 0, and the kernel lets uid 0 write sysctls and read root-owned files). `null` otherwise.
+   * When Specter runs as root: bwrap is started through `setpriv --clear-groups --nnp` (bwrap keeps the
+   * caller's supplementary groups). `null` otherwise.
    */
-  readonly dropPrivileges: { readonly setpriv: string; readonly uid: number; readonly gid: number } | null;
+  readonly rootLauncher: { readonly setpriv: string } | null;
+  /**
+   * Specter runs as root. The sandbox's uid maps to the caller's, as for any user: as root that is host
+   * uid 0, with every capability dropped (none in the bounding set, no new privileges), `/proc/sys`,
+   * `/proc/irq`, `/proc/bus` and `/proc/fs` read-only and root-only `/proc` files masked (`masks.ts`), and
+   * AF_UNIX sockets closed unless a socket is granted (every unix peer would see uid 0). Absent: false.
+   */
+  readonly root?: boolean;
   /**
    * Which paths of `MASKED_PATHS` (`masks.ts`) exist on this host and are masked. Absent: every entry is
    * masked, and bwrap fails loudly on a host that lacks one (never silently unmasked).
@@ -210,3 +216,8 @@ export interface PlanOptions {
 
 /** Where a persistent layer appears inside the sandbox (and the program's `HOME` then). */
 export const PERSIST_HOME = "/home/specter";
+
+/** The argv prefix that starts bwrap through a root launcher (empty when there is none). */
+export function launcherArgs(launcher: HostFacts["rootLauncher"]): string[] {
+  return launcher === null ? [] : [launcher.setpriv, "--clear-groups", "--nnp", "--"];
+}

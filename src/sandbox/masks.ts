@@ -8,6 +8,10 @@
  * - `null`: a file, bind-mounted over by `/dev/null` read-only. The bind is `nodev` (bwrap binds so), so
  *   opening it fails with `EACCES`; nothing of the host's file can be read or written.
  * - `empty_dir`: a directory, covered by an empty read-only tmpfs.
+ * - `read_only`: a directory bound read-only over itself (runc's `readonlyPaths`). Its files are root's,
+ *   writable by their owner (global sysctls such as `kernel.core_pattern`, IRQ affinity), and root's
+ *   sandbox is host uid 0 without capabilities: the owner's bits are all the kernel checks for many of them.
+ *   bwrap covers `/proc/sys` only when it finds the directory writable at setup, which it is not then.
  * - `unmounted`: under `/sys`, which the sandbox never mounts and a policy may never grant
  *   (`FORBIDDEN_TREES` in `src/policy/path_safety.ts`); listed so the table is the whole story.
  *
@@ -18,7 +22,7 @@
  */
 
 /** How a masked path is covered (see the module doc). */
-export type MaskKind = "null" | "empty_dir" | "unmounted";
+export type MaskKind = "null" | "empty_dir" | "read_only" | "unmounted";
 
 /** One masked path. */
 export interface MaskedPath {
@@ -52,9 +56,20 @@ export const MASKED_PATHS = [
   { path: "/proc/iomem", kind: "null", why: "The physical memory map" },
   { path: "/proc/ioports", kind: "null", why: "The I/O port map: host hardware" },
   { path: "/proc/sysrq-trigger", kind: "null", why: "Magic SysRq: reboots or crashes the host if writable" },
+  { path: "/proc/kmsg", kind: "null", why: "The kernel log (root-only: root's sandbox is uid 0)" },
+  { path: "/proc/kpageflags", kind: "null", why: "Flags of every physical page: aids Rowhammer (root-only)" },
+  { path: "/proc/kpagecount", kind: "null", why: "Mapping count of every physical page (root-only)" },
+  { path: "/proc/kpagecgroup", kind: "null", why: "The cgroup of every physical page (root-only)" },
+  { path: "/proc/pagetypeinfo", kind: "null", why: "Host-wide page allocator state (root-only)" },
+  { path: "/proc/slabinfo", kind: "null", why: "Kernel heap (slab) state: aids heap exploits (root-only)" },
+  { path: "/proc/vmallocinfo", kind: "null", why: "Kernel virtual addresses (root-only)" },
   { path: "/proc/acpi", kind: "empty_dir", why: "ACPI interfaces of the host (runc)" },
   { path: "/proc/asound", kind: "empty_dir", why: "The host's sound devices (runc)" },
   { path: "/proc/scsi", kind: "empty_dir", why: "The host's SCSI devices (runc)" },
+  { path: "/proc/sys", kind: "read_only", why: "Global sysctls, writable by uid 0 (runc: read-only)" },
+  { path: "/proc/irq", kind: "read_only", why: "IRQ affinity of the host's CPUs (runc: read-only)" },
+  { path: "/proc/bus", kind: "read_only", why: "PCI configuration space (runc: read-only)" },
+  { path: "/proc/fs", kind: "read_only", why: "Filesystem driver controls and statistics (runc: read-only)" },
   { path: "/sys/firmware", kind: "unmounted", why: "Firmware tables (ACPI, DMI, EFI variables) (runc)" },
   {
     path: "/sys/devices/virtual/powercap",
@@ -92,14 +107,24 @@ function lexists(path: string): boolean {
  */
 export function maskArgs(present: readonly string[] | undefined): string[] {
   const args: string[] = [];
-  for (const mask of MASKED_PATHS) {
-    if (present !== undefined && !present.includes(mask.path)) continue;
+  const masks = MASKED_PATHS.filter((mask) => present === undefined || present.includes(mask.path));
+  // Read-only directories first: a file masked beneath one (its bind made later) stays masked.
+  const ordered = [
+    ...masks.filter((m) => m.kind === "read_only"),
+    ...masks.filter((m) => m.kind !== "read_only"),
+  ];
+  for (const mask of ordered) {
     switch (mask.kind) {
       case "null":
         args.push("--ro-bind", "/dev/null", mask.path);
         break;
       case "empty_dir":
         args.push("--tmpfs", mask.path, "--remount-ro", mask.path);
+        break;
+      case "read_only":
+        // The host's directory (bwrap binds from the host's root); its sysctls answer for the reader's
+        // namespaces, so the sandbox still sees its own hostname and network settings, read-only.
+        args.push("--ro-bind", mask.path, mask.path);
         break;
       case "unmounted":
         break; // /sys is never mounted: nothing to cover.

@@ -12,7 +12,7 @@ function host(maskedPaths?: readonly string[]): HostFacts {
     bwrap: "/usr/bin/bwrap",
     mergedUsr: true,
     seccompFilter: new Uint8Array(),
-    dropPrivileges: null,
+    rootLauncher: null,
     ...(maskedPaths === undefined ? {} : { maskedPaths }),
   };
 }
@@ -38,6 +38,19 @@ for (const mask of MASKED_PATHS) {
         const at = triple(argv, "--tmpfs", mask.path);
         assert.ok(at > proc, `${mask.path} gets a tmpfs after --proc`);
         assert.ok(triple(argv, "--remount-ro", mask.path) > at, `${mask.path}'s tmpfs is read-only`);
+        break;
+      }
+      case "read_only": {
+        const at = triple(argv, "--ro-bind", mask.path, mask.path);
+        assert.ok(at > proc, `${mask.path} is bound read-only over itself after --proc`);
+        // Before every file mask, so that none beneath it is covered again.
+        for (const other of MASKED_PATHS.filter((m) => m.kind === "null" || m.kind === "empty_dir")) {
+          const covered = Math.max(
+            triple(argv, "--ro-bind", "/dev/null", other.path),
+            triple(argv, "--tmpfs", other.path),
+          );
+          assert.ok(covered > at, `${other.path} is masked after ${mask.path} is made read-only`);
+        }
         break;
       }
       case "unmounted": {

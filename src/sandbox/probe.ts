@@ -7,15 +7,12 @@
 import { SandboxError } from "../errors.ts";
 import { compileSeccomp, seccompArchFor } from "./seccomp/mod.ts";
 import { presentMasks } from "./masks.ts";
-import type { HostFacts } from "./launch_plan.ts";
+import { type HostFacts, launcherArgs } from "./launch_plan.ts";
 
 /** The outcome of probing bubblewrap. */
 export type BwrapProbe =
   | { readonly ok: true; readonly path: string; readonly version: string }
   | { readonly ok: false; readonly reason: string; readonly fix: string };
-
-/** The host uid/gid the sandbox runs as when Specter itself runs as root (`nobody`/`nogroup`). */
-export const UNPRIVILEGED_ID = 65534;
 
 /** Where util-linux `setpriv` is looked for (needed only when Specter runs as root). */
 export const SETPRIV_CANDIDATES = ["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv"] as const;
@@ -35,20 +32,24 @@ function findExecutable(candidates: readonly string[]): string | undefined {
   });
 }
 
-/** How bwrap must be launched on this host: directly, or through setpriv when we are root. */
-export function privilegeDrop(
+/**
+ * How bwrap must be launched on this host: directly, or, when we are root, through `setpriv
+ * --clear-groups --nnp` (root's supplementary groups would otherwise reach the sandbox; bwrap keeps them).
+ * Root's sandbox maps to root itself, the caller, with every capability dropped: see `HostFacts.root`.
+ */
+export function rootLauncher(
   uid: number | null = Deno.uid(),
-): { ok: true; drop: HostFacts["dropPrivileges"] } | { ok: false; reason: string; fix: string } {
-  if (uid !== 0) return { ok: true, drop: null };
+): { ok: true; launcher: HostFacts["rootLauncher"] } | { ok: false; reason: string; fix: string } {
+  if (uid !== 0) return { ok: true, launcher: null };
   const setpriv = findExecutable(SETPRIV_CANDIDATES);
   if (setpriv === undefined) {
     return {
       ok: false,
-      reason: "Specter runs as root, and without setpriv the sandbox would map to host root",
+      reason: "Specter runs as root, and without setpriv root's supplementary groups would reach the sandbox",
       fix: FIX_SETPRIV,
     };
   }
-  return { ok: true, drop: { setpriv, uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } };
+  return { ok: true, launcher: { setpriv } };
 }
 
 /** Where util-linux `prlimit` is looked for (needed only when resource ceilings are set). */
@@ -95,18 +96,15 @@ export function probeBwrap(env: { get(name: string): string | undefined } = Deno
       fix: FIX_INSTALL,
     };
   }
-  const drop = privilegeDrop();
-  if (!drop.ok) return { ok: false, reason: drop.reason, fix: drop.fix };
+  const root = rootLauncher();
+  if (!root.ok) return { ok: false, reason: root.reason, fix: root.fix };
   // Probe exactly the way sessions start: through setpriv when we are root.
-  const launcher = drop.drop === null ? { program: path, prefix: [] as string[] } : {
-    program: drop.drop.setpriv,
-    prefix: [`--reuid=${drop.drop.uid}`, `--regid=${drop.drop.gid}`, "--clear-groups", "--nnp", "--", path],
-  };
+  const [program, ...prefix] = [...launcherArgs(root.launcher), path];
   let output: Deno.CommandOutput;
   try {
-    output = new Deno.Command(launcher.program, {
+    output = new Deno.Command(program!, {
       args: [
-        ...launcher.prefix,
+        ...prefix,
         "--unshare-all",
         "--unshare-user",
         "--die-with-parent",
@@ -159,14 +157,20 @@ export function hostFacts(network: boolean): HostFacts {
   } catch {
     mergedUsr = false; // No /bin at all: bind what exists.
   }
-  const drop = privilegeDrop();
+  const root = rootLauncher();
+  const isRoot = Deno.uid() === 0;
   const facts: HostFacts = {
     bwrap: probe.path,
-    dropPrivileges: drop.ok ? drop.drop : null,
+    rootLauncher: root.ok ? root.launcher : null,
+    root: isRoot,
     mergedUsr,
     maskedPaths: presentMasks(),
-    seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network }),
-    seccompFilterHostSockets: compileSeccomp(seccompArchFor(Deno.build.arch), { network, hostSockets: true }),
+    seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network, root: isRoot }),
+    seccompFilterHostSockets: compileSeccomp(seccompArchFor(Deno.build.arch), {
+      network,
+      hostSockets: true,
+      root: isRoot,
+    }),
   };
   cachedFacts.set(network, facts);
   return facts;

@@ -8,7 +8,7 @@ const host: HostFacts = {
   bwrap: "/usr/bin/bwrap",
   mergedUsr: true,
   seccompFilter: new Uint8Array(),
-  dropPrivileges: null,
+  rootLauncher: null,
   maskedPaths: [],
 };
 

@@ -8,33 +8,24 @@
 import { dirname, join } from "node:path";
 import { FileError, SessionError } from "../errors.ts";
 import { closeFd, openDirectory, readFileBeneath, walkBeneath } from "../fsafe/mod.ts";
-import { SANDBOX_ID } from "../sandbox/mod.ts";
 
 /** Where the workspace is archived inside the artifacts. */
 export const WORKSPACE_DIR = "workspace";
-
-/** As root the sandboxed program runs as an unprivileged uid: hand it what it must write. */
-function handOver(path: string): void {
-  if (Deno.uid() === 0) Deno.chownSync(path, SANDBOX_ID, SANDBOX_ID);
-}
 
 /** Creates a fresh workspace seeded with `files` (relative path → text) and returns its path (`E_IO`). */
 export function createWorkspace(files: Readonly<Record<string, string>>): string {
   let root = "";
   try {
+    // 0700: the sandboxed program runs as the caller (root's too), so no one else needs to enter it.
     root = Deno.makeTempDirSync({ prefix: "specter-workspace-" });
-    Deno.chmodSync(root, 0o755);
-    handOver(root);
     for (const [name, text] of Object.entries(files)) {
       const path = join(root, name);
       const parents: string[] = [];
       for (let dir = dirname(path); dir !== root; dir = dirname(dir)) parents.unshift(dir);
       for (const dir of parents) {
         Deno.mkdirSync(dir, { recursive: true, mode: 0o755 });
-        handOver(dir);
       }
       Deno.writeTextFileSync(path, text, { mode: 0o644 });
-      handOver(path);
     }
   } catch (error: unknown) {
     throw new SessionError("E_IO", `Cannot create the workspace "${root}": ${(error as Error).message}`, {

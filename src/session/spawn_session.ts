@@ -233,11 +233,6 @@ function prepare(
       ...resolved.protectedDirs.map((dir) => ({ dir })),
     ], { canHide: backend === "bwrap" });
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
-    // The program runs as the unprivileged id root drops to: the layer must be its own to write in. Its
-    // parent is Specter's (0700), so the path cannot be swapped under the chown.
-    if (resolved.persistDir !== null && host.dropPrivileges !== null) {
-      Deno.chownSync(resolved.persistDir, host.dropPrivileges.uid, host.dropPrivileges.gid);
-    }
     if (backend === "seatbelt" && launchOptions.privateTmp !== undefined) tmpDir = launchOptions.privateTmp();
     const shell = setUpShell({ ...request, cwd: realized.cwd }, options, backend, { tmpDir });
     const plan = compileLaunchPlan(realized.policy, shell.request, backend, host, {
@@ -261,7 +256,7 @@ const NO_HOST = {
   bwrap: "",
   mergedUsr: true,
   seccompFilter: new Uint8Array(),
-  dropPrivileges: null,
+  rootLauncher: null,
 } as const;
 
 /**

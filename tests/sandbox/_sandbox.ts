@@ -84,20 +84,11 @@ export function results(text: string): Record<string, string> {
 }
 
 /**
- * Makes `dir` usable by the sandbox: when the tests run as root (as CI does), the sandbox runs as host
- * uid 65534, so a root-owned 0700 temp dir would be out of its reach.
- */
-export async function shareWithSandbox(dir: string): Promise<void> {
-  if (Deno.uid() === 0) await Deno.chown(dir, 65534, 65534);
-}
-
-/**
- * A fresh host directory outside /tmp (the sandbox's /tmp is its own tmpfs), owned by the sandbox's
- * host uid, removed afterwards.
+ * A fresh host directory outside /tmp (the sandbox's /tmp is its own tmpfs), the caller's (0700, as
+ * made: the sandbox runs as the caller, root's too), removed afterwards.
  */
 export async function withHostDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ dir: ROOT, prefix: ".specter-sandbox-test-" });
-  await shareWithSandbox(dir);
   try {
     return await fn(dir);
   } finally {

@@ -6,12 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { runCli, sessionTest } from "../_helpers.ts";
-import { shareWithSandbox, withHostDir } from "./_sandbox.ts";
+import { withHostDir } from "./_sandbox.ts";
 
-/** Creates `path` writable by the sandbox's host uid (as root, the sandbox runs as 65534). */
+/** Creates `path` (the sandbox runs as the caller, so the caller's directory is its to write). */
 async function sharedDir(path: string): Promise<void> {
   await Deno.mkdir(path, { recursive: true });
-  await shareWithSandbox(path);
 }
 
 /** A policy file granting `write` and `read`, written into `dir`. */
@@ -121,7 +120,6 @@ if (!ROOT_ONLY.ignore) {
     async () => {
       await withHostDir(async (dir) => {
         await sharedDir(`${dir}/ws/sub`);
-        await shareWithSandbox(`${dir}/ws`);
         const policy = await policyFile(dir, [`${dir}/ws`]);
         // The bind mount's own root has the grant's identity: the ancestor walk meets it.
         await withBind(`${dir}/ws`, `${dir}/mnt`, async () => {

@@ -3,7 +3,6 @@
  */
 import assert from "node:assert/strict";
 import { ROOT, runCli, sessionTest, withTempDir } from "../_helpers.ts";
-import { shareWithSandbox } from "./_sandbox.ts";
 
 sessionTest("specter run with no sandbox flags runs under bwrap with the strict preset", async () => {
   const { code, frames } = await runCli([
@@ -56,7 +55,6 @@ sessionTest("--sandbox external needs its ack and then runs the program directly
 sessionTest("policy files from the CLI: writes need --ack-unsafe-write, then they work", async () => {
   await withTempDir(async (tmp) => {
     const dir = await Deno.makeTempDir({ dir: ROOT, prefix: ".specter-cli-sandbox-" });
-    await shareWithSandbox(dir);
     try {
       const file = `${tmp}/policy.toml`;
       await Deno.writeTextFile(file, `version = 1\nexec = ["/usr/bin"]\n[fs]\nwrite = ["${dir}"]\n`);
@@ -87,7 +85,6 @@ sessionTest(
   "--strict-write needs --ack-unsafe-write and keeps .git and start-up files read-only",
   async () => {
     const dir = await Deno.makeTempDir({ dir: ROOT, prefix: ".specter-strict-write-" });
-    await shareWithSandbox(dir);
     try {
       await Deno.mkdir(`${dir}/.git/hooks`, { recursive: true });
       await Deno.writeTextFile(`${dir}/.git/config`, "[core]\n");

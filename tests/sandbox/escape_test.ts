@@ -12,7 +12,6 @@ import {
   pythonAttempts,
   results,
   runSandboxed,
-  shareWithSandbox,
   withHostDir,
 } from "./_sandbox.ts";
 
@@ -268,11 +267,21 @@ sessionTest("positive: job control works inside the sandbox", async () => {
   assert.equal((await r.exit()).code, 3);
 });
 
-sessionTest("a setuid-root binary gains nothing inside the sandbox", async () => {
+sessionTest("a setuid binary gains nothing inside the sandbox", async () => {
   await withHostDir(async (dir) => {
-    // A real setuid-root program: a copy of id(1) with the setuid bit (the tests run as root, like CI).
+    // A real setuid program: a copy of id(1) with the setuid bit, owned by root (the tests run as root,
+    // like CI), and a copy of cat(1) owned by another uid, which would change the sandbox's uid.
     await Deno.copyFile("/usr/bin/id", `${dir}/suid-id`);
     await Deno.chmod(`${dir}/suid-id`, 0o4755);
+    await Deno.copyFile("/usr/bin/cat", `${dir}/suid-cat`);
+    if (Deno.uid() === 0) await Deno.chown(`${dir}/suid-cat`, 4242, 4242);
+    await Deno.chmod(`${dir}/suid-cat`, 0o4755);
+    const status = await runSandboxed(
+      [`${dir}/suid-cat`, "/proc/self/status"],
+      policyOf({ fs: { read: [dir] } }),
+    );
+    assert.match(status.text, /^CapEff:\s+0000000000000000$/m, status.text);
+    assert.match(status.text, /^Uid:\s+65534\s+65534\s+65534\s+65534$/m, status.text);
     const outside = await new Deno.Command("su", {
       args: ["-s", "/bin/sh", "nobody", "-c", `${dir}/suid-id -u`],
       stdout: "piped",
@@ -298,21 +307,26 @@ sessionTest("a daemon started inside the sandbox does not outlive the session", 
 });
 
 sessionTest(
-  "started by root, the sandbox is not host root: sysctls unwritable, root-only files unreadable",
+  "started by root, the sandbox is root without power: sysctls unwritable, nothing outside the grants",
   async () => {
     const sysctl = "/proc/sys/kernel/printk_ratelimit_burst";
     const before = await Deno.readTextFile(sysctl);
     await withHostDir(async (dir) => {
-      await Deno.chmod(dir, 0o755);
-      await Deno.writeTextFile(`${dir}/root-only`, "ROOTSECRET\n");
-      await Deno.chown(`${dir}/root-only`, 0, 0);
-      await Deno.chmod(`${dir}/root-only`, 0o600);
+      await Deno.mkdir(`${dir}/granted`);
+      await Deno.writeTextFile(`${dir}/granted/root-only`, "GRANTED\n", { mode: 0o600 });
+      await Deno.writeTextFile(`${dir}/outside`, "ROOTSECRET\n", { mode: 0o600 });
       const script = `echo 99 > ${sysctl} 2>/dev/null && echo SYSCTL_WRITTEN || echo SYSCTL_DENIED; ` +
-        `read -r s < "${dir}/root-only" 2>/dev/null && echo "READ $s" || echo ROOT_ONLY_DENIED; ` +
-        `read -r s < /proc/sys/kernel/core_pattern && echo "CORE $s"`;
-      const { text } = await runSandboxed(["/usr/bin/sh", "-c", script], policyOf({ fs: { read: [dir] } }));
+        `read -r s < "${dir}/granted/root-only" 2>/dev/null && echo "READ $s" || echo GRANT_DENIED; ` +
+        `read -r s < "${dir}/outside" 2>/dev/null && echo "LEAK $s" || echo OUTSIDE_ABSENT`;
+      const { text } = await runSandboxed(
+        ["/usr/bin/sh", "-c", script],
+        policyOf({ fs: { read: [`${dir}/granted`] } }),
+      );
       assert.match(text, /SYSCTL_DENIED/);
-      assert.match(text, /ROOT_ONLY_DENIED/);
+      // The sandbox is its caller: what a read grant shows, it reads (as any user's sandbox reads the
+      // user's files); nothing else of the host is there.
+      assert.match(text, /READ GRANTED/);
+      assert.match(text, /OUTSIDE_ABSENT/);
       assert.ok(!text.includes("ROOTSECRET"));
     });
     assert.equal(await Deno.readTextFile(sysctl), before, "the host sysctl is unchanged");
@@ -321,7 +335,8 @@ sessionTest(
 
 sessionTest("a write root that is a symlink to / is refused before anything runs", async () => {
   await withHostDir(async (dir) => {
-    // The sandbox uid owns this directory: the link could be a planted one, so it is never followed.
+    // Outside the system trees a link could be a planted one (a sandbox writes as its caller), so it is
+    // never followed.
     await Deno.symlink("/", `${dir}/rootlink`);
     await assert.rejects(
       runSandboxed([SH, "-c", "echo pwned > /tmp/x"], policyOf({ fs: { write: [`${dir}/rootlink`] } })),
@@ -349,7 +364,6 @@ sessionTest("a .git symlink planted in the workspace cannot make strict-write bi
 sessionTest("a read-only path inside a writable root stays read-only", async () => {
   await withHostDir(async (dir) => {
     await Deno.mkdir(`${dir}/secret`);
-    await shareWithSandbox(`${dir}/secret`);
     const policy = policyOf({ fs: { read: [`${dir}/secret`], write: [dir] } });
     const { text } = await runSandboxed(
       [

@@ -33,7 +33,8 @@ function probeScript(paths: readonly string[]): string {
 }
 
 sessionTest("every masked /proc and /sys path present on the host reads as nothing inside", async () => {
-  const present = MASKED_PATHS.filter((m) => hostHas(m.path)).map((m) => m.path);
+  // Read-only trees are shown (read-only); every other entry is hidden.
+  const present = MASKED_PATHS.filter((m) => m.kind !== "read_only" && hostHas(m.path)).map((m) => m.path);
   assert.ok(present.includes("/proc/cmdline"), "every Linux host has /proc/cmdline");
   const { text } = await runSandboxed([PYTHON, "-c", probeScript(present)], policyOf({}));
   const got = results(text);
@@ -44,6 +45,47 @@ sessionTest("every masked /proc and /sys path present on the host reads as nothi
     assert.match(value, /^(errno=(13|2)|bytes=0|entries=0)$/, `${path}: ${value}`);
   }
 });
+
+sessionTest(
+  "read-only /proc trees: a writable file of each takes no write inside, even of its own value",
+  async () => {
+    const targets: Record<string, { path: string; value: string }> = {};
+    for (const mask of MASKED_PATHS.filter((m) => m.kind === "read_only" && hostHas(m.path))) {
+      // The first file beneath it that its owner may write (sysctls, IRQ affinity, statistics).
+      const found = await new Deno.Command("find", {
+        args: [mask.path, "-maxdepth", "3", "-type", "f", "-perm", "-u=w", "-readable", "-print", "-quit"],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      const path = new TextDecoder().decode(found.stdout).trim();
+      if (path === "") continue;
+      let value = "";
+      try {
+        value = await Deno.readTextFile(path);
+      } catch {
+        continue; // Unreadable (a write-only control): nothing to put back.
+      }
+      targets[mask.path] = { path, value };
+    }
+    assert.ok(targets["/proc/sys"] !== undefined, "every Linux host has writable sysctls");
+    const script = [
+      "def attempt(name, path, data):",
+      "    try:",
+      "        with open(path, 'w') as f: f.write(data)",
+      "        print('RESULT', name, 'written', flush=True)",
+      "    except OSError as e: print('RESULT', name, e.errno, flush=True)",
+      ...Object.entries(targets).map(([tree, { path, value }]) =>
+        `attempt(${JSON.stringify(tree)}, ${JSON.stringify(path)}, ${JSON.stringify(value)})`
+      ),
+    ].join("\n");
+    const { text } = await runSandboxed([PYTHON, "-c", script], policyOf({}));
+    const got = results(text);
+    for (const tree of Object.keys(targets)) {
+      // EROFS as root (the tree is read-only); EACCES/EPERM for anyone else.
+      assert.match(got[tree] ?? "", /^(30|13|1)$/, `${tree} (${targets[tree]!.path}): ${text}`);
+    }
+  },
+);
 
 sessionTest("the attack: read the kernel command line and config every way an attacker would", async () => {
   const host = (await Deno.readTextFile("/proc/cmdline")).trim();

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { runCli, sessionTest } from "../_helpers.ts";
-import { shareWithSandbox, withHostDir } from "./_sandbox.ts";
+import { withHostDir } from "./_sandbox.ts";
 
 async function policyFile(dir: string, write: string): Promise<string> {
   const path = `${dir}/policy.json`;
@@ -17,14 +17,6 @@ async function policyFile(dir: string, write: string): Promise<string> {
     JSON.stringify({ version: 1, exec: ["/usr/bin", "/bin"], fs: { write: [write] } }),
   );
   return path;
-}
-
-/** Makes every path under `root` owned by the sandbox's host uid (when the tests run as root). */
-async function shareTree(root: string): Promise<void> {
-  if (Deno.uid() !== 0) return;
-  const chown = await new Deno.Command("chown", { args: ["-R", "--no-dereference", "65534:65534", root] })
-    .output();
-  assert.equal(chown.code, 0);
 }
 
 /** `specter exec` of `sh -c script` under `policy`, with `--strict-write` unless `strict` is false. */
@@ -54,7 +46,6 @@ async function workspace(dir: string): Promise<string> {
   await Deno.writeTextFile(`${ws}/sub/.envrc`, "export SAFE=1\n");
   await Deno.writeTextFile(`${ws}/sub/deeper/.npmrc`, "registry=https://registry.npmjs.org/\n");
   await Deno.writeTextFile(`${ws}/sub/notes.txt`, "free\n");
-  await shareTree(ws);
   return ws;
 }
 
@@ -171,7 +162,6 @@ sessionTest("symlinks are never followed by the walk: a link named .envrc and li
     await Deno.symlink(`${ws}/l2`, `${ws}/l1`);
     await Deno.symlink(`${ws}/l1`, `${ws}/l2`);
     await Deno.symlink(ws, `${ws}/sub/up`);
-    await shareTree(ws);
     const policy = await policyFile(dir, ws);
     const started = performance.now();
     const { code, stdout, stderr } = await execSh(
@@ -195,7 +185,6 @@ sessionTest(
       await Deno.mkdir(`${ws}/${Array.from({ length: 70 }, (_, i) => `d${i}`).join("/")}`, {
         recursive: true,
       });
-      await shareWithSandbox(ws);
       const policy = await policyFile(dir, ws);
       const { code, stderr } = await execSh(dir, policy, `touch "${ws}/ran"`);
       assert.equal(code, 2, stderr);
@@ -231,7 +220,6 @@ sessionTest(
       await Deno.mkdir(`${ws}/sub`, { recursive: true });
       await Deno.writeTextFile(`${ws}/libs/repo/.git/hooks/pre-commit`, HOOK);
       await Deno.writeTextFile(`${ws}/sub/.envrc`, ENVRC);
-      await shareTree(ws);
       const policy = await policyFile(dir, ws);
       const script = [
         `cd "${ws}"`,

@@ -8,7 +8,7 @@ const host: HostFacts = {
   bwrap: "/usr/bin/bwrap",
   mergedUsr: true,
   seccompFilter: new Uint8Array([1, 2, 3]),
-  dropPrivileges: null,
+  rootLauncher: null,
 };
 const request: LaunchRequest = {
   program: "/bin/zsh",
@@ -42,7 +42,7 @@ Deno.test("host facts do not matter: the plan is the same for any host", () => {
     bwrap: "",
     mergedUsr: false,
     seccompFilter: new Uint8Array(),
-    dropPrivileges: null,
+    rootLauncher: null,
   };
   assert.deepEqual(seatbeltPlan(policy, request, host), seatbeltPlan(policy, request, other));
 });
