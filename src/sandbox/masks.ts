@@ -4,7 +4,9 @@
  *
  * The sandbox gets its own procfs (its own PID namespace), but many `/proc` files are not namespaced: they
  * describe the whole host (the kernel command line and build config, kernel symbols, interrupt counters
- * that time keystrokes, the physical memory map). Each is covered at launch:
+ * that time keystrokes, the physical memory map, the id of the host's boot). The sandbox's init, `/proc/1`,
+ * is bwrap itself: its `exe` link opens and executes the host's bwrap binary (where the policy binds no
+ * bwrap), and its `cmdline` is the whole launch plan. Each is covered at launch:
  * - `null`: a file, bind-mounted over by `/dev/null` read-only. The bind is `nodev` (bwrap binds so), so
  *   opening it fails with `EACCES`; nothing of the host's file can be read or written.
  * - `empty_dir`: a directory, covered by an empty read-only tmpfs.
@@ -56,6 +58,11 @@ export const MASKED_PATHS = [
   { path: "/proc/iomem", kind: "null", why: "The physical memory map" },
   { path: "/proc/ioports", kind: "null", why: "The I/O port map: host hardware" },
   { path: "/proc/sysrq-trigger", kind: "null", why: "Magic SysRq: reboots or crashes the host if writable" },
+  {
+    path: "/proc/sys/kernel/random/boot_id",
+    kind: "null",
+    why: "The host's boot id: one stable identifier of the host until it reboots, the same in every sandbox",
+  },
   { path: "/proc/kmsg", kind: "null", why: "The kernel log (root-only: root's sandbox is uid 0)" },
   { path: "/proc/kpageflags", kind: "null", why: "Flags of every physical page: aids Rowhammer (root-only)" },
   { path: "/proc/kpagecount", kind: "null", why: "Mapping count of every physical page (root-only)" },
@@ -66,6 +73,12 @@ export const MASKED_PATHS = [
   { path: "/proc/acpi", kind: "empty_dir", why: "ACPI interfaces of the host (runc)" },
   { path: "/proc/asound", kind: "empty_dir", why: "The host's sound devices (runc)" },
   { path: "/proc/scsi", kind: "empty_dir", why: "The host's SCSI devices (runc)" },
+  {
+    path: "/proc/1",
+    kind: "empty_dir",
+    // A /dev/null bind over the `exe` link itself is refused by the kernel (EINVAL): the directory goes.
+    why: "The sandbox's init, bwrap: its exe opens and runs the host's bwrap, its cmdline is the launch plan",
+  },
   { path: "/proc/sys", kind: "read_only", why: "Global sysctls, writable by uid 0 (runc: read-only)" },
   { path: "/proc/irq", kind: "read_only", why: "IRQ affinity of the host's CPUs (runc: read-only)" },
   { path: "/proc/bus", kind: "read_only", why: "PCI configuration space (runc: read-only)" },

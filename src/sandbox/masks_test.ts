@@ -78,7 +78,7 @@ Deno.test("masks: paths are unique, absolute and under /proc or /sys", () => {
   const paths = MASKED_PATHS.map((m) => m.path);
   assert.equal(new Set(paths).size, paths.length);
   for (const mask of MASKED_PATHS) {
-    assert.match(mask.path, mask.kind === "unmounted" ? /^\/sys\/[a-z_/-]+$/ : /^\/proc\/[a-z_.-]+$/);
+    assert.match(mask.path, mask.kind === "unmounted" ? /^\/sys\/[a-z_/-]+$/ : /^\/proc(\/[a-z0-9_.-]+)+$/);
   }
 });
 

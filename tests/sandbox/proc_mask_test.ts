@@ -107,6 +107,51 @@ sessionTest("the attack: read the kernel command line and config every way an at
   assert.match(text, /UMOUNT -1 1\b/, text);
 });
 
+sessionTest(
+  "the attack: the sandbox's init (bwrap) and the host's boot id, every way an attacker would",
+  async () => {
+    const bootId = (await Deno.readTextFile("/proc/sys/kernel/random/boot_id")).trim();
+    const script = [
+      "import os, subprocess",
+      "def attempt(name, fn):",
+      "    try: print('RESULT', name, 'ok:' + repr(fn())[:60].replace(' ', '_'), flush=True)",
+      "    except OSError as e: print('RESULT', name, 'errno=%d' % e.errno, flush=True)",
+      "attempt('readlink', lambda: os.readlink('/proc/1/exe'))",
+      "attempt('read', lambda: open('/proc/1/exe', 'rb').read(4))",
+      "attempt('exec', lambda: subprocess.run(['/proc/1/exe', '--version'], capture_output=True).stdout)",
+      "attempt('via_self', lambda: os.readlink('/proc/self/../1/exe'))",
+      "attempt('cmdline', lambda: open('/proc/1/cmdline', 'rb').read())",
+      "attempt('environ', lambda: open('/proc/1/environ', 'rb').read())",
+      "attempt('maps', lambda: open('/proc/1/maps').read())",
+      "attempt('entries', lambda: len(os.listdir('/proc/1')))",
+      "attempt('parent', lambda: os.getppid())",
+      "attempt('bwrap', lambda: os.path.exists('/usr/bin/bwrap'))",
+      "attempt('boot_id', lambda: open('/proc/sys/kernel/random/boot_id').read())",
+      "attempt('boot_id_fd', lambda: os.read(os.open('/proc/sys/kernel/random/boot_id', os.O_RDONLY), 64))",
+      // Another boot id is random per read (and so not the host's): left as it is.
+      "attempt('uuid', lambda: len(open('/proc/sys/kernel/random/uuid').read()))",
+      "print(open('/proc/self/mountinfo').read(), flush=True)",
+    ].join("\n");
+    // The bare policy: only the program (python) is bound, no bwrap anywhere.
+    const { text } = await runSandboxed([PYTHON, "-c", script], policyOf({}));
+    const got = results(text);
+    for (const name of ["readlink", "read", "exec", "via_self", "cmdline", "environ", "maps"]) {
+      assert.equal(got[name], "errno=2", `${name}: ${text}`); // ENOENT: /proc/1 is an empty directory
+    }
+    assert.equal(got.entries, "ok:0", text);
+    assert.equal(got.parent, "ok:1", text); // Its parent is still the init: only what it shows is gone.
+    assert.equal(got.bwrap, "ok:False", text);
+    assert.equal(got.boot_id, "errno=13", text); // EACCES: a nodev /dev/null bind
+    assert.equal(got.boot_id_fd, "errno=13", text);
+    assert.equal(got.uuid, "ok:37", text);
+    assert.ok(bootId.length === 36 && !text.includes(bootId), text);
+    assert.doesNotMatch(text, /bubblewrap|--unshare|ELF/, text);
+    // Both covers are mounts of their own, read-only: the program cannot write through them.
+    assert.match(text, / \/proc\/1 ro,.* - tmpfs /, text);
+    assert.match(text, / \/proc\/sys\/kernel\/random\/boot_id ro,/, text);
+  },
+);
+
 sessionTest("the sandbox's own /proc still works: self status, fds, meminfo, cpuinfo, sysctls", async () => {
   const paths = ["/proc/self/status", "/proc/self/maps", "/proc/meminfo", "/proc/cpuinfo", "/proc/uptime"];
   const script = probeScript([...paths, "/proc/self/fd", "/proc/sys/kernel/hostname"]) + "\n" +
