@@ -4,6 +4,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
+import { MAX_DURATION_MS } from "../protocol/mod.ts";
 
 const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -33,8 +34,8 @@ export function parseDuration(text: string, flag: string): number {
   return ms;
 }
 
-/** The longest duration a flag takes: 2^31 - 1 ms (about 24.8 days), the most a timer can wait. */
-export const MAX_DURATION_MS = 2 ** 31 - 1;
+/** The longest duration a flag takes: the formats' bound, 2^31 - 1 ms (about 24.8 days), the most a timer waits. */
+export { MAX_DURATION_MS };
 
 /** The largest size a flag takes: 2^53 - 1 bytes (larger ones lose precision as numbers). */
 export const MAX_SIZE_BYTES = Number.MAX_SAFE_INTEGER;

@@ -200,9 +200,15 @@ const SCHEMA_CASES: readonly [string, unknown, string, RegExp][] = [
     "budget zero",
     { version: 1, budgets: { wall_ms: 0 } },
     "budgets.wall_ms",
-    /must be a positive integer, got 0/,
+    /must be a positive integer.*, got 0$/,
   ],
   ["budget negative", { version: 1, budgets: { cpu_seconds: -1 } }, "budgets.cpu_seconds", /got -1/],
+  [
+    "wall_ms a timer cannot wait (it would fire at once)",
+    { version: 1, budgets: { wall_ms: 2 ** 31 } },
+    "budgets.wall_ms",
+    /must be a positive integer of at most 2147483647 \(ms: the longest a timer waits\), got 2147483648$/,
+  ],
   ["budget fraction", { version: 1, budgets: { memory_bytes: 1.5 } }, "budgets.memory_bytes", /got 1.5/],
   ["budget string", { version: 1, budgets: { processes: "5" } }, "budgets.processes", /got "5"/],
   [

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import { DURATION_TOO_LONG, MAX_DURATION_MS } from "../protocol/mod.ts";
 import { FILTER_NAMES, type FilterName } from "./normalize.ts";
 
 /** The only policy format version this Specter reads. */
@@ -57,7 +58,10 @@ export const FsSchema = z
 /** The `budgets` table. */
 export const BudgetsSchema = z
   .strictObject({
-    wall_ms: budget("Wall-clock ceiling in milliseconds."),
+    // At most what a timer can wait: a longer ceiling would fire at once.
+    wall_ms: z.int().positive().max(MAX_DURATION_MS, DURATION_TOO_LONG).optional().describe(
+      `Wall-clock ceiling in milliseconds, at most ${MAX_DURATION_MS}. Absent: no ceiling.`,
+    ),
     cpu_seconds: budget("CPU time of the whole process tree in seconds, exited children included."),
     memory_bytes: budget("Memory of the whole process tree in bytes, tmpfs files included."),
     processes: budget("Processes in the whole tree."),

@@ -6,6 +6,7 @@
  * @module
  */
 import type { z } from "zod";
+import { MAX_DURATION_MS } from "../protocol/mod.ts";
 import type { LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
 import { FILTER_NAMES } from "./normalize.ts";
@@ -29,6 +30,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   network: '"off" or "on"',
   budgets: "a table of positive integers",
   ...Object.fromEntries(BUDGET_KEYS.map((key) => [`budgets.${key}`, "a positive integer"])),
+  "budgets.wall_ms": `a positive integer of at most ${MAX_DURATION_MS} (ms: the longest a timer waits)`,
   replay: 'a table with "normalize" and "redactions"',
   "replay.normalize": `"all", "none" or an array of filter names (${FILTER_NAMES.join(", ")})`,
   "replay.normalize[]": `a filter name (${FILTER_NAMES.join(", ")})`,

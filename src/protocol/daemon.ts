@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { DriverMessageSchema } from "./driver.ts";
+import { DURATION_TOO_LONG, MAX_DURATION_MS } from "./durations.ts";
 
 /** The daemon protocol's version (`daemon.hello`): a client speaking another one is refused. */
 export const DAEMON_PROTOCOL = 1;
@@ -141,6 +142,9 @@ export const KillParamsSchema = z.strictObject({
   purge: z.boolean().default(false),
 });
 
+/** A ceiling as launched: a number a cgroup file and `prlimit` take as it is (a safe integer's range). */
+const ceiling = z.number().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable();
+
 /** A session's description saved in the state directory, so a restarted daemon can take it back. */
 export const SavedSessionSchema = z.strictObject({
   name: z.string(),
@@ -162,10 +166,10 @@ export const SavedSessionSchema = z.strictObject({
     "For an agent's session: the agent tools it belongs to (their flags and directory), which a restarted daemon gives it back to",
   ),
   limits: z.strictObject({
-    memory_bytes: z.number().nonnegative().nullable(),
-    cpu_seconds: z.number().nonnegative().nullable(),
-    processes: z.number().nonnegative().nullable(),
-    file_size_bytes: z.number().nonnegative().nullable(),
+    memory_bytes: ceiling,
+    cpu_seconds: ceiling,
+    processes: ceiling,
+    file_size_bytes: ceiling,
   }).nullable().default(null).describe("Its resource ceilings as launched (policy budgets included)"),
   cgroups: z.array(z.strictObject({
     ceiling: z.enum(["memory", "processes", "cpu"]),
@@ -174,9 +178,10 @@ export const SavedSessionSchema = z.strictObject({
   })).max(3).default([]).describe(
     "Its cgroups (owned by the keeper): a restarted daemon watches them again, and removes them at the end",
   ),
-  timeout_ms: z.number().nonnegative().nullable().default(null).describe(
-    "Its wall-clock limit (ms from `started`): a restarted daemon keeps the deadline",
-  ),
+  timeout_ms: z.number().nonnegative().max(MAX_DURATION_MS, DURATION_TOO_LONG).nullable().default(null)
+    .describe(
+      "Its wall-clock limit (ms from `started`): a restarted daemon keeps the deadline",
+    ),
   max_output: z.int().nonnegative().nullable().default(null).describe(
     "Its output budget in bytes: a restarted daemon counts on from the output already logged",
   ),

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { ProtocolError } from "../errors.ts";
 import { PROTOCOL_VERSION, type SignalNameSchema } from "./frames.ts";
+import { DURATION_TOO_LONG, MAX_DURATION_MS } from "./durations.ts";
 
 /** The signals a driver may send. */
 export const DRIVER_SIGNALS = [
@@ -81,11 +82,14 @@ export const SignalMessageSchema = z.strictObject({
   signal: z.enum(DRIVER_SIGNALS),
 });
 
-/** End the session: SIGHUP and SIGTERM to its processes, SIGKILL after `grace_ms` (default 2000). */
+/**
+ * End the session: SIGHUP and SIGTERM to its processes, SIGKILL after `grace_ms` (default 2000; at most
+ * {@link MAX_DURATION_MS}: a longer grace is `E_PROTOCOL`, never a timer that fires at once).
+ */
 export const TerminateMessageSchema = z.strictObject({
   v,
   type: z.literal("terminate"),
-  grace_ms: z.int().nonnegative().optional(),
+  grace_ms: z.int().nonnegative().max(MAX_DURATION_MS, DURATION_TOO_LONG).optional(),
 });
 
 /** Ask for a `pong` frame echoing `id`. */

@@ -14,6 +14,13 @@ Deno.test("valid driver messages parse", () => {
     key: "ctrl-c",
   });
   assert.deepEqual(parseDriverLine('{"v":1,"type":"terminate"}'), { v: 1, type: "terminate" });
+  for (const grace_ms of [0, 2000, 2 ** 31 - 1]) {
+    assert.deepEqual(parseDriverLine(JSON.stringify({ v: 1, type: "terminate", grace_ms })), {
+      v: 1,
+      type: "terminate",
+      grace_ms,
+    });
+  }
   for (const signal of DRIVER_SIGNALS) {
     assert.equal(parseDriverLine(JSON.stringify({ v: 1, type: "signal", signal })).type, "signal");
   }
@@ -36,6 +43,20 @@ const BAD: readonly [string, string, RegExp][] = [
   ['{"v":1,"type":"input","data":"Y Q==","binary":true}', "E_PROTOCOL_BASE64", /base64/],
   ['{"v":1,"type":"signal","signal":"SEGV"}', "E_PROTOCOL", /field "signal"/],
   ['{"v":1,"type":"ping","extra":1}', "E_PROTOCOL", /Invalid "ping" message/],
+  // A grace a timer cannot wait: it used to overflow and kill at once.
+  [
+    '{"v":1,"type":"terminate","grace_ms":2147483648}',
+    "E_PROTOCOL",
+    /"grace_ms": must be at most 2147483647 ms/,
+  ],
+  [
+    '{"v":1,"type":"terminate","grace_ms":4294970296}',
+    "E_PROTOCOL",
+    /"grace_ms": must be at most 2147483647 ms/,
+  ],
+  ['{"v":1,"type":"terminate","grace_ms":1e300}', "E_PROTOCOL", /field "grace_ms"/],
+  ['{"v":1,"type":"terminate","grace_ms":-1}', "E_PROTOCOL", /field "grace_ms"/],
+  ['{"v":1,"type":"terminate","grace_ms":1.5}', "E_PROTOCOL", /field "grace_ms"/],
 ];
 
 for (const [line, code, message] of BAD) {

@@ -23,3 +23,4 @@ export * from "./views.ts";
 export * from "./agent.ts";
 export * from "./daemon.ts";
 export * from "./remote.ts";
+export * from "./durations.ts";

@@ -26,6 +26,14 @@ Deno.test("a scenario parses with the source line of every step", () => {
   assert.equal(loaded.dir, "/s");
 });
 
+Deno.test("the longest durations a timer can wait are taken", () => {
+  const text = "version: 1\nname: x\nrun: {argv: [a], timeout_ms: 2147483647}\n" +
+    "steps: [ {wait_for: {idle: 2147483647}}, {terminate: {grace_ms: 2147483647}} ]\n";
+  const { scenario } = parseScenario(text, "/s/s.yaml");
+  assert.equal(scenario.run.timeout_ms, 2 ** 31 - 1);
+  assert.deepEqual(scenario.steps[1], { terminate: { grace_ms: 2 ** 31 - 1 } });
+});
+
 Deno.test("JSON scenarios parse too", () => {
   const loaded = parseScenario(
     JSON.stringify({ version: 1, name: "x", run: { argv: ["true"] }, steps: [{ press: "enter" }] }),
@@ -55,6 +63,27 @@ const BAD: readonly [string, string, RegExp][] = [
     /steps/,
   ],
   ["version: 1\nname: x\nrun: {argv: []}\nsteps: [ {press: enter} ]\n", "E_SCENARIO_SCHEMA", /run\.argv/],
+  // Durations a timer cannot wait (a longer one would fire at once): refused, naming the field.
+  [
+    "version: 1\nname: x\nrun: {argv: [a], timeout_ms: 2147483648}\nsteps: [ {press: enter} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /run\.timeout_ms.*at most 2147483647 ms/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {terminate: {grace_ms: 4294970296}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {wait_for: {idle: 2147483648}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
+  [
+    "version: 1\nname: x\nrun: {argv: [a]}\nsteps: [ {wait_for: {screen_stable: 1e300}} ]\n",
+    "E_SCENARIO_SCHEMA",
+    /steps/,
+  ],
   [
     "version: 1\nname: x\nrun: {argv: [a], cwd: ., workspace: {}}\nsteps: [ {press: enter} ]\n",
     "E_SCENARIO_SCHEMA",

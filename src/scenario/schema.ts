@@ -5,12 +5,15 @@
  * @module
  */
 import { z } from "zod";
-import { DRIVER_SIGNALS } from "../protocol/mod.ts";
+import { DRIVER_SIGNALS, DURATION_TOO_LONG, MAX_DURATION_MS } from "../protocol/mod.ts";
 
 /** Scenario format version. */
 export const SCENARIO_VERSION = 1;
 
 const positive = z.int().positive();
+/** A duration in ms: at most what a timer can wait (a longer one would fire at once). */
+const duration = z.int().max(MAX_DURATION_MS, DURATION_TOO_LONG);
+const positiveMs = duration.positive();
 const timeout = positive.max(600_000).optional().describe(
   "Milliseconds before the step fails (default 10000)",
 );
@@ -63,7 +66,7 @@ export const RunConfigSchema = z.strictObject({
     "Preset name or policy file (relative to the scenario); default strict",
   ),
   ack_unsafe_write: z.boolean().optional().describe("Acknowledge a policy with fs.write"),
-  timeout_ms: positive.optional().describe("Wall-clock ceiling of the whole run (the policy's wall_ms)"),
+  timeout_ms: positiveMs.optional().describe("Wall-clock ceiling of the whole run (the policy's wall_ms)"),
   max_output_bytes: positive.optional().describe("Output ceiling in bytes (the policy's output_bytes)"),
   max_memory_bytes: positive.optional().describe(
     "Memory of the whole process tree in bytes, tmpfs files included (the policy's memory_bytes)",
@@ -84,9 +87,9 @@ const WaitForSchema = z.strictObject({
   wait_for: z.union([
     z.strictObject({ text: z.string().min(1) }),
     z.strictObject({ regex: pattern }),
-    z.strictObject({ screen_stable: positive.describe("Milliseconds without a screen change") }),
+    z.strictObject({ screen_stable: positiveMs.describe("Milliseconds without a screen change") }),
     z.strictObject({ prompt: pattern.describe("Regex the cursor line must match") }),
-    z.strictObject({ idle: positive.describe("Milliseconds without output") }),
+    z.strictObject({ idle: positiveMs.describe("Milliseconds without output") }),
     z.strictObject({ exit: z.literal(true) }),
   ]),
   timeout_ms: timeout,
@@ -126,7 +129,7 @@ export const StepSchema = z.union([
   ExpectSchema,
   z.strictObject({ snapshot: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).describe("Snapshot name") }),
   z.strictObject({ signal: z.enum(DRIVER_SIGNALS) }),
-  z.strictObject({ terminate: z.strictObject({ grace_ms: z.int().nonnegative().optional() }) }),
+  z.strictObject({ terminate: z.strictObject({ grace_ms: duration.nonnegative().optional() }) }),
 ]);
 
 /** A scenario file. */

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { SessionError } from "../errors.ts";
-import type { ScreenSnapshot, TokenMode } from "../protocol/mod.ts";
+import { MAX_DURATION_MS, type ScreenSnapshot, type TokenMode } from "../protocol/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import { type Session as CoreSession, spawn, type SpawnOptions } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
@@ -142,7 +142,8 @@ export class Session {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
         this.#waiters.push(resolve);
-        timer = setTimeout(resolve, left);
+        // A host timer waits at most 2^31 - 1 ms (a longer one fires at once): a longer expect re-arms.
+        timer = setTimeout(resolve, Math.min(left, MAX_DURATION_MS));
       });
       clearTimeout(timer);
     }

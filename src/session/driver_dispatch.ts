@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { type DriverMessage, isBase64, type SignalName } from "../protocol/mod.ts";
+import {
+  type DriverMessage,
+  DURATION_TOO_LONG,
+  isBase64,
+  MAX_DURATION_MS,
+  type SignalName,
+} from "../protocol/mod.ts";
 import { ProtocolError } from "../errors.ts";
 import { fromBase64 } from "../frames/mod.ts";
 
@@ -28,7 +34,9 @@ export interface DriverTarget {
 
 /**
  * Applies `message` to `target`. Throws `E_PROTOCOL_BASE64` for binary input that is not padded standard
- * base64, and whatever the target throws (`E_SESSION_CLOSED` after exit, `E_USAGE` for a bad size).
+ * base64, `E_PROTOCOL` for a `terminate` whose grace a timer cannot wait (a library caller's message does
+ * not pass the schema), and whatever the target throws (`E_SESSION_CLOSED` after exit, `E_USAGE` for a
+ * bad size).
  */
 export function applyDriverMessage(target: DriverTarget, message: DriverMessage): void {
   switch (message.type) {
@@ -47,9 +55,18 @@ export function applyDriverMessage(target: DriverTarget, message: DriverMessage)
     case "signal":
       target.signal(message.signal);
       return;
-    case "terminate":
-      target.terminate(message.grace_ms);
+    case "terminate": {
+      const grace = message.grace_ms;
+      if (grace !== undefined && !(Number.isInteger(grace) && grace >= 0 && grace <= MAX_DURATION_MS)) {
+        throw new ProtocolError(
+          "E_PROTOCOL",
+          `Invalid "terminate" message: field "grace_ms": ${DURATION_TOO_LONG}, got ${grace}`,
+          { details: { field: "grace_ms" } },
+        );
+      }
+      target.terminate(grace);
       return;
+    }
     case "ping":
       target.pong(message.id);
       return;

@@ -28,6 +28,7 @@ const CASES: readonly [string, unknown[]][] = [
   ['{"v":1,"type":"signal","signal":"INT"}', ["signal", "INT"]],
   ['{"v":1,"type":"terminate"}', ["terminate", undefined]],
   ['{"v":1,"type":"terminate","grace_ms":0}', ["terminate", 0]],
+  ['{"v":1,"type":"terminate","grace_ms":2147483647}', ["terminate", 2147483647]],
   ['{"v":1,"type":"ping","id":7}', ["pong", 7]],
   ['{"v":1,"type":"ping"}', ["pong", undefined]],
   ['{"v":1,"type":"snapshot","name":"a","cells":true}', ["snapshot", "a", true]],
@@ -55,4 +56,17 @@ Deno.test("applyDriverMessage: binary input that is not padded base64 is refused
     (error: unknown) => error instanceof ProtocolError && error.code === "E_PROTOCOL_BASE64",
   );
   assert.deepEqual(calls, []);
+});
+
+Deno.test("applyDriverMessage: a library caller's terminate with a grace no timer can wait is E_PROTOCOL, nothing ended", () => {
+  for (const grace_ms of [2 ** 31, 2 ** 32 + 3000, Infinity, NaN, -1, 1.5]) {
+    const { calls, target } = recorder();
+    assert.throws(
+      () => applyDriverMessage(target, { v: 1, type: "terminate", grace_ms }),
+      (error: unknown) =>
+        error instanceof ProtocolError && error.code === "E_PROTOCOL" && /grace_ms/.test(error.message),
+      String(grace_ms),
+    );
+    assert.deepEqual(calls, []);
+  }
 });

@@ -6,7 +6,7 @@
 import { hostHome } from "../policy/mod.ts";
 import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
-import { MAX_COLS, MAX_ROWS } from "../protocol/mod.ts";
+import { MAX_COLS, MAX_DURATION_MS, MAX_ROWS } from "../protocol/mod.ts";
 import type { InheritedFd } from "../pty/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import { SCREEN_HISTORY } from "../terminal/mod.ts";
@@ -235,6 +235,24 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
   return value;
 }
 
+/** A duration in ms: at most what a timer can wait (a longer one would fire at once, not late). */
+function duration(name: string, value: number | undefined, fallback: number): number {
+  const ms = nonNegative(name, value, fallback);
+  if (ms > MAX_DURATION_MS) {
+    throw new UsageError(`Option "${name}" must be at most ${MAX_DURATION_MS} ms, got ${value}`);
+  }
+  return ms;
+}
+
+/** A size or count: a whole number below 2^53 (cgroup files, rlimits and counters take it as it is). */
+function bytes(name: string, value: number | undefined, fallback: number): number {
+  const n = Math.floor(nonNegative(name, value, fallback));
+  if (n > Number.MAX_SAFE_INTEGER) {
+    throw new UsageError(`Option "${name}" must be at most ${Number.MAX_SAFE_INTEGER}, got ${value}`);
+  }
+  return n;
+}
+
 function positiveInt(name: string, value: number | undefined, fallback: number, max = 10000): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1 || value > max) {
@@ -243,13 +261,12 @@ function positiveInt(name: string, value: number | undefined, fallback: number, 
   return value;
 }
 
-function optional(name: string, value: number | undefined): number | null {
-  return value === undefined ? null : nonNegative(name, value, 0);
+function optionalDuration(name: string, value: number | undefined): number | null {
+  return value === undefined ? null : duration(name, value, 0);
 }
 
 function optionalBytes(name: string, value: number | undefined): number | null {
-  const bytes = optional(name, value);
-  return bytes === null ? null : Math.floor(bytes);
+  return value === undefined ? null : bytes(name, value, 0);
 }
 
 /** Applies defaults and checks values (throws `E_USAGE`). */
@@ -289,10 +306,10 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     title: options.title ?? null,
     description: options.description ?? null,
     parentAgent: options.parentAgent ?? null,
-    idleMs: nonNegative("idleMs", options.idleMs, DEFAULTS.idleMs),
+    idleMs: duration("idleMs", options.idleMs, DEFAULTS.idleMs),
     promptRegex,
-    promptSettleMs: nonNegative("promptSettleMs", options.promptSettleMs, DEFAULTS.promptSettleMs),
-    timeoutMs: optional("timeoutMs", options.timeoutMs),
+    promptSettleMs: duration("promptSettleMs", options.promptSettleMs, DEFAULTS.promptSettleMs),
+    timeoutMs: optionalDuration("timeoutMs", options.timeoutMs),
     maxOutputBytes: optionalBytes("maxOutputBytes", options.maxOutputBytes),
     limits: {
       memoryBytes: optionalBytes("limits.memoryBytes", options.limits?.memoryBytes),
@@ -300,18 +317,11 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
       processes: optionalBytes("limits.processes", options.limits?.processes),
       fileSizeBytes: optionalBytes("limits.fileSizeBytes", options.limits?.fileSizeBytes),
     },
-    bufferBytes: Math.max(
-      1,
-      Math.floor(nonNegative("bufferBytes", options.bufferBytes, DEFAULTS.bufferBytes)),
-    ),
-    overflowTimeoutMs: nonNegative(
-      "overflowTimeoutMs",
-      options.overflowTimeoutMs,
-      DEFAULTS.overflowTimeoutMs,
-    ),
-    terminateGraceMs: nonNegative("terminateGraceMs", options.terminateGraceMs, DEFAULTS.terminateGraceMs),
+    bufferBytes: Math.max(1, bytes("bufferBytes", options.bufferBytes, DEFAULTS.bufferBytes)),
+    overflowTimeoutMs: duration("overflowTimeoutMs", options.overflowTimeoutMs, DEFAULTS.overflowTimeoutMs),
+    terminateGraceMs: duration("terminateGraceMs", options.terminateGraceMs, DEFAULTS.terminateGraceMs),
     lastLines: positiveInt("lastLines", options.lastLines, DEFAULTS.lastLines),
-    heartbeatMs: nonNegative("heartbeatMs", options.heartbeatMs, 0),
+    heartbeatMs: duration("heartbeatMs", options.heartbeatMs, 0),
     record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
     commandMarkNonce: options.commandMarkNonce ?? null,
     shellIntegration: options.shellIntegration ?? false,

@@ -8,3 +8,45 @@ Deno.test("resolveOptions: a cwd with a trailing slash is taken; one with .. or 
     assert.throws(() => resolveOptions({ argv: ["true"], cwd }), UsageError, cwd);
   }
 });
+
+Deno.test("resolveOptions: durations up to what a timer waits (2^31 - 1 ms); longer ones are E_USAGE", () => {
+  const names = [
+    "idleMs",
+    "promptSettleMs",
+    "timeoutMs",
+    "overflowTimeoutMs",
+    "terminateGraceMs",
+    "heartbeatMs",
+  ] as const;
+  for (const name of names) {
+    assert.equal(resolveOptions({ argv: ["true"], cwd: "/", [name]: 2 ** 31 - 1 })[name], 2 ** 31 - 1);
+    for (const value of [2 ** 31, 2 ** 32 + 3000, 1e300, Infinity, -1]) {
+      assert.throws(
+        () => resolveOptions({ argv: ["true"], cwd: "/", [name]: value }),
+        (error: unknown) => error instanceof UsageError && error.message.includes(`"${name}"`),
+        `${name} ${value}`,
+      );
+    }
+  }
+});
+
+Deno.test("resolveOptions: sizes and counts below 2^53; larger ones are E_USAGE", () => {
+  const max = Number.MAX_SAFE_INTEGER;
+  assert.equal(resolveOptions({ argv: ["true"], cwd: "/", maxOutputBytes: max }).maxOutputBytes, max);
+  assert.equal(
+    resolveOptions({ argv: ["true"], cwd: "/", limits: { memoryBytes: 1.5 } }).limits.memoryBytes,
+    1,
+  );
+  for (
+    const options of [
+      { maxOutputBytes: 2 ** 60 },
+      { bufferBytes: 1e300 },
+      { limits: { memoryBytes: 2 ** 53 } },
+      { limits: { fileSizeBytes: Infinity } },
+      { limits: { cpuSeconds: 2 ** 64 } },
+      { limits: { processes: 2 ** 70 } },
+    ]
+  ) {
+    assert.throws(() => resolveOptions({ argv: ["true"], cwd: "/", ...options }), UsageError);
+  }
+});

@@ -13,6 +13,7 @@ import {
   type Frame,
   type FrameBody,
   MAX_COLS,
+  MAX_DURATION_MS,
   MAX_ROWS,
   type ScreenSnapshot,
   type SessionInfo,
@@ -438,9 +439,13 @@ export class Session {
   /**
    * Ends the session: SIGHUP and SIGTERM (and SIGCONT, so stopped processes see them) to every process of
    * the session, SIGKILL after `graceMs` (default: the session's `terminateGraceMs`; 0 kills at once).
-   * Calling it again while terminating can only shorten the grace.
+   * Calling it again while terminating can only shorten the grace. Throws `E_USAGE` for a grace longer
+   * than a timer can wait ({@link MAX_DURATION_MS}): it would kill at once.
    */
   terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
+    if (Number.isNaN(graceMs) || graceMs > MAX_DURATION_MS) {
+      throw new UsageError(`The grace must be at most ${MAX_DURATION_MS} ms, got ${graceMs}`);
+    }
     // Once reaped, every member was already SIGKILLed, and the ids may have been reused.
     if (!this.finished) this.#end.terminate(graceMs);
     return this.exited;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { MAX_DURATION_MS } from "../protocol/mod.ts";
 
 /** A timer handle as `setTimeout` and `setInterval` return it. */
 export type Timer = ReturnType<typeof setTimeout>;
@@ -12,19 +13,23 @@ export type Timer = ReturnType<typeof setTimeout>;
 export class Timers {
   readonly #pending = new Set<Timer>();
 
-  /** Runs `fn` once after `ms` (unless cleared first). */
+  /**
+   * Runs `fn` once after `ms` (unless cleared first). A delay over {@link MAX_DURATION_MS} waits that
+   * long: the host timer would fire at once (every input is bounded before it gets here; this is the
+   * backstop that keeps a kill or a deadline from ever coming early).
+   */
   later(ms: number, fn: () => void): Timer {
     const timer = setTimeout(() => {
       this.#pending.delete(timer);
       fn();
-    }, ms);
+    }, Math.min(ms, MAX_DURATION_MS));
     this.#pending.add(timer);
     return timer;
   }
 
-  /** Runs `fn` every `ms` until cleared. */
+  /** Runs `fn` every `ms` until cleared (at most every {@link MAX_DURATION_MS}, as {@link later}). */
   every(ms: number, fn: () => void): Timer {
-    const timer = setInterval(fn, ms);
+    const timer = setInterval(fn, Math.min(ms, MAX_DURATION_MS));
     this.#pending.add(timer);
     return timer;
   }

@@ -23,3 +23,14 @@ Deno.test("Timers: clearAll cancels timeouts and intervals", async () => {
   assert.equal(ticks, 0);
   assert.equal(timers.size, 0);
 });
+
+Deno.test("Timers: a delay a host timer cannot wait (over 2^31 - 1 ms) never fires early", async () => {
+  const timers = new Timers();
+  let fired = 0;
+  for (const ms of [2 ** 31, 2 ** 32 + 3000, 1e300, Infinity]) timers.later(ms, () => fired++);
+  timers.every(2 ** 31, () => fired++);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(fired, 0);
+  assert.equal(timers.size, 5);
+  timers.clearAll();
+});

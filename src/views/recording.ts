@@ -9,11 +9,22 @@ import {
   type CastHeader,
   decodeCastEvent,
   decodeCastHeader,
+  MAX_COLS,
+  MAX_ROWS,
   type TokenMode,
   type ViewEvent,
 } from "../protocol/mod.ts";
 import { CompactView } from "./compact.ts";
 import { ParsedView } from "./parsed.ts";
+
+/**
+ * The terminal a recording is parsed in: its size, cut to the largest terminal Specter makes
+ * ({@link MAX_COLS} × {@link MAX_ROWS}). A recording is a file from anywhere, and the emulator allocates
+ * every cell of its screen: a header of 2^31 columns would take all the memory there is.
+ */
+export function viewSize(cols: number | undefined, rows: number | undefined): { cols: number; rows: number } {
+  return { cols: Math.min(cols ?? 80, MAX_COLS), rows: Math.min(rows ?? 24, MAX_ROWS) };
+}
 
 /** A pause in the output at least this long counts as the program settling (a flush point). */
 export const SETTLE_SECONDS = 0.2;
@@ -49,7 +60,7 @@ export async function viewRecording(
   const { header } = recording;
   const view = mode === "compact"
     ? new CompactView()
-    : await ParsedView.create({ cols: header.width, rows: header.height });
+    : await ParsedView.create(viewSize(header.width, header.height));
   const out: ViewEvent[] = [];
   const at = (time: number) => (events: readonly ViewEvent[]) => {
     for (const event of events) out.push({ ...event, time: Math.round(time * 1e6) / 1e6 });
@@ -62,7 +73,10 @@ export async function viewRecording(
     }
     if (code === "r") {
       const [cols, rows] = data.split("x").map(Number);
-      if (view instanceof ParsedView && cols! > 0 && rows! > 0) view.resize(cols!, rows!);
+      if (view instanceof ParsedView && cols! > 0 && rows! > 0) {
+        const size = viewSize(cols, rows);
+        view.resize(size.cols, size.rows);
+      }
       continue;
     }
     view.push(data);

@@ -1,4 +1,6 @@
 import { SpecterError } from "./errors.js";
+/** The longest a timer waits: 2^31 - 1 ms. A longer delay fires at once, so waits are cut to it. */
+export declare const MAX_TIMER_MS: number;
 /** A JSON-RPC notification from the server. */
 export interface Notification {
     readonly method: string;

@@ -6,6 +6,7 @@
  * @module
  */
 import { SpecterError } from "./errors.js";
+import { MAX_TIMER_MS } from "./rpc.js";
 const TIMED_OUT = Symbol("timed out");
 /** Most text `expect` keeps to search (the newest); older text has been searched already. */
 const EXPECT_WINDOW = 1 << 20;
@@ -85,8 +86,9 @@ export class Subscription {
             let timer;
             await new Promise((resolve) => {
                 this.#waiters.push(resolve);
+                // A longer wait than a timer can make re-arms (a longer delay would fire at once, and spin).
                 if (Number.isFinite(left))
-                    timer = setTimeout(resolve, left);
+                    timer = setTimeout(resolve, Math.min(left, MAX_TIMER_MS));
             });
             clearTimeout(timer);
         }

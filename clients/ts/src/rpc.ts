@@ -10,6 +10,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import { SpecterError } from "./errors.js";
 
+/** The longest a timer waits: 2^31 - 1 ms. A longer delay fires at once, so waits are cut to it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** How much of the agent's stderr is kept for error messages. */
 const STDERR_TAIL = 8192;
 
@@ -129,7 +132,8 @@ export class RpcConnection {
   async close(graceMs = 10_000): Promise<AgentExit> {
     this.#closing = true;
     this.#child.stdin!.end();
-    const timer = setTimeout(() => this.#child.kill("SIGKILL"), graceMs);
+    // A grace no timer can wait would kill at once: it waits the longest a timer can instead.
+    const timer = setTimeout(() => this.#child.kill("SIGKILL"), Math.min(graceMs, MAX_TIMER_MS));
     try {
       return await this.exited;
     } finally {

@@ -6,6 +6,7 @@
  * @module
  */
 import { SpecterError } from "./errors.js";
+import { MAX_TIMER_MS } from "./rpc.js";
 import type { RawFrame, ViewEvent } from "./_protocol.js";
 
 /** A frame as a subscription delivers it: a raw frame, or a view event with the `seq` it covers. */
@@ -108,7 +109,8 @@ export class Subscription implements AsyncIterable<Frame> {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
         this.#waiters.push(resolve);
-        if (Number.isFinite(left)) timer = setTimeout(resolve, left);
+        // A longer wait than a timer can make re-arms (a longer delay would fire at once, and spin).
+        if (Number.isFinite(left)) timer = setTimeout(resolve, Math.min(left, MAX_TIMER_MS));
       });
       clearTimeout(timer);
     }
