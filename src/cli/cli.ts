@@ -10,7 +10,11 @@ import { exitCodeForError } from "./exit_codes.ts";
 const encoder = new TextEncoder();
 
 function out(text: string): void {
-  const bytes = encoder.encode(text + "\n");
+  writeOut(encoder.encode(text + "\n"));
+}
+
+/** Writes bytes to stdout (`exec` writes its result in pieces). */
+function writeOut(bytes: Uint8Array): void {
   try {
     for (let done = 0; done < bytes.length;) done += Deno.stdout.writeSync(bytes.subarray(done));
   } catch (error: unknown) {
@@ -53,7 +57,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "run":
         return await (await import("./run.ts")).runCommand(rest);
       case "exec":
-        return await (await import("./exec.ts")).execCommand(rest, out, err);
+        return await (await import("./exec.ts")).execCommand(rest, writeOut, err);
       case "sandbox":
         return (await import("./sandbox.ts")).sandboxCommand(rest, out);
       case "test":

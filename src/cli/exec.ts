@@ -4,9 +4,8 @@
  * @module
  */
 import { toSpecterError } from "../errors.ts";
-import { concatBytes, fromBase64 } from "../frames/mod.ts";
-import { encodeExecResult, type ExecResult } from "../protocol/mod.ts";
-import { plainText, spawn } from "../session/mod.ts";
+import { encodeExecResult, encodeExecResultAround, type ExecResult } from "../protocol/mod.ts";
+import { spawn } from "../session/mod.ts";
 import { exitCodeForError, exitCodeForExit } from "./exit_codes.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { openSessionRows } from "./history_rows.ts";
@@ -22,6 +21,7 @@ import {
 import { terminateOnSignals } from "./signals.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
+import { ExecOutput } from "./exec_output.ts";
 
 const EXEC_FLAGS = {
   input: {
@@ -53,10 +53,15 @@ Exits non-zero when the program failed.`,
  */
 export const EXEC_DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
 
-/** Runs `specter exec ARGS`, printing the result with `print`; resolves with the process exit code. */
+const encoder = new TextEncoder();
+
+/**
+ * Runs `specter exec ARGS`, writing the result (one line of JSON) with `write`, in pieces: the output is
+ * written as it is escaped, never built into one document. Resolves with the process exit code.
+ */
 export async function execCommand(
   args: readonly string[],
-  print: (json: string) => void,
+  write: (bytes: Uint8Array) => void,
   warn: (text: string) => void,
 ): Promise<number> {
   const { values, command } = parseCommandLine(args, EXEC_DOC);
@@ -93,7 +98,7 @@ export async function execCommand(
       duration_ms: Math.round(performance.now() - started),
       error: { code: failure.code, message: failure.message },
     };
-    print(encodeExecResult(result));
+    write(encoder.encode(encodeExecResult(result) + "\n"));
     warn(`specter: ${failure.code}: ${failure.message}`);
     return exitCodeForError(failure.code);
   }
@@ -101,25 +106,23 @@ export async function execCommand(
   if (input !== undefined) session.write(input);
   // Opened once the program runs: its start does not wait on the database.
   const rows = openSessionRows(session, "human", warn);
-  const chunks: Uint8Array[] = [];
-  const encoder = new TextEncoder();
+  // Kept as it comes, in proportion to the result (see ExecOutput): `exec -- yes` keeps 16 MiB at most.
+  const output = new ExecOutput(values.raw === true);
   let recordError: { code: string; message: string } | null = null;
   for await (const frame of session.frames()) {
     auditFrame(audit, frame);
     rows.frame(frame);
     if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
-    if (frame.type === "stdout") {
-      chunks.push(frame.binary ? fromBase64(frame.data) : encoder.encode(frame.data));
-    }
+    if (frame.type === "stdout") output.stdout(frame.data, frame.binary === true);
   }
+  output.end();
   audit.log.close();
   rows.close();
   const exit = await session.exited;
-  const raw = new TextDecoder().decode(concatBytes(chunks));
   const result: ExecResult = {
     success: exit.code === 0 && !exit.timed_out,
     session_id: exit.session.id,
-    output: values.raw === true ? raw : plainText(raw),
+    output: "", // Written in pieces below.
     exit_code: exit.code,
     signal: exit.signal,
     timed_out: exit.timed_out,
@@ -131,6 +134,9 @@ export async function execCommand(
   // The run went on, but Specter could not keep all of its record (e.g. the disk filled).
   const lost = audit.log.failure ?? recordError;
   if (lost !== null) result.error = { code: lost.code, message: lost.message };
-  print(encodeExecResult(result));
+  const { head, tail } = encodeExecResultAround(result);
+  write(encoder.encode(head));
+  output.writeJson(write);
+  write(encoder.encode(tail + "\n"));
   return lostRecords(audit, recordError, result.success ? 0 : Math.max(1, exitCodeForExit(exit)), warn);
 }

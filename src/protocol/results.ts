@@ -92,6 +92,18 @@ export function encodeExecResult(result: ExecResult): string {
   return JSON.stringify(ExecResultSchema.parse(result));
 }
 
+/**
+ * {@link encodeExecResult} for an output too large to be built as one string: the document (validated, its
+ * `output` empty) cut where the output's text goes. `head`, the output as JSON string content (what
+ * `JSON.stringify` puts between the quotes), then `tail` is the line `encodeExecResult` makes.
+ */
+export function encodeExecResultAround(result: ExecResult): { head: string; tail: string } {
+  const text = encodeExecResult({ ...result, output: "" });
+  // Unique: inside a JSON string every quote is escaped, so `"output":` occurs only as the key.
+  const at = text.indexOf(`"output":""`) + `"output":"`.length;
+  return { head: text.slice(0, at), tail: text.slice(at) };
+}
+
 /** The one reader of {@link ExecResult}. */
 export function decodeExecResult(text: string): { value: ExecResult } | DecodeProblem {
   return decode(ExecResultSchema, text, "The exec result");

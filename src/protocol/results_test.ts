@@ -3,6 +3,7 @@ import {
   decodeExecResult,
   decodeRunResult,
   encodeExecResult,
+  encodeExecResultAround,
   encodeRunResult,
   type ExecResult,
   type RunResult,
@@ -54,6 +55,21 @@ Deno.test("an exec result survives its writer and reader unchanged, keys in the 
   const text = encodeExecResult(EXEC);
   assert.equal(text, JSON.stringify(EXEC));
   assert.deepEqual(decodeExecResult(text), { value: EXEC });
+});
+
+Deno.test("an exec result written around its output is the line encodeExecResult makes", () => {
+  // An id and an error message that hold the key's text cannot move the cut: their quotes are escaped.
+  const tricky = { ...EXEC, session_id: '","output":"', error: { code: "E_X", message: '"output":""' } };
+  for (const result of [EXEC, tricky, { ...EXEC, output: "" }]) {
+    for (const output of ["", "hello\n", '"\\\u0000\u001b[1m€😀\r\n', "\ud800 lone"]) {
+      const { head, tail } = encodeExecResultAround({ ...result, output: "ignored" });
+      assert.equal(
+        head + JSON.stringify(output).slice(1, -1) + tail,
+        encodeExecResult({ ...result, output }),
+      );
+    }
+  }
+  assert.throws(() => encodeExecResultAround({ ...EXEC, exit_code: 1.5 }), "validated like the whole");
 });
 
 Deno.test("a run result survives its writer and reader unchanged", () => {

@@ -22,6 +22,7 @@ export { encodeKey, KEY_NAMES, type KeyModes } from "./keys.ts";
 export { CursorKeyMode, OutputTail } from "./output_tail.ts";
 export { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 export { plainText, stripAnsi } from "./plain_text.ts";
+export { type PlainTextSink, PlainTextStream } from "./plain_text_stream.ts";
 export { Transcript } from "./transcript.ts";
 export { auditError, auditFrame, auditLaunch, type RunAudit } from "./session_audit.ts";
 export { CommandRows, type CommandRowsContext } from "./command_rows.ts";
