@@ -40,24 +40,40 @@ export class OutputTail {
   push(text: string): void {
     if (text.length === 0) return;
     this.#sawOutput = true;
-    let input = this.#pending + text;
+    // Lines before the last `capacity + 1` newlines would scroll out of the ring: skip them. Looked for in
+    // the new text first: when it has that many, an escape sequence pending from the last chunk goes with
+    // them, and is never joined to the text (a joined string is copied whole on the first search, a byte
+    // per byte of output when a flood of colours cuts sequences at every read).
+    const rest = this.#afterSkipped(text);
+    if (rest !== null) {
+      this.#pending = "";
+      this.#scan(rest);
+      return;
+    }
+    const input = this.#pending + text;
     this.#pending = "";
-    // Lines before the last `capacity + 1` newlines would scroll out of the ring: skip them. This runs
-    // on the reading thread for every chunk, so it uses the native lastIndexOf, not a JS loop.
+    this.#scan(this.#afterSkipped(input) ?? input);
+  }
+
+  /**
+   * What follows the last `capacity + 1` newlines of `input` (the lines before would scroll out of the
+   * ring: they are dropped, with the ring), or null when it has fewer. This runs on the reading thread for
+   * every chunk, so it uses the native lastIndexOf, not a JS loop.
+   */
+  #afterSkipped(input: string): string | null {
     let at = input.length;
     for (let newlines = 0; at > 0; newlines++) {
       const nl = input.lastIndexOf("\n", at - 1);
-      if (nl < 0) break;
+      if (nl < 0) return null;
       if (newlines === this.#capacity) {
-        input = input.slice(nl + 1);
         this.#lines = [];
         this.#line = "";
         this.#col = 0;
-        break;
+        return input.slice(nl + 1);
       }
       at = nl;
     }
-    this.#scan(input);
+    return null;
   }
 
   /** The current (unfinished) line, ANSI-stripped. */
@@ -199,15 +215,19 @@ export class CursorKeyMode {
   push(text: string): void {
     // Most chunks have no escape at all: one native scan, no string building (this runs per chunk).
     if (this.#tail === "" && !text.includes("\x1b")) return;
-    const input = this.#tail + text;
+    // The tail joins only the start of the text (at most 16 characters are carried): joined to all of it,
+    // the first search would copy the whole chunk, a byte per byte of a flood of colours.
+    const joined = this.#tail === "" ? "" : this.#tail + text.slice(0, 64);
     this.#tail = "";
-    if (input.includes("\x1b[?")) {
+    for (const input of [joined, text]) {
+      if (!input.includes("\x1b[?")) continue;
       // deno-lint-ignore no-control-regex -- ESC is what DECCKM sequences start with
       for (const match of input.matchAll(/\x1b\[\?([0-9;]*)([hl])/g)) {
         if (match[1]!.split(";").includes("1")) this.#application = match[2] === "h";
       }
     }
     // A sequence split across chunks is seen whole next time (re-applying one is harmless).
+    const input = text.length >= 16 ? text : joined.length > 0 ? joined : text;
     const esc = input.lastIndexOf("\x1b");
     if (esc >= 0 && input.length - esc < 16) this.#tail = input.slice(esc);
   }

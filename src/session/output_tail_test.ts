@@ -66,3 +66,24 @@ Deno.test("hostile cursor moves: huge CUF/CHA neither throw nor build huge strin
     assert.ok(performance.now() - started < 3000, JSON.stringify(pattern));
   }
 });
+
+Deno.test("a flood of colours cut at every read keeps the same tail and modes as the whole", () => {
+  // Each read ends inside a sequence, so one is always pending when the next (with many lines) comes.
+  const line = "\x1b[1;31mx\x1b[0m\r\n";
+  const whole = line.repeat(5000) + "\x1b[?1h" + line.repeat(100) + "last \x1b[?1";
+  const cut = [];
+  for (let at = 0; at < whole.length; at += 4093) cut.push(whole.slice(at, at + 4093));
+  const tail = new OutputTail(4);
+  const mode = new CursorKeyMode();
+  for (const piece of cut) {
+    tail.push(piece);
+    mode.push(piece);
+  }
+  const once = new OutputTail(4);
+  once.push(whole);
+  assert.deepEqual(tail.lastLines(), once.lastLines());
+  assert.deepEqual(tail.lastLines(), ["x", "x", "x", "last"]);
+  assert.equal(mode.application, true);
+  mode.push("l");
+  assert.equal(mode.application, false, "a mode sequence cut by a read is seen when it ends");
+});
