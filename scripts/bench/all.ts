@@ -16,6 +16,7 @@ const BENCHMARKS = [
   "stall",
   "tokens",
   "agent",
+  "flood",
 ] as const;
 const results: Record<string, { exit_code: number; pass: boolean }> = {};
 for (const name of BENCHMARKS) {
