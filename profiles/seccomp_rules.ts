@@ -23,6 +23,11 @@ export const SECCOMP_RULES = [
   { syscall: "ptrace", action: "EPERM", reason: "Tracing another process reads and changes its memory" },
   { syscall: "process_vm_readv", action: "EPERM", reason: "Reads another process's memory" },
   { syscall: "process_vm_writev", action: "EPERM", reason: "Writes another process's memory" },
+  {
+    syscall: "pidfd_getfd",
+    action: "EPERM",
+    reason: "Takes a copy of another process's descriptor (a shell's, say), with ptrace's rights",
+  },
 
   // Mounts, namespaces and root changes: the sandbox's view of the filesystem is fixed by bwrap.
   { syscall: "mount", action: "EPERM", reason: "Changes the mount table the sandbox is built from" },

@@ -222,6 +222,7 @@ Deno.test({
         command: "sleep 0.5; echo built; false",
         exit_code: 1,
         duration_ms: 0,
+        reported_by: "shell",
       });
       assert.ok(build.command!.duration_ms >= 450, `${build.command!.duration_ms}`);
       assert.match(build.output, /^built$/m);

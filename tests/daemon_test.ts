@@ -665,12 +665,13 @@ daemonTest(
     assert.match(rows[1].output, /(^|\n)hi\r?\n/, JSON.stringify(rows));
     for (const row of rows) {
       assert.equal(row.author_kind, "human");
+      assert.equal(row.reported_by, "shell", "the marks carried the nonce of Specter's integration");
       assert.equal(row.session, "sh");
       assert.match(row.policy_hash, /^[0-9a-f]{64}$/);
       assert.ok(Math.abs(row.ended_at - row.started_at - row.duration_ms / 1000) < 0.001);
     }
     const failed = await specter(["history", "--history", `${daemon.dir}/data/log.sqlite`, "--failed"]);
-    assert.match(failed.stdout.trim(), /^\S+ \S+\tsh\t1\t\d+ms\thuman\tfalse$/);
+    assert.match(failed.stdout.trim(), /^\S+ \S+\tsh\t1\tshell\t\d+ms\thuman\tfalse$/);
   },
 );
 

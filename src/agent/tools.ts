@@ -365,6 +365,7 @@ export class AgentTools {
           ...(command.command === undefined ? {} : { command: command.command }),
           exit_code: command.exit_code,
           duration_ms: command.duration_ms,
+          reported_by: command.reported_by,
         },
       }),
       ...extra,

@@ -25,10 +25,13 @@ const FLAGS = {
 export const HISTORY_DOC: CommandDoc = {
   name: "history",
   usage: ["specter history [--session NAME] [--failed] [--grep TEXT] [--json]"],
-  about: `Prints the commands daemon sessions ran (from their shells' OSC 133 marks): when, how long, the
-exit code or signal, the working directory, and who typed it (author_kind human or agent). --json adds the
-output (plain text, capped at 64 KiB, the cap and the original size recorded), the policy hash and the
-frames it covers. Schema: spec/data-model.md.`,
+  about: `Prints the commands sessions ran (from their shells' OSC 133 marks, or the program itself): when,
+the exit code or signal and who reported it (specter: the kernel's wait status; shell: Specter's shell
+integration, whose marks only the shell can make; output: marks any program in the session could print;
+unknown: a row from before 0.7), how long, who typed it (author_kind human, agent or remote, as Specter knows
+it from the connection), and the command. --json adds the working directory, the output (plain text, capped
+at 64 KiB, the cap and the original size recorded), the policy hash and the frames it covers. Schema:
+spec/data-model.md.`,
   groups: [{ title: "Flags", flags: FLAGS }],
 };
 
@@ -58,6 +61,7 @@ export function historyCommand(args: readonly string[], out: (text: string) => v
         when,
         row.session,
         status,
+        row.reported_by,
         `${Math.round(row.duration_ms)}ms`,
         row.author_kind,
         row.command,

@@ -50,7 +50,7 @@ import {
   type SpawnOptions,
 } from "../session/mod.ts";
 import { AUDIT_FILE, AuditLog } from "../artifacts/mod.ts";
-import type { CommandLog } from "../history/mod.ts";
+import type { AuthorKind, CommandLog } from "../history/mod.ts";
 import { fingerprintPlan } from "../sandbox/mod.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
 import { VERSION } from "../version.ts";
@@ -90,9 +90,8 @@ export interface DaemonOptions {
   /** The spawn options agents' sessions start from (`agent.open`'s flags, as `specter agent` takes them). */
   readonly agentBase?: (flags: CreateParams["flags"], cwd: string) => Promise<Omit<SpawnOptions, "argv">>;
   /**
-   * Where sessions' persistent layers go (`--persist`), one directory per session. It must be reachable by
-   * the user the sandbox runs as (root's sandboxes run as an unprivileged id, which cannot pass through
-   * root's home): see `defaultPersistRoot`. Default: `STATE/../persist`.
+   * Where sessions' persistent layers go (`--persist`), one directory per session, reachable only by the
+   * caller: see `defaultPersistRoot`. Default: `STATE/../persist`.
    */
   readonly persistRoot?: string;
   /** Where each command of a session (a shell's OSC 133 marks) is recorded; null: nowhere. */
@@ -125,7 +124,23 @@ export interface AuditedSession {
   readonly cwd: string;
   /** The flags it was created with (`session.create`'s, or `agent.open`'s for an agent's session). */
   readonly flags: CreateParams["flags"];
-  readonly author_kind: "human" | "agent";
+  readonly author_kind: AuthorKind;
+}
+
+/** Who starts a session, as the command log and the audit name them (decided from the connection). */
+interface Author {
+  readonly author_kind: AuthorKind;
+  readonly author: string | null;
+}
+
+/**
+ * Who `peer` is: a local client is a person (under the name it gives, if any), a remote one its token's
+ * label. What a client says of itself never makes it an agent or a person: agents come through
+ * `agent.open`, which names them so.
+ */
+function authorOf(peer: Peer, named: string | undefined): Author {
+  if (peer.access.scope !== "local") return { author_kind: "remote", author: peer.access.label };
+  return { author_kind: "human", author: named ?? null };
 }
 
 /** Frames of a session's log a restarted daemon reads back to rebuild its screen and tail. */
@@ -375,6 +390,8 @@ export class Daemon {
         title: saved.title ?? undefined,
         description: saved.description ?? undefined,
         parentAgent: saved.parent_agent ?? undefined,
+        // Its shell's marks are checked with the nonce they were made with.
+        ...(saved.mark_nonce === null ? {} : { commandMarkNonce: saved.mark_nonce }),
         // Its deadline and output budget go on (counted from `started` and the output offset).
         ...(saved.timeout_ms === null ? {} : { timeoutMs: saved.timeout_ms }),
         ...(saved.limits === null ? {} : {
@@ -506,7 +523,7 @@ export class Daemon {
     this.#keeper = keeper;
   }
 
-  #create(params: CreateParams): Entry {
+  #create(params: CreateParams, by: Author): Entry {
     const existing = this.#entries.get(params.name);
     if (existing !== undefined && existing.exit === null) {
       if (params.if_exists === "reuse") return existing;
@@ -532,8 +549,8 @@ export class Daemon {
       params.name,
       options,
       {
-        author_kind: params.author_kind,
-        author: params.author ?? null,
+        author_kind: by.author_kind,
+        author: by.author,
         cwd: params.cwd,
       },
       false,
@@ -576,7 +593,7 @@ export class Daemon {
   #launch(
     name: string,
     options: SpawnOptions,
-    who: { author_kind: "human" | "agent"; author: string | null; cwd: string; agentKey?: string },
+    who: Author & { cwd: string; agentKey?: string },
     shared: boolean,
     flags: CreateParams["flags"],
   ): Entry {
@@ -650,6 +667,7 @@ export class Daemon {
       policy_hash: session.launch.plan === null ? null : fingerprintPlan(session.launch.plan).policy_sha256,
       author_kind: who.author_kind,
       author: who.author,
+      mark_nonce: session.markNonce,
       persist: options.persistDir ?? null,
       agent_key: who.agentKey ?? null,
       audit: audit === null ? null : { run_id: audit.runId, dir: audit.dir },
@@ -1031,7 +1049,8 @@ export class Daemon {
       }
       case "session.create": {
         const create = remoteCreate(connection, parse(CreateParamsSchema, params));
-        return this.#withKeeper().then(() => this.#create(create)).catch((error: unknown) => {
+        const by = authorOf(connection, create.author);
+        return this.#withKeeper().then(() => this.#create(create, by)).catch((error: unknown) => {
           throw this.#startFailed(connection, error);
         }).then((entry) => {
           const described = seenBy(connection, this.#describe(entry));

@@ -16,7 +16,14 @@ export {
   openProcessRoot,
 } from "./open.ts";
 export type { OpenOptions } from "./open.ts";
-export { openDirectory, readFd, readFileBeneath, type ReadLimits, readRegularFile } from "./read.ts";
+export {
+  openDirectory,
+  readFd,
+  readFileBeneath,
+  type ReadLimits,
+  readRegularFile,
+  reopenForReading,
+} from "./read.ts";
 export { isDiskFull, LineFile, writeFileWhole } from "./write.ts";
 export { MAX_LINK_HOPS, openTrusted, rootOnlyLink, type TrustedPath } from "./trusted.ts";
 export {

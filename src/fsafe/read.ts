@@ -160,3 +160,25 @@ export function readRegularFile(
     closeFd(fd);
   }
 }
+
+/**
+ * A readable, close-on-exec descriptor of the regular file `fd` (an `O_PATH` descriptor) holds, through its
+ * magic link: the same inode, nothing looked up by name. Throws `E_FILE_TYPE` for anything but a regular
+ * file, `E_FILE_READ` when it cannot be opened.
+ */
+export function reopenForReading(fd: number): number {
+  const kind = fdInfo(fd).kind;
+  if (kind !== "file") {
+    throw new FileError("E_FILE_TYPE", `Descriptor ${fd} is a ${kind}, not a regular file`, {
+      details: { kind },
+    });
+  }
+  const { sym, errno } = linux();
+  const readable = sym.openat(AT_FDCWD, cPath(fdProcPath(fd)), O.RDONLY | O.CLOEXEC, 0);
+  if (readable < 0) {
+    throw new FileError("E_FILE_READ", `Could not open descriptor ${fd} for reading (errno ${errno()})`, {
+      details: { errno: errno() },
+    });
+  }
+  return readable;
+}

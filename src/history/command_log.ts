@@ -18,8 +18,19 @@ import { DaemonError } from "../errors.ts";
 /** Output bytes kept per command (UTF-8, before compression). */
 export const OUTPUT_CAP = 64 * 1024;
 
-/** Who typed a command (as atuin records it): a person, or an agent. */
-export type AuthorKind = "human" | "agent";
+/**
+ * Who typed a command (as atuin records it), as Specter knows it from the connection that started the
+ * session, never from what a client says: a person at a local client, an agent (the agent tools), or a
+ * remote client of the daemon's listener (the token's label is the row's `author`).
+ */
+export type AuthorKind = "human" | "agent" | "remote";
+
+/**
+ * Who reported a row's exit code and timing: `specter` (the program itself, from the kernel's wait status),
+ * `shell` (Specter's shell integration: marks with a nonce only the shell holds), `output` (marks without
+ * it: any program in the session could have printed them), `unknown` (a row from before 0.7).
+ */
+export type Reporter = "specter" | "shell" | "output" | "unknown";
 
 /** One command to record. */
 export interface CommandRecord {
@@ -40,6 +51,8 @@ export interface CommandRecord {
   readonly author: string | null;
   /** Where the record came from: `osc133` (a shell's marks) or `exec` (a program run to its end). */
   readonly source: "osc133" | "exec";
+  /** Who reported its exit code and timing. */
+  readonly reportedBy: Reporter;
   /** The session's frames the command covers (null for `exec` without a session log). */
   readonly seqFrom: number | null;
   readonly seqTo: number | null;
@@ -65,6 +78,7 @@ export interface CommandRow {
   readonly author_kind: AuthorKind;
   readonly author: string | null;
   readonly source: string;
+  readonly reported_by: Reporter;
   readonly seq_from: number | null;
   readonly seq_to: number | null;
 }
@@ -104,6 +118,37 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX commands_session ON commands (session, started_at);
   CREATE INDEX commands_started ON commands (started_at);`,
+  // 0.7: remote authors, and who reported each row (SQLite changes a CHECK only by copying the table).
+  `CREATE TABLE commands_v2 (
+    id INTEGER PRIMARY KEY,
+    session TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at REAL NOT NULL,
+    duration_ms REAL NOT NULL,
+    command TEXT NOT NULL,
+    cwd TEXT,
+    exit_code INTEGER,
+    signal TEXT,
+    output BLOB NOT NULL,
+    output_bytes INTEGER NOT NULL,
+    output_cap INTEGER NOT NULL,
+    output_truncated INTEGER NOT NULL,
+    policy_hash TEXT,
+    hostname TEXT NOT NULL,
+    author_kind TEXT NOT NULL CHECK (author_kind IN ('human', 'agent', 'remote')),
+    author TEXT,
+    source TEXT NOT NULL,
+    seq_from INTEGER,
+    seq_to INTEGER,
+    reported_by TEXT NOT NULL CHECK (reported_by IN ('specter', 'shell', 'output', 'unknown'))
+  );
+  INSERT INTO commands_v2 SELECT id, session, started_at, ended_at, duration_ms, command, cwd, exit_code, signal,
+    output, output_bytes, output_cap, output_truncated, policy_hash, hostname, author_kind, author, source,
+    seq_from, seq_to, CASE source WHEN 'exec' THEN 'specter' ELSE 'unknown' END FROM commands;
+  DROP TABLE commands;
+  ALTER TABLE commands_v2 RENAME TO commands;
+  CREATE INDEX commands_session ON commands (session, started_at);
+  CREATE INDEX commands_started ON commands (started_at);`,
 ];
 
 /** `$XDG_DATA_HOME/specter/log.sqlite`, else `~/.local/share/specter/log.sqlite`. */
@@ -117,6 +162,7 @@ export function defaultCommandLogPath(env: (name: string) => string | undefined 
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const REPORTED: readonly Reporter[] = ["specter", "shell", "output", "unknown"];
 
 /** The command log database. */
 export class CommandLog {
@@ -131,7 +177,7 @@ export class CommandLog {
     this.#insert = db.prepare(
       `INSERT INTO commands (session, started_at, ended_at, duration_ms, command, cwd, exit_code, signal,
         output, output_bytes, output_cap, output_truncated, policy_hash, hostname, author_kind, author, source,
-        seq_from, seq_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        seq_from, seq_to, reported_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -192,6 +238,7 @@ export class CommandLog {
         record.source,
         record.seqFrom,
         record.seqTo,
+        record.reportedBy,
       );
     } catch (error: unknown) {
       throw new DaemonError("E_LOG_WRITE", `The command log "${this.path}" refused a record`, {
@@ -235,11 +282,12 @@ export class CommandLog {
       output_truncated: Number(row.output_truncated) === 1,
       policy_hash: row.policy_hash === null ? null : String(row.policy_hash),
       hostname: String(row.hostname),
-      author_kind: row.author_kind === "agent" ? "agent" : "human",
+      author_kind: row.author_kind === "agent" || row.author_kind === "remote" ? row.author_kind : "human",
       author: row.author === null ? null : String(row.author),
       source: String(row.source),
       seq_from: row.seq_from === null ? null : Number(row.seq_from),
       seq_to: row.seq_to === null ? null : Number(row.seq_to),
+      reported_by: REPORTED.includes(row.reported_by as Reporter) ? row.reported_by as Reporter : "unknown",
     }));
   }
 

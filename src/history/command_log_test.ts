@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { deflateSync } from "node:zlib";
 import { CommandLog, type CommandRecord, MIGRATIONS, OUTPUT_CAP } from "./command_log.ts";
 import type { DaemonError } from "../errors.ts";
 
@@ -18,6 +19,7 @@ function record(overrides: Partial<CommandRecord> = {}): CommandRecord {
     authorKind: "human",
     author: null,
     source: "osc133",
+    reportedBy: "shell",
     seqFrom: 3,
     seqTo: 5,
     ...overrides,
@@ -84,7 +86,7 @@ Deno.test("processes opening a fresh log at once migrate it once and all record"
       const log = CommandLog.open(${JSON.stringify(path)});
       log.record({ session: "p" + Deno.pid, startedAt: 1, endedAt: 2, command: "true", cwd: null, exitCode: 0,
         signal: null, output: "", policyHash: null, authorKind: "human", author: null, source: "exec",
-        seqFrom: null, seqTo: null });
+        reportedBy: "specter", seqFrom: null, seqTo: null });
       log.close();`;
     const runs = await Promise.all(
       [0, 1, 2, 3, 4, 5].map(() =>
@@ -95,6 +97,38 @@ Deno.test("processes opening a fresh log at once migrate it once and all record"
     const log = CommandLog.open(path);
     assert.equal(log.query({}).length, 6);
     assert.equal(log.version, MIGRATIONS.length);
+    log.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a 0.6 log is migrated: its rows kept, who reported them said (unknown for marks), remote authors taken", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const path = join(dir, "log.sqlite");
+    const db = new DatabaseSync(path);
+    db.exec(MIGRATIONS[0]!);
+    db.exec("PRAGMA user_version = 1");
+    const insert = db.prepare(
+      `INSERT INTO commands (session, started_at, ended_at, duration_ms, command, cwd, exit_code, signal, output,
+        output_bytes, output_cap, output_truncated, policy_hash, hostname, author_kind, author, source, seq_from,
+        seq_to) VALUES (?, 1, 2, 1000, ?, NULL, ?, NULL, ?, 0, 65536, 0, NULL, 'h', ?, NULL, ?, NULL, NULL)`,
+    );
+    const empty = deflateSync(new Uint8Array());
+    insert.run("old", "make", 2, empty, "human", "osc133");
+    insert.run("old", "true", 0, empty, "agent", "exec");
+    db.close();
+    const log = CommandLog.open(path);
+    assert.equal(log.version, MIGRATIONS.length);
+    const rows = log.query({});
+    assert.deepEqual(rows.map((r) => [r.command, r.author_kind, r.reported_by]), [
+      ["make", "human", "unknown"],
+      ["true", "agent", "specter"],
+    ]);
+    log.record(record({ authorKind: "remote", author: "ci", reportedBy: "output", startedAt: 3, endedAt: 4 }));
+    const last = log.query({}).at(-1)!;
+    assert.deepEqual([last.author_kind, last.author, last.reported_by], ["remote", "ci", "output"]);
     log.close();
   } finally {
     Deno.removeSync(dir, { recursive: true });

@@ -12,4 +12,5 @@ export {
   type HistoryQuery,
   MIGRATIONS,
   OUTPUT_CAP,
+  type Reporter,
 } from "./command_log.ts";

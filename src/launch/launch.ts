@@ -28,6 +28,7 @@ import {
   type SpawnRequest,
 } from "../pty/mod.ts";
 import type { LaunchPlan, RealizedPolicy } from "../sandbox/mod.ts";
+import { reopenForReading } from "../fsafe/mod.ts";
 import { type CeilingLimits, Ceilings, type CgroupMode } from "../ceilings/mod.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { ProcessTree, type ProcessTreeOptions } from "./process_tree.ts";
@@ -105,6 +106,14 @@ export function launch(request: LaunchRequest): Launched {
   const releaseSubreaper = plan.backend === "bwrap" ? holdSubreaper() : undefined;
   try {
     for (const file of plan.files) passed.push(contentFd(file.content));
+    // An exec-only copy's content: the opened program itself, read by bwrap to its end.
+    const copyFds = (plan.copies ?? []).map(({ path, target }) => {
+      const fd = opened?.opened.get(path)?.fd;
+      if (fd === undefined) throw new SandboxError("E_SANDBOX_START", `"${path}" was not opened`);
+      const readable = reopenForReading(fd);
+      passed.push(readable);
+      return { fd: readable, target };
+    });
     // A path bound twice (a workspace both read and written) is one opened fd dup2'ed to two targets.
     const descriptorFds = plan.descriptors.map(({ path, target }) => {
       const fd = opened?.opened.get(path)?.fd;
@@ -126,6 +135,7 @@ export function launch(request: LaunchRequest): Launched {
           { fd: gate.childBlock, target: plan.gate.block },
           { fd: gate.childInfo, target: plan.gate.info },
         ]),
+        ...copyFds,
         ...descriptorFds,
       ],
     });

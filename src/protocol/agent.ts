@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { TokenModeSchema } from "./views.ts";
+import { REPORTERS } from "./frames.ts";
 
 /** Where a yield time starts and ends for calls that run or write (ms). */
 export const YIELD_LIMITS = { min: 250, max: 30_000, default: 10_000 } as const;
@@ -113,7 +114,13 @@ export const ToolResultSchema = z.object({
     command: z.string().optional(),
     exit_code: z.int().nullable(),
     duration_ms: z.number().nonnegative(),
-  }).optional().describe("With returned_on command: the command a shell finished (OSC 133) and its status"),
+    reported_by: z.enum(REPORTERS).describe(
+      "shell: marked by Specter's integration (only the shell can); output: marks any program could print",
+    ),
+  }).optional().describe(
+    "With returned_on command: the command a shell finished (OSC 133) and its status, as the shell claims " +
+      "it (exit_code above is the kernel's, for the program itself)",
+  ),
   pruned: z.string().optional().describe("A session ended to make room for this one"),
 });
 /** The result of a tool call that returns output. */

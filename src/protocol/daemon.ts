@@ -65,10 +65,10 @@ export const CreateParamsSchema = z.strictObject({
   if_exists: z.enum(["error", "reuse"]).default("error").describe(
     "A running session of that name: error (E_SESSION_EXISTS) or reuse it",
   ),
-  author_kind: z.enum(["human", "agent"]).default("human").describe(
-    "Who types in the session, as the command log records it",
+  author: z.string().max(200).optional().describe(
+    "Who, by name (a user's), for the command log; a remote client's rows name its token instead. Who kind " +
+      "of author it is (human, agent, remote) Specter decides from the connection",
   ),
-  author: z.string().max(200).optional().describe("Who, by name (an agent's, a user's)"),
   attach: z.boolean().default(false).describe(
     "Attach this connection at once (as session.attach from the first frame, controlling when nobody does): " +
       "frames follow the answer",
@@ -159,8 +159,11 @@ export const SavedSessionSchema = z.strictObject({
   description: z.string().nullable(),
   parent_agent: z.string().nullable(),
   policy_hash: z.string().nullable(),
-  author_kind: z.enum(["human", "agent"]),
+  author_kind: z.enum(["human", "agent", "remote"]),
   author: z.string().nullable(),
+  mark_nonce: z.string().regex(/^[A-Za-z0-9]{8,64}$/).nullable().default(null).describe(
+    "The nonce its shell's marks carry (shell integration): a restarted daemon checks them with it",
+  ),
   persist: z.string().nullable().default(null).describe("The session's persistent layer on the host"),
   agent_key: z.string().max(65536).nullable().default(null).describe(
     "For an agent's session: the agent tools it belongs to (their flags and directory), which a restarted daemon gives it back to",

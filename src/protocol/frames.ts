@@ -179,6 +179,9 @@ export const ExitFrameSchema = z.object({
   ),
 });
 
+/** Who can have reported a `command` frame's facts (see {@link CommandFrameSchema}). */
+export const REPORTERS = ["shell", "output"] as const;
+
 /**
  * A command finished, as the shell marked it (OSC 133: `C` when it started, `D;STATUS` when it finished).
  * New in 0.7.0; emitted only for shells with shell integration (see spec/agent.md).
@@ -191,6 +194,11 @@ export const CommandFrameSchema = z.object({
   duration_ms: z.number().nonnegative().describe("From the command's start mark to its end mark"),
   output_from_seq: z.int().nonnegative().describe("First frame of the command's output"),
   output_to_seq: z.int().nonnegative().describe("Last frame of the command's output"),
+  reported_by: z.enum(REPORTERS).default("output").describe(
+    "Who reported the command's end and status: shell (Specter's integration, whose marks carry a nonce " +
+      "that only the shell holds), or output (marks without it, which any program in the session can print). " +
+      "Either way a claim of the shell's, never the kernel's: a program's own exit code is in exit",
+  ),
 });
 
 /** Something went wrong; the session goes on unless an `exit` follows. */

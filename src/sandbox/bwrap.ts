@@ -29,6 +29,7 @@ import {
   type LaunchRequest,
   type OpenedFacts,
   PERSIST_HOME,
+  type PlanCopy,
   type PlanDescriptor,
   type PlanOptions,
   programCommand,
@@ -104,27 +105,43 @@ export const INFO_FD = 5;
 /** Data files, then the descriptors of bound paths, are passed from this fd on. */
 export const FIRST_BIND_FD = 6;
 
+/** Throws unless `dest` is normalised (no "..", ".", "//", NUL) and strictly beneath `DATA_ROOT`. */
+function checkDataDest(dest: string): void {
+  if (pathFault(dest) !== null || dest === DATA_ROOT || !isWithin(dest, DATA_ROOT)) {
+    throw new SandboxError(
+      "E_SANDBOX_START",
+      `A data file may only go beneath "${DATA_ROOT}", not "${dest}"`,
+    );
+  }
+}
+
 /**
- * The args that place `files` (each read from its own fd, from `FIRST_BIND_FD` on), and the plan's files.
- * Each lands read-only beneath `DATA_ROOT`, made on the sandbox's own root before any grant is bound, so
- * a grant can at most cover it, never receive it; a destination elsewhere is refused.
+ * The args that place `files` (each read from its own fd, from `FIRST_BIND_FD` on) and the exec-only copy
+ * of the program (`copy`, read from the next fd), with the plan's files and copies. Each lands read-only
+ * beneath `DATA_ROOT`, made on the sandbox's own root before any grant is bound, so a grant can at most
+ * cover it, never receive it; a destination elsewhere is refused.
  */
-function dataArgs(files: readonly DataFile[]): { args: string[]; files: LaunchPlan["files"] } {
+function dataArgs(
+  files: readonly DataFile[],
+  copy: { path: string; dest: string } | null,
+): { args: string[]; files: LaunchPlan["files"]; copies: PlanCopy[] } {
   const args: string[] = [];
   const planFiles: LaunchPlan["files"][number][] = [];
   for (const [i, { dest, content }] of files.entries()) {
-    // Normalised (no "..", ".", "//", NUL) and strictly beneath the root.
-    if (pathFault(dest) !== null || dest === DATA_ROOT || !isWithin(dest, DATA_ROOT)) {
-      throw new SandboxError(
-        "E_SANDBOX_START",
-        `A data file may only go beneath "${DATA_ROOT}", not "${dest}"`,
-      );
-    }
+    checkDataDest(dest);
     const target = FIRST_BIND_FD + i;
     args.push("--perms", "0444", "--ro-bind-data", String(target), dest);
     planFiles.push({ target, purpose: `data file ${dest}`, content });
   }
-  return { args, files: planFiles };
+  const copies: PlanCopy[] = [];
+  if (copy !== null) {
+    checkDataDest(copy.dest);
+    const target = FIRST_BIND_FD + files.length;
+    // Executable, not readable: the kernel makes a process that cannot read its program non-dumpable.
+    args.push("--perms", "0111", "--ro-bind-data", String(target), copy.dest);
+    copies.push({ target, ...copy });
+  }
+  return { args, files: planFiles, copies };
 }
 
 /** How a path is bound; binds are applied shallowest first so deeper ones win. */
@@ -198,8 +215,12 @@ export function bwrapPlan(
   args.push("--proc", "/proc", "--dev", "/dev");
   // Sized scratch tmpfs (/dev/shm, /tmp; /dev read-only), then host-wide /proc files masked.
   args.push(...scratchArgs(policy), ...maskArgs(host.maskedPaths));
-  const data = dataArgs(request.dataFiles ?? []);
+  const data = dataArgs(
+    request.dataFiles ?? [],
+    request.execOnlyCopy === undefined ? null : { path: request.program, dest: request.execOnlyCopy },
+  );
   args.push(...data.args);
+  const firstBind = FIRST_BIND_FD + data.files.length + data.copies.length;
 
   // The exec allowlist (only these and the target exist as executables inside) and the fs allowlists.
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
@@ -237,7 +258,7 @@ export function bwrapPlan(
       continue;
     }
     // One fd per bind: bwrap closes each bind's fd once it is mounted.
-    const target = FIRST_BIND_FD + data.files.length + descriptors.length;
+    const target = firstBind + descriptors.length;
     const writable = kind === "write";
     args.push(writable ? "--bind-fd" : "--ro-bind-fd", String(target), dest);
     descriptors.push({ target, path, dest, purpose: kind, writable, identity: facts.info.identity });
@@ -250,7 +271,7 @@ export function bwrapPlan(
     if (facts === undefined) {
       throw new SandboxError("E_SANDBOX_START", `The persistent layer "${options.persist}" was not opened`);
     }
-    const target = FIRST_BIND_FD + data.files.length + descriptors.length;
+    const target = firstBind + descriptors.length;
     args.push("--bind-fd", String(target), PERSIST_HOME);
     descriptors.push({
       target,
@@ -284,7 +305,25 @@ export function bwrapPlan(
   }
   args.push("--seccomp", String(SECCOMP_FD));
   args.push("--block-fd", String(BLOCK_FD), "--info-fd", String(INFO_FD));
-  args.push("--", ...command);
+  // The exec-only copy runs in the program's stead (the program itself is still bound, as any exec entry).
+  args.push(
+    "--",
+    ...(request.execOnlyCopy === undefined ? command : programCommand({
+      ...request,
+      program: request.execOnlyCopy,
+    })),
+  );
+  const passed = request.passFiles ?? [];
+  const highest = firstBind + descriptors.length;
+  for (const file of passed) {
+    // bwrap's own fds and the binds' must stay clear of what the program receives.
+    if (file.target < highest) {
+      throw new SandboxError(
+        "E_SANDBOX_START",
+        `Descriptor ${file.target} for the program is taken by the sandbox`,
+      );
+    }
+  }
 
   const launcher = launcherArgs(host.rootLauncher);
   return {
@@ -299,8 +338,10 @@ export function bwrapPlan(
     files: [
       { target: SECCOMP_FD, purpose: "seccomp-bpf filter", content: filterFor(policy, host) },
       ...data.files,
+      ...passed,
     ],
     descriptors,
+    ...(data.copies.length === 0 ? {} : { copies: data.copies }),
     gate: { block: BLOCK_FD, info: INFO_FD },
     policy,
   };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { testPolicy } from "../policy/_testing.ts";
 import { bwrapPlan, SANDBOX_ID, sandboxPath } from "./bwrap.ts";
 import { compileLaunchPlan, type HostFacts, type LaunchPlan, type LaunchRequest } from "./plan.ts";
+import { fingerprintPlan } from "./fingerprint.ts";
 
 const host: HostFacts = {
   bwrap: "/usr/bin/bwrap",
@@ -264,4 +265,57 @@ Deno.test("a persistent layer is bound writable from its descriptor at /home/spe
     (e: { code?: string }) => e.code === "E_SANDBOX_START",
   );
   assert.equal(homeOf(bwrapPlan(policy(), request, host).argv), "/tmp");
+});
+
+Deno.test("an exec-only copy: the opened program copied 0111 beneath /run/specter, run in its stead", () => {
+  const data = [{ dest: "/run/specter/shell/bash_init", content: new Uint8Array([1]) }];
+  const plan = bwrapPlan(policy({ fs: { read: ["/data"], write: [] } }), {
+    ...request,
+    dataFiles: data,
+    execOnlyCopy: "/run/specter/shell/bash",
+  }, host);
+  // The copy's fd follows the data files' and comes before every bind's.
+  assert.deepEqual(plan.copies, [{ target: 7, path: "/usr/bin/bash", dest: "/run/specter/shell/bash" }]);
+  const at = plan.argv.findIndex((a, i) => a === "--ro-bind-data" && plan.argv[i + 1] === "7");
+  assert.deepEqual(plan.argv.slice(at - 2, at + 3), [
+    "--perms",
+    "0111",
+    "--ro-bind-data",
+    "7",
+    "/run/specter/shell/bash",
+  ]);
+  assert.ok(plan.descriptors.every((d) => d.target > 7), JSON.stringify(plan.descriptors));
+  assert.ok(at < plan.argv.findIndex((a) => a === "--ro-bind-fd"), "placed before any grant is bound");
+  // The copy runs; the program itself is still bound (as any exec entry).
+  const end = plan.argv.indexOf("--", plan.argv.indexOf("--info-fd"));
+  assert.deepEqual(plan.argv.slice(end + 1), ["/run/specter/shell/bash", "-i"]);
+  assert.ok(plan.descriptors.some((d) => d.path === "/usr/bin/bash" && d.purpose === "exec"));
+  // Beneath /run/specter only.
+  for (const dest of ["/usr/bin/bash", "/run/specter", "/run/specter/../x", "/tmp/bash"]) {
+    assert.throws(() => bwrapPlan(policy(), { ...request, execOnlyCopy: dest }, host), {
+      code: "E_SANDBOX_START",
+    });
+  }
+});
+
+Deno.test("descriptors passed to the program keep clear of bwrap's and are never fingerprinted when secret", () => {
+  const nonce = {
+    target: 200,
+    purpose: "shell integration nonce",
+    content: new Uint8Array([9]),
+    secret: true,
+  };
+  const plan = bwrapPlan(policy(), { ...request, passFiles: [nonce] }, host);
+  assert.ok(plan.files.includes(nonce));
+  assert.throws(
+    () => bwrapPlan(policy(), { ...request, passFiles: [{ ...nonce, target: 6 }] }, host),
+    { code: "E_SANDBOX_START" },
+  );
+  assert.ok(!Object.keys(fingerprintPlan(plan).files_sha256).includes("shell integration nonce"));
+  // Every backend hands them on.
+  for (const backend of ["none", "external"] as const) {
+    assert.ok(
+      compileLaunchPlan(null, { ...request, passFiles: [nonce] }, backend, host).files.includes(nonce),
+    );
+  }
 });

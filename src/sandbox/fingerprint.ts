@@ -51,7 +51,10 @@ export function fingerprintPlan(plan: LaunchPlan): PlanFingerprint {
   return {
     backend: plan.backend,
     argv_sha256: sha256(JSON.stringify(redactedArgv(plan.argv))),
-    files_sha256: Object.fromEntries(plan.files.map((file) => [file.purpose, sha256(file.content)])),
+    // A secret (shell integration's nonce) is fresh per launch and no auditor's business.
+    files_sha256: Object.fromEntries(
+      plan.files.filter((file) => file.secret !== true).map((file) => [file.purpose, sha256(file.content)]),
+    ),
     policy_sha256: plan.policy === null ? null : policySha256(plan.policy),
   };
 }

@@ -37,6 +37,19 @@ export interface LaunchRequest {
    * a private directory instead. Absent or empty: none.
    */
   readonly dataFiles?: readonly DataFile[];
+  /**
+   * Content the program itself receives on these fds (shell integration's nonce), under every backend
+   * (bwrap leaves descriptors it does not use to the program). Absent or empty: none.
+   */
+  readonly passFiles?: readonly PlanFile[];
+  /**
+   * bwrap: run the program from an exec-only copy of itself at this path beneath {@link DATA_ROOT}
+   * (`--perms 0111 --ro-bind-data` of the opened program). A process that cannot read its own executable is
+   * not dumpable, so the processes it starts, under the same uid, cannot read its memory, environment or
+   * descriptors (`/proc/PID/mem`, `environ`, `fd`, `pidfd_getfd`): what keeps a shell's secret from its
+   * commands. Ignored by the other backends. Absent: the program runs from its own path.
+   */
+  readonly execOnlyCopy?: string;
 }
 
 /** Where the bwrap backend places {@link LaunchRequest.dataFiles} inside the sandbox. */
@@ -120,6 +133,21 @@ export interface PlanFile {
   readonly purpose: string;
   /** The bytes. */
   readonly content: Uint8Array;
+  /** A secret (a nonce): never hashed into a fingerprint, never shown. Absent: false. */
+  readonly secret?: boolean;
+}
+
+/**
+ * An opened program handed to bwrap as the content of an exec-only copy (`--perms 0111 --ro-bind-data`):
+ * the spawner opens the realised descriptor of `path` for reading and passes it as `target`.
+ */
+export interface PlanCopy {
+  /** The fd number bwrap reads the copy from. */
+  readonly target: number;
+  /** The host path that was opened (its key in the realization). */
+  readonly path: string;
+  /** Where the copy lands inside the sandbox (beneath `DATA_ROOT`). */
+  readonly dest: string;
 }
 
 /**
@@ -167,6 +195,8 @@ export interface LaunchPlan {
   readonly files: readonly PlanFile[];
   /** Opened paths to pass as fds and bind (bwrap). Empty when none. */
   readonly descriptors: readonly PlanDescriptor[];
+  /** Opened programs bwrap copies exec-only into the sandbox (`LaunchRequest.execOnlyCopy`). Absent: none. */
+  readonly copies?: readonly PlanCopy[];
   /** The setup gate (bwrap), or `null`: the program starts at once. */
   readonly gate: PlanGate | null;
   /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */

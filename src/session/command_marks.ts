@@ -99,6 +99,7 @@ export class CommandMarks {
           duration_ms: Math.round((this.#host.now() - this.#startedAt) * 1000) / 1000,
           output_from_seq: this.#fromSeq,
           output_to_seq: Math.max(this.#fromSeq, seq),
+          reported_by: nonce === undefined ? "output" : "shell",
         });
         this.#startedAt = null;
         this.#command = undefined;

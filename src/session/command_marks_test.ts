@@ -28,6 +28,8 @@ Deno.test("CommandMarks: C then D;status is one command frame with the line type
     duration_ms: 250,
     output_from_seq: 11,
     output_to_seq: 14,
+    // No nonce: any program could have printed these marks.
+    reported_by: "output",
   }]);
 });
 
@@ -57,6 +59,7 @@ Deno.test("CommandMarks: with a nonce, marks without it (in a file being shown) 
   m.output("\x1b]133;D;1;specter=n0nce123\x07", 3);
   assert.equal(frames.length, 1);
   assert.equal((frames[0] as { exit_code: number }).exit_code, 1);
+  assert.equal((frames[0] as { reported_by: string }).reported_by, "shell", "the nonce's marks are the shell's");
 });
 
 Deno.test("CommandMarks: a prompt mark (A) is passed on, only with the nonce when one is set", () => {

@@ -7,7 +7,7 @@
  * @module
  */
 import { libc, signalName } from "../pty/mod.ts";
-import type { AuthorKind, CommandLog } from "../history/mod.ts";
+import type { AuthorKind, CommandLog, Reporter } from "../history/mod.ts";
 import type { ExitFrame, Frame } from "../protocol/mod.ts";
 import { plainText } from "./plain_text.ts";
 
@@ -74,6 +74,7 @@ export class CommandRows {
             : null,
           output: plainText(output),
           source: "osc133",
+          reportedBy: frame.reported_by,
           seqFrom: frame.output_from_seq,
           seqTo: frame.output_to_seq,
         });
@@ -107,6 +108,7 @@ export class CommandRows {
       signal: exit.signal,
       output: plainText(this.#recent.map((f) => f.text).join("")),
       source: "exec",
+      reportedBy: "specter",
       seqFrom: null,
       seqTo: null,
     });
@@ -120,6 +122,7 @@ export class CommandRows {
     signal: string | null;
     output: string;
     source: "osc133" | "exec";
+    reportedBy: Reporter;
     seqFrom: number | null;
     seqTo: number | null;
   }): void {

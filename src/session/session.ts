@@ -104,6 +104,11 @@ export class Session {
   readonly argv: readonly string[];
   /** The directory the program started in (on the host). */
   readonly cwd: string;
+  /**
+   * The nonce its shell's OSC 133 marks carry (shell integration), or null: then any mark counts, as a
+   * claim of the output's. A daemon saves it to take the session back; it is shown nowhere.
+   */
+  readonly markNonce: string | null;
   /** Resolves with the `exit` frame once the session is over. Never rejects. */
   readonly exited: Promise<ExitFrame>;
   /** How the session was launched (backend, policy, plan fingerprint), for audit logs. */
@@ -174,6 +179,7 @@ export class Session {
     this.pid = child.pid;
     this.argv = options.argv;
     this.cwd = options.cwd;
+    this.markNonce = options.commandMarkNonce;
     this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
     this.#end = new Termination({ tree: this.#tree, later: (ms, fn) => void this.#later(ms, fn) });
     this.info = {

@@ -3,8 +3,14 @@
  * it, without touching the user's rc files. bash starts with `--init-file FILE`, a file that runs what an
  * interactive bash runs (`/etc/bash.bashrc`, `~/.bashrc`) and then adds the marks; zsh starts with
  * `ZDOTDIR` pointing at a directory whose `.zshenv` puts the user's `ZDOTDIR` back, runs the user's
- * `.zshenv` and adds the marks through `precmd`/`preexec` hooks. Each mark carries `specter=NONCE`, so
- * marks that merely appear in output (a file being shown) cannot end a command.
+ * `.zshenv` and adds the marks through `precmd`/`preexec` hooks.
+ *
+ * Each mark carries `specter=NONCE`, so that no other program can make one: not a file being shown, not a
+ * command the shell runs. The nonce is in no file and no environment variable: the shell reads it from
+ * descriptor {@link NONCE_FD} before anything else runs (its start-up files included) and closes it, and
+ * keeps it in an unexported variable. Under bwrap the shell also runs from an exec-only copy of itself,
+ * which the kernel makes non-dumpable, so its commands (same uid) cannot read its memory either
+ * (`shell_setup.ts`). Tracing (`set -x`) is off while a mark is printed.
  *
  * Pure: where the files go (`dir`) is the caller's; under bwrap they are bound read-only into the sandbox
  * from a pipe, elsewhere they are written to a private temp directory.
@@ -14,6 +20,12 @@
 
 /** The shells Specter integrates with. */
 export type KnownShell = "bash" | "zsh";
+
+/**
+ * The descriptor the shell reads the marks' nonce from, once, first thing (then closes it). High, above
+ * every descriptor bwrap uses, and the same under every backend.
+ */
+export const NONCE_FD = 200;
 
 /** A file the integration needs, by name inside its directory. */
 export interface ShellFile {
@@ -30,7 +42,7 @@ export interface ShellIntegration {
   readonly env: Readonly<Record<string, string>>;
   /** Files to place in the integration directory; empty when the environment alone does it. */
   readonly files: readonly ShellFile[];
-  /** The nonce every mark carries. */
+  /** The nonce every mark carries (the shell gets it on {@link NONCE_FD}). */
   readonly nonce: string;
 }
 
@@ -73,13 +85,13 @@ export function shellIntegration(
     // A login shell (`-l`, also bundled as in `-il`) reads the profile files, not the init file.
     const login = args.some((arg) => /^-[A-Za-z]*l[A-Za-z]*$/.test(arg));
     if (dir === null || login || args.some((arg) => BASH_STARTUP_OPTIONS.has(arg))) {
-      return { shell, args, env: bashMarksEnv(nonce), files: [], nonce };
+      return { shell, args, env: bashMarksEnv(), files: [], nonce };
     }
     return {
       shell,
       args: ["--init-file", `${dir}/bash_init`, ...args],
       env: {},
-      files: [{ name: "bash_init", content: bashInit(nonce) }],
+      files: [{ name: "bash_init", content: bashInit() }],
       nonce,
     };
   }
@@ -89,41 +101,55 @@ export function shellIntegration(
     args,
     // The user's own ZDOTDIR (or none) travels in SPECTER_USER_ZDOTDIR; .zshenv puts it back.
     env: { ZDOTDIR: dir, SPECTER_USER_ZDOTDIR: env.ZDOTDIR ?? "" },
-    files: [{ name: ".zshenv", content: zshEnv(nonce) }],
+    files: [{ name: ".zshenv", content: zshEnv() }],
     nonce,
   };
 }
 
+/** The shell's variable holding the nonce (not exported: the shell's commands never see it). */
+const NONCE_VAR = "__specter_nonce";
+
 /**
- * The marks for `nonce` as escapes that both `printf` and bash's prompt expansion (`PS0`) turn into bytes:
- * `start` (C, a command runs) and `end`, a printf format taking the status (D;STATUS, then A: the prompt).
+ * Reads the nonce from {@link NONCE_FD} and closes it (bash). Errors hidden (without it, no marks), by a
+ * group's redirection: on `exec` itself, `2>/dev/null` would silence the shell for good.
  */
-function marks(nonce: string): { start: string; end: string } {
-  return {
-    start: `\\033]133;C;specter=${nonce}\\007`,
-    end: `\\033]133;D;%s;specter=${nonce}\\007\\033]133;A;specter=${nonce}\\007`,
-  };
-}
+const BASH_READ_NONCE = `{ IFS= read -r ${NONCE_VAR} <&${NONCE_FD}; exec ${NONCE_FD}<&-; } 2>/dev/null`;
+/** The same in zsh, which closes a descriptor above 9 only through a variable. */
+const ZSH_READ_NONCE = `{ IFS= read -r ${NONCE_VAR} <&${NONCE_FD}; __specter_fd=${NONCE_FD}; ` +
+  `exec {__specter_fd}<&-; } 2>/dev/null; unset __specter_fd`;
+
+/** `printf` formats of the marks, taking the nonce (and the status first, for `end`). */
+const START = "\\033]133;C;specter=%s\\007";
+const END = "\\033]133;D;%s;specter=%s\\007\\033]133;A;specter=%s\\007";
+/** The start mark in bash's prompt expansion (`PS0`): the nonce by parameter expansion, never a literal. */
+const PS0_START = `\\033]133;C;specter=\${${NONCE_VAR}}\\007`;
 
 /**
  * The environment that marks bash's commands where no init file can be given: `PS0` at execution,
- * `PROMPT_COMMAND` at the next prompt (an rc file that sets either replaces it).
+ * `PROMPT_COMMAND` at the next prompt (an rc file that sets either replaces it). The nonce is read from
+ * its descriptor at the first prompt: startup files run before then, and what they start could read it.
  */
-function bashMarksEnv(nonce: string): Record<string, string> {
-  const { start, end } = marks(nonce);
-  return { PS0: start, PROMPT_COMMAND: `__specter_status=$?; printf '${end}' "$__specter_status"` };
+function bashMarksEnv(): Record<string, string> {
+  return {
+    PS0: PS0_START,
+    PROMPT_COMMAND: `__specter_status=$?; if [[ -z "\${${NONCE_VAR}+x}" ]]; then ${BASH_READ_NONCE}; fi; ` +
+      `if [[ -n "\${${NONCE_VAR}}" ]]; then printf '${END}' "$__specter_status" "$${NONCE_VAR}" "$${NONCE_VAR}"; fi`,
+  };
 }
 
-/** The bash init file: what an interactive bash runs, then the marks. */
-function bashInit(nonce: string): string {
-  const { start, end } = marks(nonce);
+/** The bash init file: the nonce, what an interactive bash runs, then the marks. */
+function bashInit(): string {
   return `# Specter's shell integration (OSC 133 command marks). bash reads this instead of ~/.bashrc
-# (--init-file), so it first runs what an interactive bash runs.
+# (--init-file). First of all, before any start-up file: the marks' nonce, read once from its descriptor,
+# which is then closed; it stays in this shell's unexported variable.
+${BASH_READ_NONCE}
 if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
 if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
 __specter_prompt() {
   local code=$?
-  printf '${end}' "$code"
+  local -
+  set +x
+  printf '${END}' "$code" "$${NONCE_VAR}" "$${NONCE_VAR}"
   return "$code"
 }
 # Before the user's prompt commands, so that $? is the command's status; PROMPT_COMMAND may be an array.
@@ -132,24 +158,30 @@ if [[ "$(declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
 else
   PROMPT_COMMAND="__specter_prompt\${PROMPT_COMMAND:+; \$PROMPT_COMMAND}"
 fi
-PS0="\${PS0-}${start}"
+PS0="\${PS0-}"'${PS0_START}'
 `;
 }
 
-/** The zsh `.zshenv`: the user's ZDOTDIR back, the user's `.zshenv`, then the marks' hooks. */
-function zshEnv(nonce: string): string {
-  const { start, end } = marks(nonce);
-  return `# Specter's shell integration (OSC 133 command marks). zsh read this because ZDOTDIR pointed here;
-# the user's ZDOTDIR is put back first, so zsh reads the user's own startup files after this one.
+/** The zsh `.zshenv`: the nonce, the user's ZDOTDIR back, the user's `.zshenv`, then the marks' hooks. */
+function zshEnv(): string {
+  return `# Specter's shell integration (OSC 133 command marks). zsh read this because ZDOTDIR pointed here.
+# First of all: the marks' nonce, read once from its descriptor, which is then closed; it stays in this
+# shell's unexported variable. Then the user's ZDOTDIR is put back, so zsh reads the user's own startup
+# files after this one.
+${ZSH_READ_NONCE}
 if [[ -n "\${SPECTER_USER_ZDOTDIR-}" ]]; then ZDOTDIR=$SPECTER_USER_ZDOTDIR; else unset ZDOTDIR; fi
 unset SPECTER_USER_ZDOTDIR
 if [[ -r "\${ZDOTDIR:-$HOME}/.zshenv" ]]; then source "\${ZDOTDIR:-$HOME}/.zshenv"; fi
 if [[ -o interactive ]]; then
   __specter_precmd() {
     local code=$?
-    printf '${end}' "$code"
+    setopt localoptions noxtrace
+    printf '${END}' "$code" "$${NONCE_VAR}" "$${NONCE_VAR}"
   }
-  __specter_preexec() { printf '${start}'; }
+  __specter_preexec() {
+    setopt localoptions noxtrace
+    printf '${START}' "$${NONCE_VAR}"
+  }
   # First in line, so that $? is the command's status whatever the user's rc files add.
   typeset -ga precmd_functions preexec_functions
   precmd_functions=(__specter_precmd $precmd_functions)

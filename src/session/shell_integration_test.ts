@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { knownShell, shellIntegration } from "./shell_integration.ts";
+import { knownShell, NONCE_FD, shellIntegration } from "./shell_integration.ts";
 
 const NONCE = "0123456789abcdef";
 
@@ -30,7 +30,12 @@ Deno.test("bash: an init file that runs the rc files first, then marks carrying 
   assert.equal(it.files[0]!.name, "bash_init");
   const rc = init.indexOf(". ~/.bashrc");
   assert.ok(init.indexOf(". /etc/bash.bashrc") < rc && rc < init.indexOf("PROMPT_COMMAND="));
-  assert.ok(init.includes(`133;C;specter=${NONCE}`) && init.includes(`133;D;%s;specter=${NONCE}`));
+  // The nonce is in no file: the shell reads it first of all from its descriptor, which it then closes.
+  assert.ok(!init.includes(NONCE));
+  const read = init.indexOf(`read -r __specter_nonce <&${NONCE_FD}; exec ${NONCE_FD}<&-;`);
+  assert.ok(read > 0 && read < init.indexOf(". /etc/bash.bashrc"), init);
+  assert.ok(init.includes("133;C;specter=${__specter_nonce}") && init.includes("133;D;%s;specter=%s"));
+  assert.doesNotMatch(init, /^\s*(export|declare -x|typeset -x)\b/m, "the nonce is never exported");
 });
 
 Deno.test("bash: a login shell, --norc or --rcfile, or no directory, gets its marks through the environment", () => {
@@ -38,7 +43,9 @@ Deno.test("bash: a login shell, --norc or --rcfile, or no directory, gets its ma
     const it = shellIntegration("bash", args, {}, "/run/specter/shell", NONCE)!;
     assert.deepEqual(it.args, args);
     assert.deepEqual(it.files, []);
-    assert.ok(it.env.PROMPT_COMMAND?.includes(`specter=${NONCE}`), String(args));
+    assert.ok(!JSON.stringify(it.env).includes(NONCE), "the nonce is in no variable");
+    assert.ok(it.env.PROMPT_COMMAND?.includes(`read -r __specter_nonce <&${NONCE_FD}`), String(args));
+    assert.ok(it.env.PS0?.includes("specter=${__specter_nonce}"), String(args));
   }
   assert.deepEqual(shellIntegration("bash", [], {}, null, NONCE)!.files, []);
 });
@@ -48,7 +55,10 @@ Deno.test("zsh: ZDOTDIR points at the integration, the user's own travels beside
   assert.deepEqual(it.env, { ZDOTDIR: "/run/specter/shell", SPECTER_USER_ZDOTDIR: "/home/me/.config/zsh" });
   assert.deepEqual(it.args, []);
   assert.equal(it.files[0]!.name, ".zshenv");
-  assert.ok(it.files[0]!.content.includes(`133;D;%s;specter=${NONCE}`));
+  const zshenv = it.files[0]!.content;
+  assert.ok(!zshenv.includes(NONCE) && zshenv.includes("133;D;%s;specter=%s"));
+  const read = zshenv.indexOf(`read -r __specter_nonce <&${NONCE_FD};`);
+  assert.ok(read > 0 && read < zshenv.indexOf("source "), zshenv);
   assert.equal(shellIntegration("zsh", [], {}, "/d", NONCE)!.env.SPECTER_USER_ZDOTDIR, "");
 });
 

@@ -3,13 +3,21 @@
  * backend. Under bwrap they are data files bound read-only beneath `/run/specter/shell` (nothing is written
  * on the host); under Seatbelt they are written to the run's private temp directory; without a sandbox to
  * a fresh private directory removed after the run; under `external` (someone else's sandbox, whose view
- * of the host is unknown) no file is given, and bash gets its marks through the environment.
+ * of the host is unknown) no file is given, and bash gets its marks through the environment. The marks'
+ * nonce goes to the shell on a descriptor under every backend, and under bwrap the shell runs from an
+ * exec-only copy of itself (`LaunchRequest.execOnlyCopy`): what it starts cannot read its memory.
  *
  * @module
  */
 import { DATA_ROOT, type LaunchRequest, type SandboxBackend } from "../sandbox/mod.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { knownShell, type ShellFile, type ShellIntegration, shellIntegration } from "./shell_integration.ts";
+import {
+  knownShell,
+  NONCE_FD,
+  type ShellFile,
+  type ShellIntegration,
+  shellIntegration,
+} from "./shell_integration.ts";
 
 /** Where bwrap places the integration's files inside the sandbox. */
 export const SANDBOX_SHELL_DIR = `${DATA_ROOT}/shell`;
@@ -67,11 +75,19 @@ export function setUpShell(
   if (integration === null) return { ...unchanged, madeDir };
   const env = { ...request.env, ...integration.env };
   const encoder = new TextEncoder();
+  const nonce = {
+    target: NONCE_FD,
+    purpose: "shell integration nonce",
+    content: encoder.encode(`${integration.nonce}\n`),
+    secret: true,
+  };
   return {
     request: {
       ...request,
       args: integration.args,
       env,
+      passFiles: [...(request.passFiles ?? []), nonce],
+      ...(backend === "bwrap" ? { execOnlyCopy: `${SANDBOX_SHELL_DIR}/${shell}` } : {}),
       ...(backend === "bwrap" && integration.files.length > 0
         ? {
           dataFiles: integration.files.map((file) => ({

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { resolveOptions } from "./options.ts";
 import { SANDBOX_SHELL_DIR, setUpShell } from "./shell_setup.ts";
+import { NONCE_FD } from "./shell_integration.ts";
 
 const request = { program: "/usr/bin/bash", args: [], cwd: "/tmp", env: { HOME: "/tmp" } };
 const options = resolveOptions({ argv: ["bash"], shellIntegration: true });
@@ -17,7 +18,16 @@ Deno.test("setUpShell: under bwrap the files are data files in the sandbox, noth
   assert.deepEqual(setup.request.args, ["--init-file", `${SANDBOX_SHELL_DIR}/bash_init`]);
   assert.deepEqual(setup.request.dataFiles?.map((f) => f.dest), [`${SANDBOX_SHELL_DIR}/bash_init`]);
   assert.equal(setup.madeDir, null);
-  assert.match(setup.options.commandMarkNonce ?? "", /^[0-9a-f]{32}$/);
+  const nonce = setup.options.commandMarkNonce ?? "";
+  assert.match(nonce, /^[0-9a-f]{32}$/);
+  // The nonce goes on its descriptor, a secret (no fingerprint shows it), and nowhere else.
+  assert.deepEqual(setup.request.passFiles?.map((f) => [f.target, f.secret]), [[NONCE_FD, true]]);
+  assert.equal(new TextDecoder().decode(setup.request.passFiles![0]!.content), `${nonce}\n`);
+  const everywhere = JSON.stringify({ ...setup.request, passFiles: [] }) +
+    setup.request.dataFiles!.map((f) => new TextDecoder().decode(f.content)).join("");
+  assert.ok(!everywhere.includes(nonce), everywhere);
+  // The shell runs from an exec-only copy of itself beside its files.
+  assert.equal(setup.request.execOnlyCopy, `${SANDBOX_SHELL_DIR}/bash`);
 });
 
 Deno.test("setUpShell: under Seatbelt the files go to the run's private temp directory", async () => {
@@ -27,7 +37,10 @@ Deno.test("setUpShell: under Seatbelt the files go to the run's private temp dir
     const file = `${tmpDir}/.specter-shell/bash_init`;
     assert.deepEqual(setup.request.args, ["--init-file", file]);
     assert.equal(setup.request.dataFiles, undefined);
-    assert.match(await Deno.readTextFile(file), new RegExp(`specter=${setup.options.commandMarkNonce}`));
+    const init = await Deno.readTextFile(file);
+    assert.ok(init.includes(`<&${NONCE_FD}`) && !init.includes(setup.options.commandMarkNonce!), init);
+    assert.equal(setup.request.passFiles?.[0]?.target, NONCE_FD);
+    assert.equal(setup.request.execOnlyCopy, undefined, "only bwrap can give an exec-only copy");
     assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
     assert.equal((await Deno.stat(`${tmpDir}/.specter-shell`)).mode! & 0o777, 0o700);
     // A plan rendered without a temp directory: marks through the environment.

@@ -52,7 +52,7 @@ export function seatbeltPlan(
     env: options.tmpDir === undefined ? request.env : { ...request.env, TMPDIR: options.tmpDir },
     cwd: request.cwd,
     programCwd: request.cwd,
-    files: [],
+    files: [...(request.passFiles ?? [])],
     descriptors: [],
     gate: null,
     policy,

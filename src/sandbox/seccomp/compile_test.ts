@@ -353,6 +353,7 @@ Deno.test("the rule table holds every call the issue lists", () => {
     "ptrace",
     "process_vm_readv",
     "process_vm_writev",
+    "pidfd_getfd",
     "mount",
     "umount2",
     "pivot_root",

@@ -28,6 +28,7 @@ export const SYSCALLS = {
   ptrace: { x86_64: 101, aarch64: 117 },
   process_vm_readv: { x86_64: 310, aarch64: 270 },
   process_vm_writev: { x86_64: 311, aarch64: 271 },
+  pidfd_getfd: { x86_64: 438, aarch64: 438 },
   // Mounts and namespaces.
   mount: { x86_64: 165, aarch64: 40 },
   umount2: { x86_64: 166, aarch64: 39 },
