@@ -589,6 +589,33 @@ daemonTest(
     for (let i = 0; i < count; i++) {
       await client.call("session.create", { name: `brief-${i}`, argv: ["cat", go], cwd: daemon.dir, flags });
     }
+    // A session is created once spawned, before its cat has opened the FIFO: closing it first would leave
+    // a late cat waiting for a writer forever. Every cat holds it open before it is closed.
+    const pids = () =>
+      [
+        ...Deno.readTextFileSync(join(daemon.stateDir, "keeper.log")).matchAll(
+          /"brief-\d+" spawned: pid (\d+)/g,
+        ),
+      ]
+        .map((m) => Number(m[1]));
+    const holds = (pid: number) => {
+      try {
+        return [...Deno.readDirSync(`/proc/${pid}/fd`)].some((fd) => {
+          try {
+            return Deno.readLinkSync(`/proc/${pid}/fd/${fd.name}`) === go;
+          } catch {
+            return false; // Closed meanwhile.
+          }
+        });
+      } catch {
+        return false; // Not started yet, or gone.
+      }
+    };
+    const opened = Date.now() + 30_000;
+    while (Date.now() < opened && (pids().length < count || !pids().every(holds))) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(pids().filter(holds).length, count, "every cat has the FIFO open");
     fifo.close();
     const released = () =>
       (Deno.readTextFileSync(join(daemon.stateDir, "keeper.log")).match(/ released\b/g) ?? []).length;
