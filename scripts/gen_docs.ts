@@ -148,7 +148,7 @@ A daemon (\`specter daemon\`, started on first use by \`specter new\`, \`attach\
 
 | path | what |
 | --- | --- |
-| \`$XDG_RUNTIME_DIR/specter/daemon.sock\` (else \`/tmp/specter-UID/\`) | its socket, in a 0700 directory; peers of another uid are refused (\`SO_PEERCRED\`) |
+| \`$XDG_RUNTIME_DIR/specter/daemon.sock\` (else \`/tmp/specter-UID/\`) | its socket, in a 0700 directory; peers of another uid are refused (\`SO_PEERCRED\`), and clients refuse a socket, directory or listener not of their uid (\`E_DAEMON_UNTRUSTED\`) |
 | \`STATE/daemon.lock\`, \`SOCKET.lock\` | \`flock\`s: one daemon per state directory and per socket |
 | \`STATE/keeper.sock\`, \`STATE/keeper.lock\` | the keeper's \`SOCK_SEQPACKET\` socket (descriptors pass with \`SCM_RIGHTS\`) and lock |
 | \`STATE/daemon.log\`, \`STATE/keeper.log\` | what each did (started, sessions started, taken back, ended, released, clients refused or dropped; never output), one timestamped line per event, each file rotated to \`.1\` at 1 MiB |

@@ -28,6 +28,8 @@ export const ERROR_CODES = {
     "Another daemon already holds this state directory or socket (one daemon per user and state directory)",
   E_DAEMON_PEER:
     "A socket peer was refused: it runs as another user (kernel peer credentials), or spoke garbage or a wrong protocol version",
+  E_DAEMON_UNTRUSTED:
+    "The daemon's socket or state is not this user's own (owner, group/other access, symlink) or is served by another uid: refused before a byte is sent",
   E_KEEPER:
     "The keeper (which holds the sessions' terminals) could not be started, reached, or died; its sessions are reported ended",
   E_LOG_WRITE:
@@ -145,6 +147,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_DAEMON_UNAVAILABLE: "0.7.0",
   E_DAEMON_LOCKED: "0.7.0",
   E_DAEMON_PEER: "0.7.0",
+  E_DAEMON_UNTRUSTED: "0.8.0",
   E_KEEPER: "0.7.0",
   E_LOG_WRITE: "0.7.0",
   E_LOG_CORRUPT: "0.7.0",

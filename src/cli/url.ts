@@ -1,12 +1,13 @@
 /**
  * `specter url`: the web viewer's address with a token in its fragment (`#token=…`), which a browser
- * never sends to any server, read from the daemon's `remote.json` (mode 0600, this user's).
+ * never sends to any server, read from the daemon's `remote.json` (mode 0600, this user's, in a private
+ * state directory; and the daemon it names must run as this user: `E_DAEMON_UNTRUSTED` otherwise).
  *
  * @module
  */
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
-import { readRegularFile } from "../fsafe/mod.ts";
+import { SpecterError, UsageError } from "../errors.ts";
+import { ownProcessProblem, readOwnFile } from "../daemon/mod.ts";
 import { RemoteInfoSchema, SessionNameSchema } from "../protocol/mod.ts";
 import { readTokenFile, RemoteError } from "../remote/mod.ts";
 import { WHERE_FLAGS, whereOf } from "./daemon_client.ts";
@@ -34,6 +35,14 @@ that session. The tokens are those the daemon made at its start (or the first of
   groups: [{ title: "Flags", flags: FLAGS }],
 };
 
+function noListener(stateDir: string, path: string, cause?: unknown): RemoteError {
+  return new RemoteError(
+    "E_REMOTE_BIND",
+    `No daemon listens on TCP for "${stateDir}" (start one with specter daemon --bind HOST:PORT)`,
+    { ...(cause === undefined ? {} : { cause }), details: { path } },
+  );
+}
+
 /** Runs `specter url`. */
 export function urlCommand(args: readonly string[], out: (text: string) => void): number {
   const { values, positionals } = parseFlags(args, commandOptions(URL_DOC));
@@ -44,34 +53,29 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
   }
   const { stateDir } = whereOf(values);
   const path = join(stateDir, "remote.json");
-  let text: string;
+  // The state directory and remote.json must be this user's own (E_DAEMON_UNTRUSTED otherwise): another
+  // user's would send the browser, with a real token from the token file, to an address of theirs.
+  let bytes: Uint8Array | null;
   try {
-    text = new TextDecoder().decode(
-      readRegularFile(path, { maxBytes: 64 * 1024, what: "remote access file", noFollow: true }),
-    );
+    bytes = readOwnFile(stateDir, "remote.json", 64 * 1024, "remote access file");
   } catch (error: unknown) {
-    throw new RemoteError(
-      "E_REMOTE_BIND",
-      `No daemon listens on TCP for "${stateDir}" (start one with specter daemon --bind HOST:PORT)`,
-      { cause: error, details: { path } },
-    );
+    if (error instanceof SpecterError && error.code === "E_DAEMON_UNTRUSTED") throw error;
+    throw noListener(stateDir, path, error);
   }
+  if (bytes === null) throw noListener(stateDir, path);
   let info;
   try {
-    info = RemoteInfoSchema.parse(JSON.parse(text));
+    info = RemoteInfoSchema.parse(JSON.parse(new TextDecoder().decode(bytes)));
   } catch (error: unknown) {
     throw new RemoteError("E_REMOTE_BIND", `The daemon's "${path}" is damaged; start the daemon again`, {
       cause: error,
       details: { path },
     });
   }
-  let alive = true;
+  let problem;
   try {
-    Deno.statSync(`/proc/${info.pid}`);
+    problem = ownProcessProblem(info.pid, path);
   } catch {
-    alive = false;
-  }
-  if (!alive) {
     throw new RemoteError(
       "E_REMOTE_BIND",
       `The daemon that listened on ${info.url} (pid ${info.pid}) is gone`,
@@ -80,6 +84,7 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
       },
     );
   }
+  if (problem !== null) throw problem;
   const scope = values.control === true ? "control" : "viewer";
   let token = scope === "control" ? info.control_token : info.viewer_token;
   if (info.token_file !== null) {

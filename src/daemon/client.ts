@@ -1,12 +1,20 @@
 /**
- * A client of the daemon (what `specter new/attach/ls/send/kill` use): connects to its socket, starting
- * the daemon first when none answers (unless autostart is off), says hello, then calls methods and
- * receives notifications (`frame`, `session.end`).
+ * A client of the daemon (what `specter new/attach/ls/send/kill` and `agent --daemon` use): connects to
+ * its socket, starting the daemon first when none answers (unless autostart is off), says hello, then
+ * calls methods and receives notifications (`frame`, `session.end`).
+ *
+ * Every attempt to connect (the first, and each one while an autostarted daemon comes up) goes through
+ * {@link connectOwnSocket}: a socket that is not this user's own, or a listener of another uid, is refused
+ * with `E_DAEMON_UNTRUSTED` before a byte is written. The connection is made through libc for that (its
+ * descriptor is needed for `SO_PEERCRED`) and read and written on the poll reactor.
  *
  * @module
  */
 import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError } from "../errors.ts";
 import { DAEMON_PROTOCOL } from "../protocol/mod.ts";
+import { FdStream } from "../pty/mod.ts";
+import { HARD_UNSENT_BYTES } from "./connection.ts";
+import { connectOwnSocket } from "./trust.ts";
 
 /** How long a client waits for an autostarted daemon to listen. */
 export const AUTOSTART_TIMEOUT_MS = 10_000;
@@ -19,7 +27,12 @@ export interface ConnectOptions {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+/** Longest line taken from the daemon (it never queues more than this for one client anyway). */
+const MAX_LINE_CHARS = HARD_UNSENT_BYTES;
+/** `EAGAIN` from connect(): the listener's backlog is full for a moment. */
+const EAGAIN = 11;
+/** How long a client retries a connection refused for a full backlog. */
+const BACKLOG_RETRY_MS = 5000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,14 +40,15 @@ function sleep(ms: number): Promise<void> {
 
 /** One connection to the daemon. */
 export class DaemonClient {
-  readonly #conn: Deno.UnixConn;
+  readonly #stream: FdStream;
+  readonly #decoder = new TextDecoder();
   readonly #pending = new Map<
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void }
   >();
+  #carry = "";
   #nextId = 1;
   #closed = false;
-  #writing = Promise.resolve();
   /** Notifications (`frame`, `session.end`). */
   onNotification: (method: string, params: Record<string, unknown>) => void = () => {};
   /** When set, every line the daemon sends goes here as it is (a proxy: `specter agent --daemon`). */
@@ -44,15 +58,20 @@ export class DaemonClient {
   /** Resolves when the connection ended. */
   readonly closedPromise: Promise<void>;
 
-  private constructor(conn: Deno.UnixConn) {
-    this.#conn = conn;
-    this.closedPromise = this.#read();
+  private constructor(fd: number) {
+    this.#stream = new FdStream(fd);
+    this.#stream.onData = (chunk) => this.#data(chunk);
+    this.#stream.onClose = () => this.#ended();
+    this.closedPromise = this.#stream.closed;
   }
 
-  /** Connects (autostarting when allowed) and says hello. Throws `E_DAEMON_UNAVAILABLE`. */
+  /**
+   * Connects (autostarting when allowed) and says hello. Throws `E_DAEMON_UNTRUSTED` (the socket is not
+   * this user's own: nothing was sent) or `E_DAEMON_UNAVAILABLE`.
+   */
   static async connect(options: ConnectOptions): Promise<DaemonClient> {
-    let conn = await tryConnect(options.socketPath);
-    if (conn === null) {
+    let fd = await tryConnect(options.socketPath);
+    if (fd === null) {
       if (options.start === undefined) {
         throw new DaemonError("E_DAEMON_UNAVAILABLE", `No daemon answers on "${options.socketPath}"`, {
           details: {
@@ -63,11 +82,12 @@ export class DaemonClient {
       }
       options.start();
       const deadline = Date.now() + AUTOSTART_TIMEOUT_MS;
-      while (conn === null && Date.now() < deadline) {
+      while (fd === null && Date.now() < deadline) {
         await sleep(25);
-        conn = await tryConnect(options.socketPath);
+        // Checked on every attempt: the place may change while the daemon comes up.
+        fd = await tryConnect(options.socketPath);
       }
-      if (conn === null) {
+      if (fd === null) {
         throw new DaemonError(
           "E_DAEMON_UNAVAILABLE",
           `The daemon started did not listen on "${options.socketPath}"`,
@@ -77,7 +97,7 @@ export class DaemonClient {
         );
       }
     }
-    const client = new DaemonClient(conn);
+    const client = new DaemonClient(fd);
     await client.call("daemon.hello", { protocol: DAEMON_PROTOCOL });
     return client;
   }
@@ -95,57 +115,42 @@ export class DaemonClient {
     return answer;
   }
 
-  /** Sends raw bytes (tests speak garbage with this). */
+  /**
+   * Sends raw bytes (tests speak garbage with this; `agent --daemon` passes lines through). Resolves once
+   * they were written; a connection that cannot take them (closed, or the daemon reads nothing) ends.
+   */
   sendRaw(bytes: Uint8Array): Promise<void> {
-    this.#writing = this.#writing.then(() => writeAll(this.#conn, bytes)).catch(() => {});
-    return this.#writing;
+    return this.#stream.write(bytes).catch(() => this.close());
   }
 
   /** Closes the connection. */
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      this.#conn.close();
-    } catch {
-      // Closed by the reader already.
-    }
+    this.#stream.close();
   }
 
   #send(message: unknown): void {
     void this.sendRaw(encoder.encode(JSON.stringify(message) + "\n"));
   }
 
-  async #read(): Promise<void> {
-    let carry = "";
-    const buffer = new Uint8Array(64 * 1024);
-    try {
-      for (;;) {
-        const n = await this.#conn.read(buffer);
-        if (n === null) break;
-        carry += decoder.decode(buffer.subarray(0, n), { stream: true });
-        let nl: number;
-        while ((nl = carry.indexOf("\n")) >= 0) {
-          const line = carry.slice(0, nl);
-          carry = carry.slice(nl + 1);
-          this.#message(line);
-        }
-      }
-    } catch {
-      // Reset or closed: the same as the end.
-    } finally {
-      this.#closed = true;
-      try {
-        this.#conn.close();
-      } catch {
-        // Already closed.
-      }
-      for (const { reject } of this.#pending.values()) {
-        reject(new DaemonError("E_DAEMON_UNAVAILABLE", "The daemon closed the connection"));
-      }
-      this.#pending.clear();
-      this.onClose();
+  #data(chunk: Uint8Array): void {
+    this.#carry += this.#decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = this.#carry.indexOf("\n")) >= 0 && !this.#closed) {
+      const line = this.#carry.slice(0, nl);
+      this.#carry = this.#carry.slice(nl + 1);
+      this.#message(line);
     }
+    if (this.#carry.length > MAX_LINE_CHARS) this.close(); // No daemon sends such a line.
+  }
+
+  #ended(): void {
+    this.#closed = true;
+    this.#carry = "";
+    for (const { reject } of this.#pending.values()) {
+      reject(new DaemonError("E_DAEMON_UNAVAILABLE", "The daemon closed the connection"));
+    }
+    this.#pending.clear();
+    this.onClose();
   }
 
   #message(line: string): void {
@@ -193,15 +198,20 @@ function errorOf(error: unknown): SpecterError {
   });
 }
 
-async function tryConnect(path: string): Promise<Deno.UnixConn | null> {
-  try {
-    return await Deno.connect({ transport: "unix", path });
-  } catch {
-    return null; // No socket, or a stale one nobody listens on.
+/**
+ * One attempt: the connected descriptor, or null when nobody listens there. `E_DAEMON_UNTRUSTED` is
+ * thrown (never retried, never autostarted over); a full backlog is waited out.
+ */
+async function tryConnect(path: string): Promise<number | null> {
+  const deadline = Date.now() + BACKLOG_RETRY_MS;
+  for (;;) {
+    try {
+      return connectOwnSocket(path, "stream");
+    } catch (error: unknown) {
+      if (error instanceof SpecterError && error.code === "E_DAEMON_UNTRUSTED") throw error;
+      const busy = error instanceof SpecterError && error.details.errno === EAGAIN;
+      if (!busy || Date.now() > deadline) return null; // Unreachable: as if none listened.
+      await sleep(10);
+    }
   }
-}
-
-async function writeAll(conn: Deno.UnixConn, bytes: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) done += await conn.write(bytes.subarray(done));
 }

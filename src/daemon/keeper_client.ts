@@ -11,7 +11,6 @@
 import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError, UsageError } from "../errors.ts";
 import {
   closeQuietly,
-  connectUnix,
   decodeWaitStatus,
   type ExitWatcher,
   libc,
@@ -31,6 +30,7 @@ import {
 } from "../protocol/mod.ts";
 import type { z } from "zod";
 import { keeperPaths, MAX_KEEPER_MESSAGE } from "../keeper/mod.ts";
+import { connectOwnSocket } from "./trust.ts";
 
 /** How long the daemon waits for the keeper's answer (or for a started keeper to listen). */
 export const KEEPER_TIMEOUT_MS = 5000;
@@ -93,14 +93,17 @@ export class KeeperClient implements ExitWatcher {
 
   /**
    * Connects to the keeper of `stateDir`, starting one with `start` when none listens. Throws `E_KEEPER`
-   * when none comes up or it does not say hello.
+   * when none comes up or it does not say hello, `E_DAEMON_UNTRUSTED` when its socket or the process
+   * listening on it is not this user's.
    */
   static async connect(stateDir: string, start: () => void): Promise<KeeperClient> {
     const { socket } = keeperPaths(stateDir);
     let started = false;
     const deadline = Date.now() + KEEPER_TIMEOUT_MS;
     for (;;) {
-      const fd = connectUnix(socket, "seqpacket");
+      // Only a keeper of this user's, in a private state directory (E_DAEMON_UNTRUSTED otherwise): the
+      // daemon hands it every session's argv and environment.
+      const fd = connectOwnSocket(socket, "seqpacket", { what: "keeper's socket", place: "state" });
       if (fd !== null) {
         const hello = await helloFrom(fd, deadline);
         if (hello !== null) return new KeeperClient(fd, hello);

@@ -21,3 +21,4 @@ export { authorize, LOCAL_METHODS, VIEWER_METHODS } from "./remote_access.ts";
 export { defaultPersistRoot, defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
 export { HARD_UNSENT_BYTES, MAX_LINE_BYTES, MAX_UNSENT_BYTES, STALL_MS } from "./connection.ts";
 export { AUTOSTART_TIMEOUT_MS, type ConnectOptions, DaemonClient } from "./client.ts";
+export { ownProcessProblem, readOwnFile, type TrustProblem } from "./trust.ts";

@@ -6,6 +6,8 @@
  */
 import { dirname, join } from "node:path";
 import { DaemonError } from "../errors.ts";
+import { closeFd } from "../fsafe/mod.ts";
+import { openPrivateDir } from "./trust.ts";
 
 /** The daemon's socket: `$XDG_RUNTIME_DIR/specter/daemon.sock`, else `/tmp/specter-$UID/daemon.sock`. */
 export function defaultSocketPath(env: (name: string) => string | undefined = Deno.env.get): string {
@@ -27,26 +29,27 @@ export function defaultStateDir(env: (name: string) => string | undefined = Deno
 /**
  * Makes `dir` (0700) when missing, then checks it is a real directory owned by this user that nobody
  * else can enter (as tmux and abduco check theirs): a shared or foreign directory could let another user
- * replace the socket. Throws `E_DAEMON_UNAVAILABLE` otherwise.
+ * replace the socket. The check is made on a descriptor of the directory (opened without following a
+ * symlink), so what is checked is what `mkdir` made or found, not whatever the name points to a moment
+ * later. Throws `E_DAEMON_UNAVAILABLE` when it cannot be made, `E_DAEMON_UNTRUSTED` when it is not private.
  */
 export function privateDir(dir: string): void {
-  Deno.mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
   try {
+    Deno.mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
     Deno.mkdirSync(dir, { mode: 0o700 });
   } catch (error: unknown) {
     if (!(error instanceof Deno.errors.AlreadyExists)) {
       throw new DaemonError("E_DAEMON_UNAVAILABLE", `Directory "${dir}" cannot be created`, { cause: error });
     }
   }
-  const info = Deno.lstatSync(dir);
-  const mode = info.mode ?? 0;
-  if (!info.isDirectory || info.uid !== Deno.uid() || (mode & 0o077) !== 0) {
-    throw new DaemonError(
-      "E_DAEMON_UNAVAILABLE",
-      `Directory "${dir}" is not a private directory of this user (it must be owned by uid ${Deno.uid()}, mode 0700, not a symlink)`,
-      { details: { dir, uid: info.uid ?? -1, mode: mode & 0o7777 } },
-    );
+  const fd = openPrivateDir(dir);
+  if (fd === null) {
+    // Removed between mkdir and open: someone else is at work in its parent.
+    throw new DaemonError("E_DAEMON_UNAVAILABLE", `Directory "${dir}" vanished as it was made`, {
+      details: { path: dir },
+    });
   }
+  closeFd(fd);
 }
 
 /** A session's directory in the state directory. */

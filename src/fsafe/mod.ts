@@ -12,6 +12,7 @@ export {
   fdProcPath,
   type FileKind,
   openBeneath,
+  openNoFollow,
   openNoSymlinks,
   openProcessRoot,
 } from "./open.ts";

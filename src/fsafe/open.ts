@@ -95,6 +95,24 @@ export function openProcessRoot(pid: number): number {
 }
 
 /**
+ * Opens `path` as `lstat` sees it: symlinks in the leading components are followed, the last component
+ * is not (a symlink there is opened as itself: {@link fdInfo} says `symlink`). An `O_PATH` descriptor, so
+ * what is then checked (owner, mode, type) is the very inode that was opened, never looked up by name
+ * again. Throws `E_PATH_NOT_FOUND` (no such path), `E_PATH_ESCAPE` (a NUL byte), `E_FILE_READ`.
+ */
+export function openNoFollow(path: string): number {
+  if (path.includes("\0")) {
+    throw new FileError("E_PATH_ESCAPE", `Path "${clip(path)}" holds a NUL byte`, {
+      details: { path: clip(path) },
+    });
+  }
+  const { sym, errno, flags } = linux();
+  const fd = sym.openat(AT_FDCWD, cPath(path), O.PATH | O.CLOEXEC | flags.O_NOFOLLOW, 0);
+  if (fd < 0) throw failure(errno(), path);
+  return fd;
+}
+
+/**
  * Opens the absolute `path` with no symlink in any component (not even `/bin` on a merged-usr host:
  * callers that accept trusted links resolve them first, on purpose). Returns a close-on-exec descriptor.
  * Throws `E_PATH_ESCAPE` (not absolute or not normalized), `E_PATH_SYMLINK`, `E_PATH_NOT_FOUND`,

@@ -28,6 +28,7 @@ export {
   type SpawnRequest,
 } from "./spawn.ts";
 export { type PollClient, Reactor, reactor } from "./reactor.ts";
+export { FD_STREAM_CHUNK, FdStream, MAX_QUEUED_BYTES } from "./fd_stream.ts";
 export {
   ChildWatcher,
   childWatcher,
