@@ -126,7 +126,9 @@ Deno.test("a 0.6 log is migrated: its rows kept, who reported them said (unknown
       ["make", "human", "unknown"],
       ["true", "agent", "specter"],
     ]);
-    log.record(record({ authorKind: "remote", author: "ci", reportedBy: "output", startedAt: 3, endedAt: 4 }));
+    log.record(
+      record({ authorKind: "remote", author: "ci", reportedBy: "output", startedAt: 3, endedAt: 4 }),
+    );
     const last = log.query({}).at(-1)!;
     assert.deepEqual([last.author_kind, last.author, last.reported_by], ["remote", "ci", "output"]);
     log.close();

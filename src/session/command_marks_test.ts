@@ -59,7 +59,11 @@ Deno.test("CommandMarks: with a nonce, marks without it (in a file being shown) 
   m.output("\x1b]133;D;1;specter=n0nce123\x07", 3);
   assert.equal(frames.length, 1);
   assert.equal((frames[0] as { exit_code: number }).exit_code, 1);
-  assert.equal((frames[0] as { reported_by: string }).reported_by, "shell", "the nonce's marks are the shell's");
+  assert.equal(
+    (frames[0] as { reported_by: string }).reported_by,
+    "shell",
+    "the nonce's marks are the shell's",
+  );
 });
 
 Deno.test("CommandMarks: a prompt mark (A) is passed on, only with the nonce when one is set", () => {
