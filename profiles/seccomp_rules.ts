@@ -29,6 +29,23 @@ export const SECCOMP_RULES = [
     reason: "Takes a copy of another process's descriptor (a shell's, say), with ptrace's rights",
   },
 
+  // A setuid or setgid bit on a file the program made. Inside, every mount is nosuid, but on the host the
+  // file is an ordinary setuid program of its owner: the caller (root's write grants store root as owner),
+  // which any local user who can reach the grant would become. The mode argument is a plain integer, so
+  // the filter sees it; openat2 carries it in memory the filter cannot read.
+  ...setIdRules(),
+  {
+    syscall: "openat2",
+    action: "ENOSYS",
+    reason: "Its mode lives in memory a filter cannot read (a setuid file); ENOSYS makes callers use openat",
+  },
+  {
+    syscall: "fcntl",
+    action: "EPERM",
+    condition: { kind: "equals_any", arg: 1, values: [{ name: "F_SETLEASE", value: 1024 }] },
+    reason: "A lease on a file it may only read (a read-only bind of the caller's) stalls the host's writers",
+  },
+
   // Mounts, namespaces and root changes: the sandbox's view of the filesystem is fixed by bwrap.
   { syscall: "mount", action: "EPERM", reason: "Changes the mount table the sandbox is built from" },
   { syscall: "umount2", action: "EPERM", reason: "Unmounting could uncover what the sandbox hides" },
@@ -181,3 +198,25 @@ export const SECCOMP_RULES = [
       "pairs stay connected to each other and are allowed",
   },
 ] as const satisfies readonly SeccompRule[];
+
+/** The rules refusing a mode with S_ISUID or S_ISGID, one per call that takes a mode, at its index. */
+function setIdRules(): SeccompRule[] {
+  const mask = { name: "S_ISUID|S_ISGID", value: 0o6000 };
+  const calls = [
+    ["chmod", 1],
+    ["fchmod", 1],
+    ["fchmodat", 2],
+    ["fchmodat2", 2],
+    ["mknod", 1],
+    ["mknodat", 2],
+    ["open", 2],
+    ["openat", 3],
+    ["creat", 1],
+  ] as const;
+  return calls.map(([syscall, arg]) => ({
+    syscall,
+    action: "EPERM",
+    condition: { kind: "any_bit_set", arg, mask },
+    reason: "A setuid or setgid bit: on the host the file would run as its owner, the caller",
+  }));
+}

@@ -262,7 +262,9 @@ function cwdSection(policy: Policy, ctx: ExplainContext): ExplainSection {
 }
 
 /** A one-line summary of the seccomp rule table, in words. */
-export const SECCOMP_SUMMARY = "deny tracing other processes, mounts and new namespaces, kernel modules " +
+export const SECCOMP_SUMMARY =
+  "deny tracing other processes, setuid and setgid bits, file leases, mounts and " +
+  "new namespaces, kernel modules " +
   "and kexec, eBPF, perf events, userfaultfd, io_uring, kernel keyrings, terminal input injection " +
   "(TIOCSTI), raw packet sockets and host administration (clock, swap, reboot); a system call of " +
   "another architecture kills the program";
@@ -276,8 +278,9 @@ function alwaysSections(policy: Policy): ExplainSection[] {
       key: "privileges",
       title: "Privileges",
       summary: `none (uid and gid ${SANDBOX_ID} inside, the caller's on the host, so what it writes is ` +
-        "yours; no capabilities; no new privileges, so setuid programs gain nothing; started by root it is " +
-        "root without power: no capability or group, /proc/sys read-only, no unix socket unless granted)",
+        "yours; started by root, a host uid of its own, with what it writes stored as root's; no " +
+        "capabilities or groups; no new privileges, so setuid programs gain nothing, and it can set no " +
+        "setuid or setgid bit)",
       items: [],
     },
     {

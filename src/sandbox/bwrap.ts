@@ -10,8 +10,8 @@
  *   then the root is remounted read-only, so only `/tmp`, `/dev` and `fs.write` can be written;
  * - the request's data files (shell integration) read-only beneath `/run/specter`, from pipes;
  * - every namespace unshared (network only when the policy allows it), `--die-with-parent`,
- *   `--cap-drop ALL`, uid/gid 65534 inside (mapped to the caller's: as root, to root without any
- *   capability; see `HostFacts.root`), a cleared environment with only the program's env.
+ *   `--cap-drop ALL`, uid/gid 65534 inside (mapped to the caller's; as root, to a uid of its own, with
+ *   idmapped grants: see `HostFacts.rootLauncher`), a cleared environment with only the program's env.
  *
  * No `--new-session`: it would break job control on our terminal. TIOCSTI is stopped by seccomp instead,
  * and the sandbox only ever sees its own fresh PTY.
@@ -37,12 +37,12 @@ import {
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
 import { seccompOptionsOf } from "./host_sockets.ts";
-import { unixSocketsOpen } from "./seccomp/mod.ts";
 import { SandboxError } from "../errors.ts";
 
 /**
  * The uid and gid the program runs as inside the sandbox (`nobody` on most systems). Its user namespace maps
- * it to the caller's uid and gid on the host, so what it writes through a grant is the caller's.
+ * it to the caller's uid and gid on the host, or, started by root, to a uid of its own whose writes
+ * idmapped grants store as root's: either way what it writes through a grant is the caller's.
  */
 export const SANDBOX_ID = 65534;
 
@@ -342,6 +342,7 @@ export function bwrapPlan(
     ],
     descriptors,
     ...(data.copies.length === 0 ? {} : { copies: data.copies }),
+    ...(host.rootLauncher === null ? {} : { sandboxUid: host.rootLauncher.uid }),
     gate: { block: BLOCK_FD, info: INFO_FD },
     policy,
   };
@@ -349,9 +350,8 @@ export function bwrapPlan(
 
 /** The filter `policy` needs: with network off, a host socket grant needs the one allowing AF_UNIX. */
 function filterFor(policy: Policy, host: HostFacts): Uint8Array {
-  const options = seccompOptionsOf(policy, host.root === true);
-  // The plain filter serves unless sockets are granted and it keeps AF_UNIX closed (network off, or root).
-  if (!options.hostSockets || unixSocketsOpen({ ...options, hostSockets: false })) return host.seccompFilter;
+  const options = seccompOptionsOf(policy);
+  if (options.network || !options.hostSockets) return host.seccompFilter;
   if (host.seccompFilterHostSockets === undefined) {
     throw new SandboxError("E_SANDBOX_START", "No seccomp filter for a policy that grants host sockets");
   }

@@ -114,23 +114,25 @@ Deno.test("a host without merged /usr binds /lib* instead of symlinking", () => 
   assert.ok(pairs(plan.argv, "--ro-bind-try").includes("/lib"));
 });
 
-Deno.test("as root, bwrap starts through setpriv with no supplementary groups, keeping the caller's uid", () => {
+Deno.test("as root, bwrap starts through setpriv as the sandbox's own uid, with no groups", () => {
   const plan = bwrapPlan(policy(), request, {
     ...host,
-    rootLauncher: { setpriv: "/usr/bin/setpriv" },
-    root: true,
+    rootLauncher: { setpriv: "/usr/bin/setpriv", uid: 1_700_000_001 },
   });
-  assert.deepEqual(plan.argv.slice(0, 5), [
+  assert.deepEqual(plan.argv.slice(0, 7), [
     "/usr/bin/setpriv",
+    "--reuid=1700000001",
+    "--regid=1700000001",
     "--clear-groups",
     "--nnp",
     "--",
     "/usr/bin/bwrap",
   ]);
   assert.equal(plan.argv0, "setpriv");
-  assert.ok(!plan.argv.some((arg) => arg.startsWith("--reuid") || arg.startsWith("--regid")));
-  // Inside, the program is uid/gid 65534; its user namespace maps that to the caller.
+  assert.equal(plan.sandboxUid, 1_700_000_001, "the launch attaches idmapped grants for it");
+  // Inside, the program is uid/gid 65534; its user namespace maps that to the sandbox's uid.
   assert.deepEqual(pairs(plan.argv, "--uid"), [String(SANDBOX_ID)]);
+  assert.equal(bwrapPlan(policy(), request, host).sandboxUid, undefined);
 });
 
 Deno.test("with a realization, only opened paths are bound and each carries its identity; the program must be opened", () => {

@@ -15,10 +15,7 @@
 import type { Policy } from "../policy/mod.ts";
 import type { SeccompOptions } from "./seccomp/mod.ts";
 
-/**
- * The seccomp options for `policy` (they choose which filter a plan carries); `root`: Specter runs as root
- * (see `SeccompOptions.root`).
- */
-export function seccompOptionsOf(policy: Pick<Policy, "network" | "fs">, root = false): SeccompOptions {
-  return { network: policy.network === "on", hostSockets: (policy.fs.sockets ?? []).length > 0, root };
+/** The seccomp options for `policy` (they choose which filter a plan carries). */
+export function seccompOptionsOf(policy: Pick<Policy, "network" | "fs">): SeccompOptions {
+  return { network: policy.network === "on", hostSockets: (policy.fs.sockets ?? []).length > 0 };
 }

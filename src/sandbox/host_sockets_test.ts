@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { testPolicy } from "../policy/_testing.ts";
 import { bwrapPlan } from "./bwrap.ts";
 import { seccompOptionsOf } from "./host_sockets.ts";
-import { unixSocketsOpen } from "./seccomp/mod.ts";
 import type { HostFacts, LaunchRequest } from "./plan.ts";
 
 const CLOSED = new Uint8Array([1]);
@@ -21,7 +20,7 @@ const granted = testPolicy({ fs: { read: [], write: [], sockets: ["/run/user/100
 Deno.test("host sockets: network off and no grant carries the closed filter, binds no socket", () => {
   const plan = bwrapPlan(testPolicy(), request, host);
   assert.equal(plan.files[0]?.content, CLOSED);
-  assert.deepEqual(seccompOptionsOf(testPolicy()), { network: false, hostSockets: false, root: false });
+  assert.deepEqual(seccompOptionsOf(testPolicy()), { network: false, hostSockets: false });
   assert.deepEqual(plan.descriptors.filter((d) => d.purpose === "socket"), []);
 });
 
@@ -39,23 +38,10 @@ Deno.test("host sockets: a grant binds exactly each socket read-only and carries
   );
   assert.ok(at > 0 && plan.argv[at + 2] === "/run/user/1000/bus");
   assert.ok(!plan.argv.includes("/run/user/1000"));
-  assert.deepEqual(seccompOptionsOf(granted), { network: false, hostSockets: true, root: false });
+  assert.deepEqual(seccompOptionsOf(granted), { network: false, hostSockets: true });
 });
 
 Deno.test("host sockets: without the open filter in the host facts a grant is refused, never closed silently", () => {
   const { seccompFilterHostSockets: _, ...bare } = host;
   assert.throws(() => bwrapPlan(granted, request, bare), /E_SANDBOX_START|grants host sockets/);
-});
-
-Deno.test("host sockets: as root, network on keeps AF_UNIX closed unless a socket is granted", () => {
-  const online = testPolicy({ network: "on" });
-  // Not root: network on opens AF_UNIX with the plain filter (compiled open for it).
-  assert.equal(unixSocketsOpen(seccompOptionsOf(online)), true);
-  // Root: every unix peer would see uid 0, so the plain filter keeps it closed …
-  assert.equal(unixSocketsOpen(seccompOptionsOf(online, true)), false);
-  // … and a grant switches to the open filter, as with network off.
-  const both = testPolicy({ network: "on", fs: { read: [], write: [], sockets: ["/run/user/1000/bus"] } });
-  assert.equal(bwrapPlan(both, request, { ...host, root: true }).files[0]?.content, OPEN);
-  assert.equal(bwrapPlan(both, request, { ...host, root: false }).files[0]?.content, CLOSED);
-  assert.equal(bwrapPlan(online, request, { ...host, root: true }).files[0]?.content, CLOSED);
 });

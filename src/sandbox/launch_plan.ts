@@ -107,17 +107,11 @@ export interface HostFacts {
    */
   readonly seccompFilterHostSockets?: Uint8Array;
   /**
-   * When Specter runs as root: bwrap is started through `setpriv --clear-groups --nnp` (bwrap keeps the
-   * caller's supplementary groups). `null` otherwise.
+   * When Specter runs as root: bwrap is started through `setpriv --reuid=UID --regid=UID --clear-groups
+   * --nnp`, so that the sandbox's user namespace maps to `uid`, a host uid of its own (`root_mapping.ts`),
+   * and none of root's groups reach it. `null` otherwise (the sandbox maps to the caller's uid).
    */
-  readonly rootLauncher: { readonly setpriv: string } | null;
-  /**
-   * Specter runs as root. The sandbox's uid maps to the caller's, as for any user: as root that is host
-   * uid 0, with every capability dropped (none in the bounding set, no new privileges), `/proc/sys`,
-   * `/proc/irq`, `/proc/bus` and `/proc/fs` read-only and root-only `/proc` files masked (`masks.ts`), and
-   * AF_UNIX sockets closed unless a socket is granted (every unix peer would see uid 0). Absent: false.
-   */
-  readonly root?: boolean;
+  readonly rootLauncher: { readonly setpriv: string; readonly uid: number } | null;
   /**
    * Which paths of `MASKED_PATHS` (`masks.ts`) exist on this host and are masked. Absent: every entry is
    * masked, and bwrap fails loudly on a host that lacks one (never silently unmasked).
@@ -197,6 +191,11 @@ export interface LaunchPlan {
   readonly descriptors: readonly PlanDescriptor[];
   /** Opened programs bwrap copies exec-only into the sandbox (`LaunchRequest.execOnlyCopy`). Absent: none. */
   readonly copies?: readonly PlanCopy[];
+  /**
+   * Root mode: the host uid the sandbox runs as; the launch binds idmapped clones of the opened paths that
+   * map it to root (`root_mapping.ts`). Absent: the sandbox is the caller's uid.
+   */
+  readonly sandboxUid?: number;
   /** The setup gate (bwrap), or `null`: the program starts at once. */
   readonly gate: PlanGate | null;
   /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */
@@ -249,5 +248,7 @@ export const PERSIST_HOME = "/home/specter";
 
 /** The argv prefix that starts bwrap through a root launcher (empty when there is none). */
 export function launcherArgs(launcher: HostFacts["rootLauncher"]): string[] {
-  return launcher === null ? [] : [launcher.setpriv, "--clear-groups", "--nnp", "--"];
+  if (launcher === null) return [];
+  const id = String(launcher.uid);
+  return [launcher.setpriv, `--reuid=${id}`, `--regid=${id}`, "--clear-groups", "--nnp", "--"];
 }

@@ -23,6 +23,13 @@ export { PERSIST_HOME } from "./launch_plan.ts";
 export { findPrlimit, hostFacts, probeBwrap } from "./probe.ts";
 export { type ProtectedWatch } from "./protected_walk.ts";
 export { type RealizedPolicy, realizePolicy } from "./realize.ts";
+export {
+  attachForRoot,
+  idmapNamespace,
+  MountAttachments,
+  ROOT_SANDBOX_UIDS,
+  rootSandboxUid,
+} from "./root_mapping.ts";
 export { SANDBOX_EXEC } from "./seatbelt/mod.ts";
 export {
   describeRules,

@@ -8,6 +8,7 @@ import { SandboxError } from "../errors.ts";
 import { compileSeccomp, seccompArchFor } from "./seccomp/mod.ts";
 import { presentMasks } from "./masks.ts";
 import { type HostFacts, launcherArgs } from "./launch_plan.ts";
+import { rootSandboxUid } from "./root_mapping.ts";
 
 /** The outcome of probing bubblewrap. */
 export type BwrapProbe =
@@ -33,9 +34,9 @@ function findExecutable(candidates: readonly string[]): string | undefined {
 }
 
 /**
- * How bwrap must be launched on this host: directly, or, when we are root, through `setpriv
- * --clear-groups --nnp` (root's supplementary groups would otherwise reach the sandbox; bwrap keeps them).
- * Root's sandbox maps to root itself, the caller, with every capability dropped: see `HostFacts.root`.
+ * How bwrap must be launched on this host: directly, or, when we are root, through `setpriv --reuid=UID
+ * --regid=UID --clear-groups --nnp`, UID being this process's sandbox uid (`root_mapping.ts`): a uid of its
+ * own, which no host service shares, with none of root's groups.
  */
 export function rootLauncher(
   uid: number | null = Deno.uid(),
@@ -49,7 +50,7 @@ export function rootLauncher(
       fix: FIX_SETPRIV,
     };
   }
-  return { ok: true, launcher: { setpriv } };
+  return { ok: true, launcher: { setpriv, uid: rootSandboxUid() } };
 }
 
 /** Where util-linux `prlimit` is looked for (needed only when resource ceilings are set). */
@@ -158,19 +159,13 @@ export function hostFacts(network: boolean): HostFacts {
     mergedUsr = false; // No /bin at all: bind what exists.
   }
   const root = rootLauncher();
-  const isRoot = Deno.uid() === 0;
   const facts: HostFacts = {
     bwrap: probe.path,
     rootLauncher: root.ok ? root.launcher : null,
-    root: isRoot,
     mergedUsr,
     maskedPaths: presentMasks(),
-    seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network, root: isRoot }),
-    seccompFilterHostSockets: compileSeccomp(seccompArchFor(Deno.build.arch), {
-      network,
-      hostSockets: true,
-      root: isRoot,
-    }),
+    seccompFilter: compileSeccomp(seccompArchFor(Deno.build.arch), { network }),
+    seccompFilterHostSockets: compileSeccomp(seccompArchFor(Deno.build.arch), { network, hostSockets: true }),
   };
   cachedFacts.set(network, facts);
   return facts;

@@ -15,11 +15,14 @@ import {
 } from "../pty/mod.ts";
 import { CastWriter } from "../recording/mod.ts";
 import {
+  attachForRoot,
   compileLaunchPlan,
   findPrlimit,
   guardArtifacts,
   hostFacts,
+  idmapNamespace,
   type LaunchPlan,
+  MountAttachments,
   programCommand,
   type RealizedPolicy,
   realizePolicy,
@@ -286,10 +289,28 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
     limitRaised = true;
   }
   // Only macOS runs a Seatbelt plan: elsewhere no directory is made for a run that is refused below.
-  const { plan, program, options: effective, opened, tmpDir } = prepare(resolved, {
+  const prepared = prepare(resolved, {
     ...(Deno.build.os === "darwin" ? { privateTmp: makePrivateTmp } : {}),
     shellDir: makeShellDir,
   });
+  const { plan, program, options: effective, tmpDir } = prepared;
+  // Root mode: bwrap binds clones of the opened paths, those the program reads or writes idmapped to the
+  // sandbox's own uid (detached from the host again once bwrap has bound them: `opened.close()`).
+  let opened = prepared.opened;
+  if (opened !== null && plan.sandboxUid !== undefined) {
+    try {
+      opened = attachForRoot(
+        opened,
+        MountAttachments.create(idmapNamespace(plan.sandboxUid)),
+        resolved.persistDir,
+      );
+    } catch (error: unknown) {
+      opened.close();
+      opened.watch?.close();
+      if (tmpDir !== null) removeTmpDir(tmpDir);
+      throw error;
+    }
+  }
   const cleanUp = () => {
     opened?.watch?.close();
     if (tmpDir !== null) removeTmpDir(tmpDir);

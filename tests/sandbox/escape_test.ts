@@ -400,3 +400,29 @@ sessionTest("inside the sandbox PATH is the standard one, not the caller's", asy
   const { text } = await runSandboxed([SH, "-c", 'echo "PATH=$PATH"'], preset("strict"));
   assert.match(text, /PATH=\/usr\/local\/sbin:\/usr\/local\/bin:\/usr\/sbin:\/usr\/bin:\/sbin:\/bin\r?\n/);
 });
+
+sessionTest(
+  "no setuid or setgid bit can be set on a file the program made, by any call that takes a mode",
+  async () => {
+    // On the host such a file runs as its owner, the caller (or root, through root mode's idmapped grants).
+    const script = pythonAttempts({
+      chmod_suid: "os.chmod('/tmp/f', 0o4755)",
+      chmod_sgid: "os.chmod('/tmp/f', 0o2755)",
+      fchmod: "os.fchmod(fd, 0o4755)",
+      mknod: "os.mknod('/tmp/n', stat.S_IFREG | 0o4755)",
+      open_mode: "os.open('/tmp/o', os.O_CREAT | os.O_WRONLY, 0o6755)",
+      chmod_plain: "os.chmod('/tmp/f', 0o755)",
+    }, "import stat\nfd = os.open('/tmp/f', os.O_CREAT | os.O_WRONLY, 0o644)");
+    const { text } = await runSandboxed([
+      PYTHON,
+      "-c",
+      script + "\nprint('MODE', oct(os.stat('/tmp/f').st_mode & 0o7777))",
+    ], policyOf({}));
+    const got = results(text);
+    for (const call of ["chmod_suid", "chmod_sgid", "fchmod", "mknod", "open_mode"]) {
+      assert.equal(got[call], ERRNO.EPERM, `${call}: ${text}`);
+    }
+    assert.match(got.chmod_plain ?? "", /^(ok|0)$/, text); // os.chmod returns None: errno 0 is success
+    assert.match(text, /MODE 0o755/, text);
+  },
+);

@@ -45,17 +45,11 @@ export interface SeccompOptions {
    * does not stop. Absent: false.
    */
   readonly hostSockets?: boolean;
-  /**
-   * Specter runs as root, so the sandbox's processes are host uid 0 to every unix socket peer (with
-   * network on, the abstract sockets of the host's network namespace too, where services trust uid 0):
-   * AF_UNIX stays closed even with network on, unless a socket is granted. Absent: false.
-   */
-  readonly root?: boolean;
 }
 
 /** Whether the filter for `options` lets programs create AF_UNIX sockets. */
 export function unixSocketsOpen(options: SeccompOptions): boolean {
-  return options.hostSockets === true || (options.network && options.root !== true);
+  return options.network || options.hostSockets === true;
 }
 
 /** The rules of `rules` that are part of the filter for `options` (see `SeccompRule.when`). */

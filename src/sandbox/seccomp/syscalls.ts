@@ -29,6 +29,18 @@ export const SYSCALLS = {
   process_vm_readv: { x86_64: 310, aarch64: 270 },
   process_vm_writev: { x86_64: 311, aarch64: 271 },
   pidfd_getfd: { x86_64: 438, aarch64: 438 },
+  // Setting a setuid or setgid bit (filtered on the mode argument), file leases.
+  chmod: { x86_64: 90, aarch64: null },
+  fchmod: { x86_64: 91, aarch64: 52 },
+  fchmodat: { x86_64: 268, aarch64: 53 },
+  fchmodat2: { x86_64: 452, aarch64: 452 },
+  mknod: { x86_64: 133, aarch64: null },
+  mknodat: { x86_64: 259, aarch64: 33 },
+  open: { x86_64: 2, aarch64: null },
+  openat: { x86_64: 257, aarch64: 56 },
+  creat: { x86_64: 85, aarch64: null },
+  openat2: { x86_64: 437, aarch64: 437 },
+  fcntl: { x86_64: 72, aarch64: 25 },
   // Mounts and namespaces.
   mount: { x86_64: 165, aarch64: 40 },
   umount2: { x86_64: 166, aarch64: 39 },
