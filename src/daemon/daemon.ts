@@ -11,21 +11,16 @@ import { join } from "node:path";
 import type { z } from "zod";
 import { DaemonError, SessionError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
 import {
-  AgentOpenParamsSchema,
-  AttachParamsSchema,
-  CreateParamsSchema,
+  type AgentOpenParamsSchema,
+  type AttachParamsSchema,
+  type CreateParamsSchema,
   DAEMON_PROTOCOL,
   type ExitFrame,
   type Frame,
   FrameSchema,
-  HelloParamsSchema,
   JSONRPC_ERRORS,
-  JsonRpcRequestSchema,
-  KillParamsSchema,
-  NameParamsSchema,
   type SavedSession,
   SavedSessionSchema,
-  SendParamsSchema,
   type SessionEntry,
 } from "../protocol/mod.ts";
 import {
@@ -68,6 +63,7 @@ import {
 import type { AgentTools } from "../agent/mod.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
+import { paramsOf, parseRequest, RpcError } from "./request.ts";
 import { privateDir, sessionDir } from "./paths.ts";
 
 /** The parameters of `session.create`. */
@@ -176,12 +172,6 @@ const encoder = new TextEncoder();
 
 /** A method that answered itself (it had to send frames right after its answer). */
 const ANSWERED = Symbol("answered");
-
-class RpcError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: Record<string, unknown>) {
-    super(message);
-  }
-}
 
 /** A running daemon. */
 export class Daemon {
@@ -973,13 +963,9 @@ export class Daemon {
     }
     let request;
     try {
-      request = JsonRpcRequestSchema.parse(JSON.parse(line));
-    } catch {
-      this.#refuse(
-        connection,
-        null,
-        new DaemonError("E_DAEMON_PEER", "Refused: the line is not a JSON-RPC 2.0 request"),
-      );
+      request = parseRequest(line);
+    } catch (error: unknown) {
+      this.#refuse(connection, null, error as DaemonError);
       return;
     }
     const id = request.id ?? null;
@@ -1018,7 +1004,7 @@ export class Daemon {
   #call(connection: Peer, method: string, params: unknown, id: string | number | null): unknown {
     switch (method) {
       case "daemon.hello": {
-        const { protocol, compress } = parse(HelloParamsSchema, params);
+        const { protocol, compress } = paramsOf("daemon.hello", params);
         if (protocol !== DAEMON_PROTOCOL) {
           throw new SpecterError(
             "E_PROTOCOL_VERSION",
@@ -1048,7 +1034,7 @@ export class Daemon {
         return ANSWERED;
       }
       case "session.create": {
-        const create = remoteCreate(connection, parse(CreateParamsSchema, params));
+        const create = remoteCreate(connection, paramsOf("session.create", params));
         const by = authorOf(connection, create.author);
         return this.#withKeeper().then(() => this.#create(create, by)).catch((error: unknown) => {
           throw this.#startFailed(connection, error);
@@ -1068,7 +1054,7 @@ export class Daemon {
         };
       }
       case "session.attach": {
-        const attach = parse(AttachParamsSchema, params);
+        const attach = paramsOf("session.attach", params);
         // A viewer watches: it never takes control (it may not type or resize).
         return this.#attach(
           connection,
@@ -1077,13 +1063,13 @@ export class Daemon {
         );
       }
       case "session.detach": {
-        const entry = this.#named(parse(NameParamsSchema, params).name);
+        const entry = this.#named(paramsOf("session.detach", params).name);
         entry.watchers.delete(connection);
         if (entry.controller === connection) entry.controller = null;
         return {};
       }
       case "session.send": {
-        const { name, message } = parse(SendParamsSchema, params);
+        const { name, message } = paramsOf("session.send", params);
         const entry = this.#named(name);
         if (entry.watchers.has(connection) && entry.controller !== connection) {
           if (entry.controller !== null) {
@@ -1098,7 +1084,7 @@ export class Daemon {
         return {};
       }
       case "session.screen": {
-        const entry = this.#named(parse(NameParamsSchema, params).name);
+        const entry = this.#named(paramsOf("session.screen", params).name);
         if (entry.session === null) {
           throw new SessionError(
             "E_SESSION_CLOSED",
@@ -1108,13 +1094,13 @@ export class Daemon {
         return entry.session.screen();
       }
       case "session.kill": {
-        const { name, purge } = parse(KillParamsSchema, params);
+        const { name, purge } = paramsOf("session.kill", params);
         return this.#kill(this.#named(name), purge);
       }
       case "agent.open":
         return this.#openAgent(
           connection,
-          remoteCreate(connection, parse(AgentOpenParamsSchema, params)),
+          remoteCreate(connection, paramsOf("agent.open", params)),
           id,
         );
       case "daemon.stop": {
@@ -1328,17 +1314,4 @@ export class Daemon {
     }
     return ANSWERED;
   }
-}
-
-function parse<T>(schema: z.ZodType<T>, params: unknown): T {
-  const result = schema.safeParse(params);
-  if (!result.success) {
-    throw new RpcError(
-      JSONRPC_ERRORS.INVALID_PARAMS,
-      result.error.issues.map((issue) => `${issue.path.join(".") || "(params)"}: ${issue.message}`).join(
-        "; ",
-      ),
-    );
-  }
-  return result.data;
 }

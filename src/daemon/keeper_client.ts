@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError, UsageError } from "../errors.ts";
+import { DaemonError, SpecterError, UsageError } from "../errors.ts";
 import {
   closeQuietly,
   decodeWaitStatus,
@@ -22,14 +22,9 @@ import {
   type SpawnRequest,
   type StatusListener,
 } from "../pty/mod.ts";
-import {
-  type KeeperEvent,
-  KeeperEventSchema,
-  type KeeperRequest,
-  type KeptSessionSchema,
-} from "../protocol/mod.ts";
+import type { KeeperEvent, KeeperRequest, KeptSessionSchema } from "../protocol/mod.ts";
 import type { z } from "zod";
-import { keeperPaths, MAX_KEEPER_MESSAGE } from "../keeper/mod.ts";
+import { decodeKeeperEvent, keeperFailure, keeperPaths, MAX_KEEPER_MESSAGE } from "../keeper/mod.ts";
 import { connectOwnSocket } from "./trust.ts";
 
 /** How long the daemon waits for the keeper's answer (or for a started keeper to listen). */
@@ -52,7 +47,6 @@ const encoder = new TextEncoder();
 /** Linux errnos that mean the keeper's end of the socket is gone. */
 const EPIPE = 32;
 const ECONNRESET = 104;
-const decoder = new TextDecoder();
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -271,8 +265,7 @@ export class KeeperClient implements ExitWatcher {
         const { event, received } = message;
         if (event.op === "error" && event.id === id) {
           for (const fd of received) closeQuietly(fd);
-          const code = (event.code in ERROR_CODES ? event.code : "E_KEEPER") as ErrorCode;
-          throw new SpecterError(code, event.message);
+          throw keeperFailure(event);
         }
         if ((event.op === "spawned" || event.op === "resumed") && event.op === op && event.id === id) {
           const [master, io] = received;
@@ -303,12 +296,12 @@ export class KeeperClient implements ExitWatcher {
       return null;
     }
     if (message === "again" || message === null) return message;
-    const parsed = KeeperEventSchema.safeParse(safeJson(decoder.decode(message.payload)));
-    if (!parsed.success) {
+    const event = decodeKeeperEvent(message.payload);
+    if (event === null) {
       for (const fd of message.fds) closeQuietly(fd);
       return "again";
     }
-    return { event: parsed.data, received: message.fds };
+    return { event, received: message.fds };
   }
 
   #drain(): void {
@@ -338,14 +331,6 @@ export class KeeperClient implements ExitWatcher {
   }
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null; // Rejected by the schema.
-  }
-}
-
 interface Hello {
   readonly pid: number;
   readonly sessions: KeptSession[];
@@ -364,14 +349,14 @@ async function helloFrom(fd: number, deadline: number): Promise<Hello | null> {
     if (message === null) return null;
     if (message !== "again") {
       for (const received of message.fds) closeQuietly(received);
-      const parsed = KeeperEventSchema.safeParse(safeJson(decoder.decode(message.payload)));
-      if (!parsed.success) return null;
-      if (parsed.data.op === "kept") {
-        sessions.push(parsed.data.session);
+      const event = decodeKeeperEvent(message.payload);
+      if (event === null) return null;
+      if (event.op === "kept") {
+        sessions.push(event.session);
         continue;
       }
-      if (parsed.data.op !== "hello" || parsed.data.count !== sessions.length) return null;
-      return { pid: parsed.data.pid, sessions };
+      if (event.op !== "hello" || event.count !== sessions.length) return null;
+      return { pid: event.pid, sessions };
     }
     if (Date.now() > deadline) return null;
     await sleep(5);

@@ -38,7 +38,8 @@ import {
   tryLockFile,
   unixSocketPair,
 } from "../pty/mod.ts";
-import { type KeeperEvent, type KeeperRequest, KeeperRequestSchema } from "../protocol/mod.ts";
+import type { KeeperEvent, KeeperRequest } from "../protocol/mod.ts";
+import { decodeKeeperRequest } from "./messages.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
 
@@ -67,7 +68,6 @@ const INPUT_CAP = 64 * 1024;
 const PR_SET_CHILD_SUBREAPER = 36;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** The keeper's files in a state directory. */
 export function keeperPaths(stateDir: string): { socket: string; lock: string; log: string } {
@@ -319,24 +319,14 @@ class Keeper {
         this.#dropDaemon("it closed its connection");
         return;
       }
-      let request: KeeperRequest;
-      let raw: unknown = null;
-      try {
-        raw = JSON.parse(decoder.decode(message.payload));
-        request = KeeperRequestSchema.parse(raw);
-      } catch {
+      const decoded = decodeKeeperRequest(message.payload);
+      if ("refusal" in decoded) {
         for (const fd of message.fds) closeQuietly(fd);
         this.#log("a malformed message was refused");
-        // The id, when one can be read, lets the daemon's waiting request fail at once.
-        const id = (raw as { id?: unknown } | null)?.id;
-        this.#send({
-          op: "error",
-          ...(typeof id === "string" ? { id } : {}),
-          code: "E_PROTOCOL",
-          message: "The keeper got a malformed message",
-        });
+        this.#send(decoded.refusal);
         continue;
       }
+      const request = decoded.request;
       try {
         this.#handle(request, message.fds);
       } catch (error: unknown) {

@@ -5,3 +5,4 @@
  * @module
  */
 export { HOLD_CAP, keeperPaths, MAX_KEEPER_MESSAGE, runKeeper } from "./keeper.ts";
+export { decodeKeeperEvent, decodeKeeperRequest, keeperFailure } from "./messages.ts";

@@ -104,6 +104,28 @@ export function sendFds(socket: number, fds: readonly number[], payload: Uint8Ar
   void iov; // Referenced until the call returned.
 }
 
+/**
+ * The descriptors of the `SCM_RIGHTS` messages in a received control buffer, whose first `controlLength`
+ * bytes (`msg_controllen`) the kernel filled: the `cmsghdr` walk of `CMSG_FIRSTHDR`/`CMSG_NXTHDR`.
+ */
+export function controlFds(control: Uint8Array, controlLength: number): number[] {
+  const fds: number[] = [];
+  const controlView = new DataView(control.buffer, control.byteOffset, control.byteLength);
+  for (let at = 0; at + CMSG_HEADER <= controlLength;) {
+    const length = Number(controlView.getBigUint64(at, true));
+    if (length < CMSG_HEADER) break;
+    const level = controlView.getInt32(at + 8, true);
+    const type = controlView.getInt32(at + 12, true);
+    if (level === LINUX_SOCKET.SOL_SOCKET && type === LINUX_SOCKET.SCM_RIGHTS) {
+      for (let i = 0; i < (length - CMSG_HEADER) / 4; i++) {
+        fds.push(controlView.getInt32(at + CMSG_HEADER + 4 * i, true));
+      }
+    }
+    at += align8(length);
+  }
+  return fds;
+}
+
 /** What {@link receiveFds} got. */
 export interface ReceivedFds {
   /** The descriptors (close-on-exec, owned by the caller). */
@@ -142,21 +164,7 @@ export function receiveFds(
   }
   void iov;
   const view = new DataView(msg.buffer);
-  const controlLength = Number(view.getBigUint64(40, true));
-  const fds: number[] = [];
-  const controlView = new DataView(control.buffer);
-  for (let at = 0; at + CMSG_HEADER <= controlLength;) {
-    const length = Number(controlView.getBigUint64(at, true));
-    if (length < CMSG_HEADER) break;
-    const level = controlView.getInt32(at + 8, true);
-    const type = controlView.getInt32(at + 12, true);
-    if (level === LINUX_SOCKET.SOL_SOCKET && type === LINUX_SOCKET.SCM_RIGHTS) {
-      for (let i = 0; i < (length - CMSG_HEADER) / 4; i++) {
-        fds.push(controlView.getInt32(at + CMSG_HEADER + 4 * i, true));
-      }
-    }
-    at += align8(length);
-  }
+  const fds = controlFds(control, Number(view.getBigUint64(40, true)));
   if ((view.getInt32(48, true) & LINUX_SOCKET.MSG_TRUNC) !== 0) {
     // A message longer than the buffer: its end is gone, so none of it is trusted.
     for (const fd of fds) closeQuietly(fd);

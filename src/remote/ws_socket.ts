@@ -10,9 +10,9 @@
  */
 import { concatBytes } from "../frames/mod.ts";
 import { writeAll } from "./http_head.ts";
+import { type ClientFrame, MAX_MESSAGE_BYTES, takeFrame } from "./ws_frame.ts";
 
-/** Longest message taken from a client. */
-export const MAX_MESSAGE_BYTES = 1024 * 1024;
+export { MAX_MESSAGE_BYTES };
 /** A ping is sent after this long without a message. */
 const PING_MS = 30_000;
 /** A client that sent nothing (not even a pong) for this long is closed. */
@@ -200,34 +200,10 @@ export class WsSocket {
   }
 
   /** The next whole frame of `#pending` (unmasked), null when more bytes are needed. */
-  #takeFrame(): { fin: boolean; opcode: number; payload: Uint8Array } | null | "too large" | "bad" {
-    const b = this.#pending;
-    if (b.length < 2) return null;
-    const fin = (b[0]! & 0x80) !== 0;
-    const opcode = b[0]! & 0x0f;
-    if ((b[0]! & 0x70) !== 0) return "bad"; // No extension was agreed.
-    if ((b[1]! & 0x80) === 0) return "bad"; // Clients must mask.
-    let length = b[1]! & 0x7f;
-    let at = 2;
-    if (length === 126) {
-      if (b.length < 4) return null;
-      length = (b[2]! << 8) | b[3]!;
-      at = 4;
-    } else if (length === 127) {
-      if (b.length < 10) return null;
-      const big = new DataView(b.buffer, b.byteOffset + 2, 8).getBigUint64(0);
-      if (big > BigInt(MAX_MESSAGE_BYTES)) return "too large";
-      length = Number(big);
-      at = 10;
-    }
-    if (length > MAX_MESSAGE_BYTES) return "too large";
-    if (opcode >= 0x8 && (length > 125 || !fin)) return "bad";
-    if (b.length < at + 4 + length) return null;
-    const mask = b.subarray(at, at + 4);
-    const payload = b.slice(at + 4, at + 4 + length);
-    for (let i = 0; i < payload.length; i++) payload[i]! ^= mask[i & 3]!;
-    this.#pending = b.subarray(at + 4 + length);
-    return { fin, opcode, payload };
+  #takeFrame(): ClientFrame | null | "too large" | "bad" {
+    const frame = takeFrame(this.#pending);
+    if (frame !== null && typeof frame === "object") this.#pending = this.#pending.subarray(frame.size);
+    return frame;
   }
 
   #finish(reason: string, flush: boolean): void {
