@@ -164,12 +164,19 @@ export class WsSocket {
           continue;
         }
         if (opcode === 0xa) continue;
-        if (opcode === 0x2 || (opcode === 0x0 && parts.length === 0 && partsBytes === 0 && !this.#text)) {
+        if (opcode === 0x2) {
           this.#handlers.refused("binary messages are not taken (send JSON-RPC as text)");
           this.close(1003, "binary messages are not taken");
           return;
         }
-        if (opcode === 0x1) this.#text = true;
+        // An unknown opcode, a continuation of no message, or a new message inside a fragmented one: the
+        // connection fails (RFC 6455 §5.2, §5.4), rather than bytes of one frame joining another's message.
+        if ((opcode !== 0x0 && opcode !== 0x1) || (opcode === 0x0) !== this.#text) {
+          this.#handlers.refused("the client broke the WebSocket protocol");
+          this.close(1002, "protocol error");
+          return;
+        }
+        this.#text = true;
         parts.push(payload);
         partsBytes += payload.length;
         if (partsBytes > MAX_MESSAGE_BYTES) {
