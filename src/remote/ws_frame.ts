@@ -50,3 +50,17 @@ export function takeFrame(bytes: Uint8Array): ClientFrame | null | "too large" |
   for (let i = 0; i < payload.length; i++) payload[i]! ^= mask[i & 3]!;
   return { fin, opcode, payload, size: at + 4 + length };
 }
+
+/**
+ * Bytes the frame at the start of `bytes` takes in all (header, mask and payload), known once its header
+ * came; null before.
+ */
+export function frameLength(bytes: Uint8Array): number | null {
+  if (bytes.length < 2) return null;
+  const length = bytes[1]! & 0x7f;
+  if (length < 126) return 6 + length;
+  if (length === 126) return bytes.length < 4 ? null : 8 + ((bytes[2]! << 8) | bytes[3]!);
+  if (bytes.length < 10) return null;
+  const big = new DataView(bytes.buffer, bytes.byteOffset + 2, 8).getBigUint64(0);
+  return 14 + Number(big > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : big);
+}

@@ -10,7 +10,7 @@
  */
 import { concatBytes } from "../frames/mod.ts";
 import { writeAll } from "./http_head.ts";
-import { type ClientFrame, MAX_MESSAGE_BYTES, takeFrame } from "./ws_frame.ts";
+import { type ClientFrame, frameLength, MAX_MESSAGE_BYTES, takeFrame } from "./ws_frame.ts";
 
 export { MAX_MESSAGE_BYTES };
 /** A ping is sent after this long without a message. */
@@ -132,6 +132,10 @@ export class WsSocket {
     const chunk = new Uint8Array(64 * 1024);
     const parts: Uint8Array[] = [];
     let partsBytes = 0;
+    // Bytes read and not yet joined to `#pending`: a large frame sent in small pieces is joined once it can
+    // be whole, not once per piece (which would copy it again with every read).
+    const waiting: Uint8Array[] = [];
+    let waitingBytes = 0;
     try {
       for (;;) {
         const frame = this.#takeFrame();
@@ -149,9 +153,16 @@ export class WsSocket {
           const n = await this.#conn.read(chunk);
           if (n === null) break;
           this.#lastHeard = performance.now();
-          this.#pending = this.#pending.length === 0
-            ? chunk.slice(0, n)
-            : concatBytes([this.#pending, chunk.subarray(0, n)]);
+          waiting.push(chunk.slice(0, n));
+          waitingBytes += n;
+          const need = frameLength(this.#pending);
+          if (need === null || this.#pending.length + waitingBytes >= need) {
+            this.#pending = this.#pending.length === 0 && waiting.length === 1
+              ? waiting[0]!
+              : concatBytes([this.#pending, ...waiting]);
+            waiting.length = 0;
+            waitingBytes = 0;
+          }
           continue;
         }
         const { fin, opcode, payload } = frame;
