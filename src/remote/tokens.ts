@@ -152,9 +152,13 @@ export function readTokenFile(path: string): TokenFile {
   }
   const parsed = TokenFileSchema.safeParse(json);
   if (!parsed.success) {
-    // The issue's path and message only: never a value (it may be a token).
+    // The issue's path and what is wrong only: never a value (it may be a token), nor the name of an unknown
+    // field, which zod quotes (a token written where a field name goes is one).
     const issue = parsed.error.issues[0]!;
-    return refuse(`is not a valid token list (${issue.path.join(".") || "(file)"}: ${issue.message})`);
+    const what = issue.code === "unrecognized_keys"
+      ? "a field other than token, scope, sessions and label"
+      : issue.message;
+    return refuse(`is not a valid token list (${issue.path.join(".") || "(file)"}: ${what})`);
   }
   return parsed.data;
 }

@@ -90,3 +90,18 @@ Deno.test("readTokenFile: readable by others, a link, a FIFO, too large, missing
     (path) => refusedWith(() => readTokenFile(path), /larger than/),
   );
 });
+
+Deno.test("readTokenFile: a refusal names no unknown field (a token written where a field name goes)", async () => {
+  for (
+    const content of [
+      JSON.stringify({ tokens: [{ [TOKEN]: "control" }] }),
+      JSON.stringify({ tokens: [{ token: "v".repeat(30), scope: "viewer", [TOKEN]: 1 }] }),
+      JSON.stringify({ [TOKEN]: { scope: "viewer" } }),
+    ]
+  ) {
+    await withFile(content, 0o600, (path) => {
+      // refusedWith also checks that the message does not hold the token.
+      refusedWith(() => readTokenFile(path), /is not a valid token list \(/);
+    });
+  }
+});
