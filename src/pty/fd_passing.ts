@@ -106,22 +106,26 @@ export function sendFds(socket: number, fds: readonly number[], payload: Uint8Ar
 
 /**
  * The descriptors of the `SCM_RIGHTS` messages in a received control buffer, whose first `controlLength`
- * bytes (`msg_controllen`) the kernel filled: the `cmsghdr` walk of `CMSG_FIRSTHDR`/`CMSG_NXTHDR`.
+ * bytes (`msg_controllen`) the kernel filled: the `cmsghdr` walk of `CMSG_FIRSTHDR`/`CMSG_NXTHDR`, which
+ * stops at a header shorter than itself or one whose `cmsg_len` runs past the control data, and takes the
+ * whole descriptors of a message only. Whatever the bytes say, it reads none outside the control data and
+ * ends (a `cmsg_len` of 2^32 once made the walk stand still, and a long one read past the buffer).
  */
 export function controlFds(control: Uint8Array, controlLength: number): number[] {
   const fds: number[] = [];
+  const end = Math.min(controlLength, control.length);
   const controlView = new DataView(control.buffer, control.byteOffset, control.byteLength);
-  for (let at = 0; at + CMSG_HEADER <= controlLength;) {
-    const length = Number(controlView.getBigUint64(at, true));
-    if (length < CMSG_HEADER) break;
+  for (let at = 0; at + CMSG_HEADER <= end;) {
+    const length = controlView.getBigUint64(at, true);
+    if (length < BigInt(CMSG_HEADER) || length > BigInt(end - at)) break;
+    const bytes = Number(length);
     const level = controlView.getInt32(at + 8, true);
     const type = controlView.getInt32(at + 12, true);
     if (level === LINUX_SOCKET.SOL_SOCKET && type === LINUX_SOCKET.SCM_RIGHTS) {
-      for (let i = 0; i < (length - CMSG_HEADER) / 4; i++) {
-        fds.push(controlView.getInt32(at + CMSG_HEADER + 4 * i, true));
-      }
+      const count = Math.floor((bytes - CMSG_HEADER) / 4);
+      for (let i = 0; i < count; i++) fds.push(controlView.getInt32(at + CMSG_HEADER + 4 * i, true));
     }
-    at += align8(length);
+    at += Math.ceil(bytes / 8) * 8; // CMSG_ALIGN, in arithmetic that cannot wrap.
   }
   return fds;
 }

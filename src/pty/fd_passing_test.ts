@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { SpawnError } from "../errors.ts";
 import { closeQuietly, libc } from "./_libc.ts";
 import {
+  controlFds,
   LINUX_SOCKET,
   MAX_FDS_PER_MESSAGE,
   peerCredentials,
@@ -125,4 +126,39 @@ Deno.test("an empty non-blocking read is 'again'; a closed peer is the end; the 
   } finally {
     closeQuietly(b);
   }
+});
+
+/** A control buffer of `bytes` bytes with `cmsghdr`s of (cmsg_len, level, type, descriptors) from offset 0. */
+function control(bytes: number, messages: readonly [bigint, number, number, number[]][]): Uint8Array {
+  const buffer = new Uint8Array(bytes);
+  const view = new DataView(buffer.buffer);
+  let at = 0;
+  for (const [length, level, type, fds] of messages) {
+    view.setBigUint64(at, length, true);
+    view.setInt32(at + 8, level, true);
+    view.setInt32(at + 12, type, true);
+    fds.forEach((fd, i) => view.setInt32(at + 16 + 4 * i, fd, true));
+    at += 16 + ((4 * fds.length + 7) & ~7);
+  }
+  return buffer;
+}
+
+Deno.test("controlFds: the descriptors of whole SCM_RIGHTS messages within the control length, whatever the bytes say", () => {
+  const { SOL_SOCKET, SCM_RIGHTS } = LINUX_SOCKET;
+  // As the kernel fills it: two messages, the second not of descriptors.
+  assert.deepEqual(
+    controlFds(control(48, [[24n, SOL_SOCKET, SCM_RIGHTS, [7, 8]], [20n, SOL_SOCKET, 2, [9]]]), 44),
+    [7, 8],
+  );
+  // A cmsg_len of 2^32 once made the walk stand still (its 8-byte alignment wrapped to 0): a hang.
+  assert.deepEqual(controlFds(control(48, [[2n ** 32n, SOL_SOCKET, 2, []]]), 48), []);
+  assert.deepEqual(controlFds(control(48, [[2n ** 32n, SOL_SOCKET, SCM_RIGHTS, [5]]]), 48), []);
+  // A cmsg_len past the control data was read past the buffer (a RangeError), or past what the kernel filled.
+  assert.deepEqual(controlFds(control(48, [[2n ** 32n + 16n, SOL_SOCKET, SCM_RIGHTS, [5]]]), 48), []);
+  assert.deepEqual(controlFds(control(48, [[40n, SOL_SOCKET, SCM_RIGHTS, [5, 6]]]), 24), []);
+  // A length that is no whole number of descriptors: only the whole ones (the last was read half outside).
+  assert.deepEqual(controlFds(control(48, [[26n, SOL_SOCKET, SCM_RIGHTS, [5, 6, 7]]]), 26), [5, 6]);
+  // A control length past the buffer reads the buffer only; too short for a header, nothing.
+  assert.deepEqual(controlFds(control(24, [[20n, SOL_SOCKET, SCM_RIGHTS, [5]]]), 2 ** 31), [5]);
+  assert.deepEqual(controlFds(control(24, [[20n, SOL_SOCKET, SCM_RIGHTS, [5]]]), 15), []);
 });
