@@ -51,8 +51,12 @@ export function decodeKeeperEvent(payload: Uint8Array): KeeperEvent | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The error a keeper's `error` event fails the daemon's request with: its code when it is one of Specter's. */
+/**
+ * The error a keeper's `error` event fails the daemon's request with: its code when it is one of Specter's,
+ * else `E_KEEPER`. The table's own codes only: `in` would also take "toString" or "constructor", names every
+ * object has, and make an error whose code no client knows.
+ */
 export function keeperFailure(event: Extract<KeeperEvent, { op: "error" }>): SpecterError {
-  const code = (event.code in ERROR_CODES ? event.code : "E_KEEPER") as ErrorCode;
+  const code = (Object.hasOwn(ERROR_CODES, event.code) ? event.code : "E_KEEPER") as ErrorCode;
   return new SpecterError(code, event.message);
 }

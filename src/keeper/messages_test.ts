@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { ERROR_CODES, SpecterError } from "../errors.ts";
 import { decodeKeeperEvent, decodeKeeperRequest, keeperFailure } from "./messages.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -35,8 +36,15 @@ Deno.test("decodeKeeperEvent: an event, or null for anything else", () => {
   }
 });
 
-Deno.test("keeperFailure: the keeper's code when it is one of the table's, else E_KEEPER", () => {
+Deno.test("keeperFailure: the keeper's code when it is one of the table's own, else E_KEEPER", () => {
   const failure = (code: string) => keeperFailure({ op: "error", id: "s", code, message: "m" });
   assert.equal(failure("E_SPAWN_NOT_FOUND").code, "E_SPAWN_NOT_FOUND");
   assert.equal(failure("E_NOPE").code, "E_KEEPER");
+  // Names every object has were taken by `in` as codes of the table: an error no client knows.
+  for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]) {
+    const error = failure(name);
+    assert.ok(error instanceof SpecterError);
+    assert.equal(error.code, "E_KEEPER", name);
+    assert.ok(Object.hasOwn(ERROR_CODES, error.code));
+  }
 });
