@@ -349,7 +349,23 @@ export class FrameStore {
         `Frame seq ${frame.seq} does not follow the log's last (${this.#nextSeq - 1})`,
       );
     }
-    if (this.#size >= this.#segmentBytes) this.#roll(frame.seq);
+    if (this.#file === null) {
+      throw new DaemonError("E_LOG_WRITE", `The frame log of "${this.#session}" has no segment to write to`);
+    }
+    if (this.#size >= this.#segmentBytes) {
+      try {
+        this.#roll(frame.seq);
+      } catch (error: unknown) {
+        throw new DaemonError(
+          "E_LOG_WRITE",
+          `Starting a new segment of the frame log of "${this.#session}" failed`,
+          {
+            cause: error,
+            details: { dir: this.#dir, seq: frame.seq },
+          },
+        );
+      }
+    }
     const line = encoder.encode(JSON.stringify(raw === null ? frame : { ...frame, raw }) + "\n");
     const file = this.#file!;
     try {
@@ -452,8 +468,11 @@ export class FrameStore {
     try {
       this.#file?.syncDataSync();
     } finally {
+      // Closed, and forgotten: should the next segment not be made, nothing writes to (or closes) these.
       this.#file?.close();
       this.#index?.close();
+      this.#file = null;
+      this.#index = null;
     }
     this.#dirty = false;
     this.#startSegment(firstSeq);

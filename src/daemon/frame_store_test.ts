@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FrameStore, listSegments, readLog, readLogText } from "./frame_store.ts";
 import type { Frame } from "../protocol/mod.ts";
-import type { DaemonError } from "../errors.ts";
+import { DaemonError } from "../errors.ts";
 
 function frame(seq: number, data = `line ${seq}\n`): Frame {
   return { seq, ts: 1, type: "stdout", data } as Frame;
@@ -154,4 +154,29 @@ Deno.test("readLogText gives each frame's JSON as logged, without raw; damaged a
   assert.equal(lines[1]!.text, JSON.stringify(frame(2, `"raw": 2\n`)));
   // From, to and a tail budget select as readLog's do.
   assert.deepEqual(readLogText(dir, { from: 2, to: 3 }).map((l) => l.seq), [2, 3]);
+});
+
+function segmentPath(dir: string, first: number): string {
+  return join(dir, `${String(first).padStart(20, "0")}.ndjson`);
+}
+
+Deno.test("a segment that cannot be started fails the append with E_LOG_WRITE; closing never throws", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s", segmentBytes: 300 });
+  // Every name the next segment could take is a directory already (a damaged log directory).
+  for (let seq = 1; seq < 30; seq++) Deno.mkdirSync(segmentPath(dir, seq));
+  let seq = 0;
+  let failure: unknown = null;
+  for (; seq < 30 && failure === null; seq++) {
+    try {
+      store.append(frame(seq));
+    } catch (error: unknown) {
+      failure = error;
+    }
+  }
+  // It used to be Deno's AlreadyExists, and then close() threw BadResource (the old segment closed twice).
+  assert.ok(failure instanceof DaemonError && failure.code === "E_LOG_WRITE", String(failure));
+  assert.throws(() => store.append(frame(seq - 1)), (e: DaemonError) => e.code === "E_LOG_WRITE");
+  store.close();
+  store.close();
 });
