@@ -83,14 +83,20 @@ export function listSegments(dir: string): number[] {
   return out.sort((a, b) => a - b);
 }
 
-/** Splits `bytes` into complete lines (each without its newline) and the offset after the last one. */
-function lines(bytes: Uint8Array, base: number): { lines: { start: number; text: string }[]; end: number } {
-  const out: { start: number; text: string }[] = [];
+/**
+ * Splits `bytes` into complete lines (each without its newline, with the byte offsets where it starts and
+ * where the next one does) and the offset after the last one.
+ */
+function lines(
+  bytes: Uint8Array,
+  base: number,
+): { lines: { start: number; next: number; text: string }[]; end: number } {
+  const out: { start: number; next: number; text: string }[] = [];
   let start = 0;
   for (;;) {
     const nl = bytes.indexOf(NEWLINE, start);
     if (nl < 0) break;
-    out.push({ start: base + start, text: decoder.decode(bytes.subarray(start, nl)) });
+    out.push({ start: base + start, next: base + nl + 1, text: decoder.decode(bytes.subarray(start, nl)) });
     start = nl + 1;
   }
   return { lines: out, end: base + start };
@@ -291,7 +297,8 @@ export class FrameStore {
       expected = record.seq + 1;
       damaged = 0;
       if (record.raw !== null) lastRaw = record.raw;
-      good = line.start + encoder.encode(line.text).length + 1;
+      // In bytes as read: the text of a line that is not all UTF-8 is longer once encoded again.
+      good = line.next;
     }
     // The scan started late: the raw offset may be in an earlier record of the segment or an older one.
     if (lastRaw === null) lastRaw = lastRawBefore(dir, segments, bytes.subarray(0, start), headerEnd);

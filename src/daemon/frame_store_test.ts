@@ -180,3 +180,26 @@ Deno.test("a segment that cannot be started fails the append with E_LOG_WRITE; c
   store.close();
   store.close();
 });
+
+Deno.test("recovery cuts at byte offsets as read: a record that is not all UTF-8 does not move the cut", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s" });
+  for (let i = 0; i < 3; i++) store.append(frame(i, `é${i}`), i);
+  store.close();
+  const path = segmentPath(dir, 0);
+  const bytes = Deno.readFileSync(path);
+  // The é of seq 2, the last whole record, loses a byte (its line still parses, with U+FFFD); then a torn
+  // tail.
+  const at = bytes.lastIndexOf(0xc3);
+  const damaged = new Uint8Array([...bytes.subarray(0, at), ...bytes.subarray(at + 1)]);
+  const tail = new TextEncoder().encode('{"seq":3,"ts":1,"ty');
+  Deno.writeFileSync(path, new Uint8Array([...damaged, ...tail]));
+  const again = FrameStore.open({ dir, session: "s" });
+  // The cut was reckoned from the last record's text encoded again (U+FFFD is 3 bytes, the byte it stands
+  // for 1): 2 bytes short, so the torn tail's first 2 bytes stayed, and the next append joined them.
+  assert.equal(again.recovery.cutBytes, tail.length);
+  assert.equal(Deno.statSync(path).size, damaged.length);
+  again.append(frame(3), 3);
+  again.close();
+  assert.deepEqual(readLog(dir).map((r) => r.frame.seq), [0, 1, 2, 3]);
+});
