@@ -161,6 +161,7 @@ function readIndex(path: string): { seq: number; offset: number }[] {
     const match = /^(\d+) (\d+)$/.exec(line);
     if (match === null) continue;
     const entry = { seq: Number(match[1]), offset: Number(match[2]) };
+    if (!Number.isSafeInteger(entry.seq) || !Number.isSafeInteger(entry.offset)) continue;
     const last = out.at(-1);
     if (last === undefined || (entry.seq > last.seq && entry.offset > last.offset)) out.push(entry);
   }
@@ -584,6 +585,22 @@ export function readLogText(dir: string, options: ReadLogOptions = {}): LogLine[
   });
 }
 
+/** Whether index `entry` points at the start of its own record in segment `path` (a few bytes are read). */
+function indexHolds(path: string, entry: { seq: number; offset: number }): boolean {
+  if (entry.offset < 1) return false;
+  const file = Deno.openSync(path, { read: true });
+  try {
+    file.seekSync(entry.offset - 1, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(32);
+    const n = file.readSync(bytes) ?? 0;
+    const text = decoder.decode(bytes.subarray(0, n));
+    // The line before ends there, and this one is the writer's record of that seq (`{"seq":N,` first).
+    return text.startsWith(`\n{"seq":${entry.seq},`);
+  } finally {
+    file.close();
+  }
+}
+
 /** The start of a record line as the writer makes it (`seq` first). */
 const WRITER_LINE = /^\{"seq":(\d{1,15}),"/;
 /** A character JSON text never holds raw. */
@@ -634,7 +651,12 @@ function scanLog<T>(
     const path = join(dir, `${name}.ndjson`);
     let offset = 0;
     if (s === startAt) {
-      for (const entry of readIndex(join(dir, `${name}.idx`))) if (entry.seq <= from) offset = entry.offset;
+      // The last entry at or before `from` that points at its own record (the index is a shortcut, never
+      // trusted over the log: an entry past the end or inside a line would skip records).
+      const entries = readIndex(join(dir, `${name}.idx`)).filter((entry) => entry.seq <= from);
+      for (let i = entries.length - 1; i >= 0 && offset === 0; i--) {
+        if (indexHolds(path, entries[i]!)) offset = entries[i]!.offset;
+      }
     }
     // Decoded once: a decode per line costs more than the line's parse.
     const text = decoder.decode(readAll(path, offset));

@@ -203,3 +203,17 @@ Deno.test("recovery cuts at byte offsets as read: a record that is not all UTF-8
   again.close();
   assert.deepEqual(readLog(dir).map((r) => r.frame.seq), [0, 1, 2, 3]);
 });
+
+Deno.test("readers take an index entry only where it points at its record; entries past any number are ignored", () => {
+  for (const index of ["3 999999\n", "3 7\n", "3 99999999999999999999\n", `0 ${2 ** 53}\n`]) {
+    const dir = tempDir();
+    const store = FrameStore.open({ dir, session: "s", indexEvery: 1_000_000 });
+    for (let i = 0; i < 6; i++) store.append(frame(i));
+    store.close();
+    Deno.writeTextFileSync(join(dir, `${"0".repeat(20)}.idx`), index);
+    // A bad entry made reading start past the end or inside a line: records skipped, or a seek that throws.
+    assert.deepEqual(readLog(dir).map((r) => r.frame.seq), [0, 1, 2, 3, 4, 5], index);
+    assert.deepEqual(readLog(dir, { from: 3 }).map((r) => r.frame.seq), [3, 4, 5], index);
+    assert.deepEqual(readLogText(dir, { from: 4 }).map((r) => r.seq), [4, 5], index);
+  }
+});
