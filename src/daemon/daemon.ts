@@ -342,6 +342,7 @@ export class Daemon {
     const oldest = listSegments(join(dir, "frames"))[0] ?? 0;
     const history = readLog(join(dir, "frames"), {
       from: Math.max(oldest, store.nextSeq - RESUME_HISTORY),
+      before: store.nextSeq,
       onCorrupt: (error) => this.#log(error.message),
     }).map((record) => record.frame);
     const entry = this.#entry(name, dir, saved, store);
@@ -1256,6 +1257,8 @@ export class Daemon {
       ? readLogText(join(entry.dir, "frames"), {
         from,
         to: logged,
+        // A damaged record claiming a seq the log was never given is not sent (nor ends the reading early).
+        before: entry.loggedTo + 1,
         ...(params.log_id === undefined ? {} : { logId: params.log_id }),
         onCorrupt: (error) => this.#log(error.message),
         // A huge history is sent as its tail: the client's queue stays bounded (see `HARD_UNSENT_BYTES`), and a

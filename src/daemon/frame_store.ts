@@ -268,7 +268,9 @@ export class FrameStore {
     const header = parseHeader(decoder.decode(bytes.subarray(0, headerEnd - 1)))!;
     // Scan from the last index entry that points at its record; else from the header.
     let start = headerEnd;
-    let expected = header.first_seq;
+    // The name is what seeking goes by: a header that says an earlier seq (a segment copied or damaged)
+    // must not make seqs the older segments hold be handed out again.
+    let expected = Math.max(header.first_seq, first);
     const index = readIndex(join(dir, `${segmentName(first)}.idx`));
     for (let i = index.length - 1; i >= 0; i--) {
       const entry = index[i]!;
@@ -549,6 +551,11 @@ export interface ReadLogOptions {
   readonly tailBytes?: number;
   /** Told of the records `tailBytes` dropped: the first and last seq. */
   readonly onDropped?: (from: number, to: number) => void;
+  /**
+   * The next seq of the log's writer ({@link FrameStore.nextSeq}): a record at or past it is damage (its
+   * writer never handed that seq out), reported and skipped.
+   */
+  readonly before?: number;
 }
 
 /**
@@ -631,6 +638,8 @@ function scanLog<T>(
       },
     );
   }
+  const before = options.before ?? Number.MAX_SAFE_INTEGER;
+  let last = -1;
   let held = 0;
   let dropped: { from: number; to: number } | null = null;
   const sizes: number[] = [];
@@ -691,7 +700,9 @@ function scanLog<T>(
       const lineAt = pos;
       pos = nl + 1;
       const record = take(line);
-      if (record === null) {
+      // A seq not after the last one read (a line duplicated, a segment copied), or one the writer never
+      // handed out, is damage too: a reader is never given a seq twice, nor out of order.
+      if (record === null || record.seq <= last || record.seq >= before) {
         // One damaged record: reported and skipped; the records after it are whole lines of their own.
         const at = offset + encoder.encode(text.slice(0, lineAt)).length;
         options.onCorrupt?.(
@@ -701,6 +712,7 @@ function scanLog<T>(
         );
         continue;
       }
+      last = record.seq;
       if (record.seq < from) continue;
       if (record.seq > to) break;
       keep(record, line.length);

@@ -217,3 +217,32 @@ Deno.test("readers take an index entry only where it points at its record; entri
     assert.deepEqual(readLogText(dir, { from: 4 }).map((r) => r.seq), [4, 5], index);
   }
 });
+
+Deno.test("no seq is read twice or out of order, nor handed out again: copied lines and segments, foreign seqs", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s", segmentBytes: 200 });
+  for (let i = 0; i < 8; i++) store.append(frame(i));
+  store.close();
+  const segments = listSegments(dir);
+  // The first segment copied under a later name (its header says it starts at 0): it is the last one now.
+  const copy = segments.at(-1)! + 100;
+  Deno.copyFileSync(segmentPath(dir, segments[0]!), segmentPath(dir, copy));
+  const again = FrameStore.open({ dir, session: "s", segmentBytes: 200 });
+  // Counted from its header, recovery handed out 2, 3… again although the log holds them.
+  assert.equal(again.nextSeq, copy);
+  again.append(frame(copy));
+  again.close();
+  const seqs = readLog(dir, { before: copy + 1 }).map((r) => r.frame.seq);
+  assert.deepEqual(seqs, [0, 1, 2, 3, 4, 5, 6, 7, copy]);
+  // Its record copied, and a record claiming a seq the writer never handed out: skipped as damage.
+  const path = segmentPath(dir, copy);
+  const lines = Deno.readTextFileSync(path).split("\n");
+  Deno.writeTextFileSync(
+    path,
+    [lines[0], lines[1], lines[1], JSON.stringify(frame(copy + 9)), ""].join("\n"),
+  );
+  const errors: DaemonError[] = [];
+  const read = readLog(dir, { before: copy + 1, onCorrupt: (e) => errors.push(e) }).map((r) => r.frame.seq);
+  assert.deepEqual(read, [0, 1, 2, 3, 4, 5, 6, 7, copy]);
+  assert.equal(errors.length, 2);
+});
