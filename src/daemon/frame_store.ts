@@ -102,6 +102,16 @@ function lines(
   return { lines: out, end: base + start };
 }
 
+/**
+ * Whether a record of `seq` can come next in a segment, after the record before `expected` and `damaged`
+ * lines that are no record (or one out of order): the next seq itself; after damage, any later one too (a
+ * damaged stretch, such as a block of zeros, can hold any number of records, and a line can be damaged
+ * without hiding one). Never an earlier one: seqs are handed out once.
+ */
+function follows(seq: number, expected: number, damaged: number): boolean {
+  return seq === expected || (damaged > 0 && seq > expected);
+}
+
 /** A record line's seq and raw offset, or null when the line is not a record. */
 function parseRecord(text: string): { frame: Frame; seq: number; raw: number | null } | null {
   let value: unknown;
@@ -288,12 +298,12 @@ export class FrameStore {
     // Only the tail after the last whole record is cut (a torn write). A damaged record with whole
     // records after it stays (reading reports and skips it): cutting there would drop frames clients saw
     // and hand their seqs out again.
-    // A record is taken when its seq is the next one, counting each damaged line before it as one lost
-    // record; anything else (a seq out of order) counts as damage too.
+    // A record is taken when its seq is the next one, or a later one after damage (see `follows`); anything
+    // else (a seq out of order) counts as damage too.
     let damaged = 0;
     for (const line of lines(bytes.subarray(start), start).lines) {
       const record = parseRecord(line.text);
-      if (record === null || record.seq !== expected + damaged) {
+      if (record === null || !follows(record.seq, expected, damaged)) {
         damaged++;
         continue;
       }

@@ -246,3 +246,28 @@ Deno.test("no seq is read twice or out of order, nor handed out again: copied li
   assert.deepEqual(read, [0, 1, 2, 3, 4, 5, 6, 7, copy]);
   assert.equal(errors.length, 2);
 });
+
+Deno.test("recovery keeps the whole records after damage that hides several: a block of zeros, a copied line", () => {
+  for (const damage of ["zeros", "copied"] as const) {
+    const dir = tempDir();
+    const store = FrameStore.open({ dir, session: "s" });
+    for (let i = 0; i < 8; i++) store.append(frame(i), i);
+    store.close();
+    const path = segmentPath(dir, 0);
+    const lines = Deno.readTextFileSync(path).split("\n");
+    // Lines 3 and 4 (seqs 2, 3) zeroed as one block (a lost disk block: no newline between), or seq 2's
+    // line written twice. Counting each damaged line as one lost record, the records after it never
+    // matched: recovery cut them all and handed their seqs out again.
+    const damaged = damage === "zeros"
+      ? [...lines.slice(0, 3), "\0".repeat(lines[3]!.length + 1 + lines[4]!.length), ...lines.slice(5)]
+      : [...lines.slice(0, 4), lines[3]!, ...lines.slice(4)];
+    Deno.writeTextFileSync(path, damaged.join("\n"));
+    const again = FrameStore.open({ dir, session: "s" });
+    assert.equal(again.recovery.cutBytes, 0, damage);
+    assert.equal(again.nextSeq, 8, damage);
+    assert.equal(again.lastRaw, 7, damage);
+    again.close();
+    const want = damage === "zeros" ? [0, 1, 4, 5, 6, 7] : [0, 1, 2, 3, 4, 5, 6, 7];
+    assert.deepEqual(readLog(dir, { onCorrupt: () => {} }).map((r) => r.frame.seq), want, damage);
+  }
+});
