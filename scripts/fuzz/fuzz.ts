@@ -20,6 +20,7 @@
 import { parseArgs } from "node:util";
 import { caseInput, type Failure, runCases, targetNamed, type TargetReport } from "./run.ts";
 import { TARGETS } from "./targets.ts";
+import { removeScratch } from "./targets_files.ts";
 
 const BATCH = 2000;
 
@@ -138,7 +139,7 @@ async function main(): Promise<number> {
     console.log(
       "deno task fuzz [--seed N] [--cases N] [--from I] [--target NAME]… [--time-limit DUR] [--case-ms N] [--case I]",
     );
-    for (const t of TARGETS) console.log(`  ${t.name.padEnd(9)} ${t.about}`);
+    for (const t of TARGETS) console.log(`  ${t.name.padEnd(14)} ${t.about}`);
     return 0;
   }
   const seed = Number(args.seed ?? 1) >>> 0;
@@ -169,7 +170,7 @@ async function main(): Promise<number> {
     const hangs = report.failures.length - crashes;
     const rate = report.cases / Math.max(0.001, report.ms / 1000);
     console.log(
-      `${name.padEnd(9)} ${String(report.cases).padStart(10)} cases  ${
+      `${name.padEnd(14)} ${String(report.cases).padStart(10)} cases  ${
         String(crashes).padStart(3)
       } crashes  ` +
         `${String(hangs).padStart(3)} hangs  ${(report.ms / 1000).toFixed(1)} s (${Math.round(rate)}/s)`,
@@ -180,4 +181,8 @@ async function main(): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-if (import.meta.main) Deno.exit(await main());
+if (import.meta.main) {
+  const status = await main();
+  removeScratch();
+  Deno.exit(status);
+}

@@ -1,12 +1,16 @@
 /**
  * The short CI pass of `deno task fuzz`: every target for a few thousand cases (a thousand for the
- * terminal model, which parses each case in xterm), with a fixed seed, 0 crashes and 0 hangs. Also shows
+ * terminal model, which parses each case in xterm, and for the frame log, whose cases write files), with a
+ * fixed seed, 0 crashes and 0 hangs. Also shows
  * that the harness itself reports crashes and hangs with a repro, and replays a case exactly.
  */
 import assert from "node:assert/strict";
 import { Prng } from "./_prng.ts";
 import { caseInput, runCases, targetNamed } from "./run.ts";
 import { Crash, type FuzzTarget, TARGETS } from "./targets.ts";
+import { removeScratch } from "./targets_files.ts";
+
+globalThis.addEventListener("unload", removeScratch);
 
 const CASES: Readonly<Record<string, number>> = {
   driver: 3000,
@@ -15,6 +19,13 @@ const CASES: Readonly<Record<string, number>> = {
   cast: 3000,
   terminal: 1000,
   seccomp: 2000,
+  http_head: 3000,
+  ws_frame: 3000,
+  daemon_message: 3000,
+  keeper_message: 3000,
+  frame_store: 1000,
+  token_file: 2000,
+  remote_json: 2000,
 };
 
 for (const target of TARGETS) {

@@ -9,7 +9,6 @@
  */
 import { parse as parseYaml } from "yaml";
 import { stringify as stringifyToml } from "smol-toml";
-import { SpecterError } from "../../src/errors.ts";
 import { parseDriverLine } from "../../src/protocol/mod.ts";
 import { checkPolicyDocument, parsePolicyText, PRESET_DOCUMENTS } from "../../src/policy/mod.ts";
 import { castTranscript } from "../../src/replay/cast.ts";
@@ -37,72 +36,15 @@ import { SECCOMP_RULES } from "../../profiles/seccomp_rules.ts";
 import { CsiClamp } from "../../src/terminal/clamp.ts";
 import { TerminalModel } from "../../src/terminal/mod.ts";
 import { ScreenSnapshotSchema } from "../../src/protocol/mod.ts";
-import { mutateText, mutateValue, randomBytesText, randomString } from "./_mutate.ts";
+import { randomString } from "./_mutate.ts";
 import type { Prng } from "./_prng.ts";
+import { Crash, expectTyped, type FuzzTarget, generateJsonish, readFixtures } from "./_common.ts";
+import { HTTP_TARGETS } from "./targets_http.ts";
+import { DAEMON_TARGETS } from "./targets_daemon.ts";
+import { LOG_TARGETS } from "./targets_log.ts";
+import { FILE_TARGETS } from "./targets_files.ts";
 
-/** One fuzz target. */
-export interface FuzzTarget {
-  readonly name: string;
-  /** What the target feeds, in words (for `--help`). */
-  readonly about: string;
-  /** The input of one case (a string, so a failure can be printed and replayed). */
-  generate(rng: Prng): string;
-  /** Runs one case; throws {@link Crash} (or anything unexpected) on a failure. */
-  run(input: string): void | Promise<void>;
-}
-
-/** A property the oracle checks did not hold. */
-export class Crash extends Error {
-  override name = "Crash";
-}
-
-/** Runs `fn`; a `SpecterError` with one of `codes` is the documented failure, anything else a crash. */
-function expectTyped<T>(fn: () => T, codes: readonly string[]): T | undefined {
-  try {
-    return fn();
-  } catch (error: unknown) {
-    if (error instanceof SpecterError && codes.includes(error.code)) return undefined;
-    throw error;
-  }
-}
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-function readFixtures(dir: string, ext: string): string[] {
-  const out: string[] = [];
-  try {
-    for (const entry of Deno.readDirSync(`${ROOT}${dir}`)) {
-      if (entry.isFile && entry.name.endsWith(ext)) {
-        out.push(Deno.readTextFileSync(`${ROOT}${dir}/${entry.name}`));
-      }
-    }
-  } catch {
-    // No fixtures directory (a packaged copy): the built-in corpus is enough.
-  }
-  return out.sort();
-}
-
-/** Half structure-aware mutations of a JSON corpus entry, the rest text mutations and random bytes. */
-function generateJsonish(
-  rng: Prng,
-  values: readonly unknown[],
-  texts: readonly string[],
-  tokens: readonly string[],
-  render: (value: unknown) => string = (v) => JSON.stringify(v),
-): string {
-  const roll = rng.below(10);
-  if (roll < 5) {
-    let value = rng.pick(values);
-    for (let n = 1 + rng.below(3); n > 0; n--) value = mutateValue(rng, value);
-    try {
-      return render(value);
-    } catch {
-      return JSON.stringify(value) ?? ""; // The renderer cannot express it (e.g. TOML without a table).
-    }
-  }
-  if (roll < 9) return mutateText(rng, rng.pick(texts), tokens, texts);
-  return randomBytesText(rng, rng.below(300));
-}
+export { Crash, type FuzzTarget } from "./_common.ts";
 
 // --- driver input ------------------------------------------------------------------------------------
 
@@ -596,4 +538,15 @@ const seccomp: FuzzTarget = {
 };
 
 /** Every target, in the order `deno task fuzz` runs them. */
-export const TARGETS: readonly FuzzTarget[] = [driver, policy, scenario, cast, terminal, seccomp];
+export const TARGETS: readonly FuzzTarget[] = [
+  driver,
+  policy,
+  scenario,
+  cast,
+  terminal,
+  seccomp,
+  ...HTTP_TARGETS,
+  ...DAEMON_TARGETS,
+  ...LOG_TARGETS,
+  ...FILE_TARGETS,
+];
