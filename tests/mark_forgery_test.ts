@@ -207,3 +207,53 @@ sessionTest(
   },
   180_000,
 );
+
+sessionTest(
+  "a persistent home's start-up files are read-only inside: no program plants what its next shell runs",
+  async () => {
+    await withTempDir(async (dir) => {
+      const layer = join(dir, "home");
+      Deno.mkdirSync(layer, { mode: 0o700 });
+      // The user's own start-up file, written from the host, still runs.
+      Deno.writeTextFileSync(join(layer, ".bashrc"), "alias hello='echo hello-from-host-rc'\n");
+      const shell = () =>
+        new Transcript(spawn({
+          argv: ["/usr/bin/bash"],
+          idleMs: 0,
+          timeoutMs: 60_000,
+          shellIntegration: true,
+          persistDir: layer,
+          sandbox: { mode: "bwrap", policy: policyOf({ exec: ["/usr/bin", "/bin"] }) },
+        }));
+      const first = shell();
+      try {
+        await first.until((f) => f.type === "prompt", 20_000, "the first prompt");
+        first.session.write(
+          "hello; for f in .bashrc .zshrc .profile .bash_aliases; do " +
+            "{ echo 'echo PLANTED' >> ~/$f; } 2>/dev/null || echo REFUSED-$f; " +
+            "{ rm -f ~/$f && echo 'echo PLANTED' > ~/$f; } 2>/dev/null || echo REPLACE-REFUSED-$f; done\r",
+        );
+        await first.until((f) => f.type === "command", 20_000, "the planting");
+      } finally {
+        first.session.terminate(500);
+        await first.exit(20_000).catch(() => {});
+      }
+      assert.match(first.text, /hello-from-host-rc/);
+      for (const name of [".bashrc", ".zshrc", ".profile", ".bash_aliases"]) {
+        assert.match(first.text, new RegExp(`REFUSED-\\${name}`), first.text);
+        assert.match(first.text, new RegExp(`REPLACE-REFUSED-\\${name}`), first.text);
+        assert.doesNotMatch(Deno.readTextFileSync(join(layer, name)), /PLANTED/);
+      }
+      // The next shell of that home runs only what the user put there.
+      const second = shell();
+      try {
+        await second.until((f) => f.type === "prompt", 20_000, "the next shell's prompt");
+        assert.doesNotMatch(second.text, /PLANTED/);
+      } finally {
+        second.session.terminate(500);
+        await second.exit(20_000).catch(() => {});
+      }
+    });
+  },
+  90_000,
+);

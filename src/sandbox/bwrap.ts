@@ -281,6 +281,22 @@ export function bwrapPlan(
       writable: true,
       identity: facts.info.identity,
     });
+    // Its shell start-up files, read-only on top (the program cannot plant code its next shell runs).
+    for (const path of options.persistProtect ?? []) {
+      const file = opened === undefined ? UNOPENED : opened.get(path);
+      if (file === undefined) throw new SandboxError("E_SANDBOX_START", `"${path}" was not opened`);
+      const at = firstBind + descriptors.length;
+      const dest = `${PERSIST_HOME}/${path.slice(options.persist.length + 1)}`;
+      args.push("--ro-bind-fd", String(at), dest);
+      descriptors.push({
+        target: at,
+        path,
+        dest,
+        purpose: "protect",
+        writable: false,
+        identity: file.info.identity,
+      });
+    }
   }
 
   // Artifacts a read grant shows: an empty read-only tmpfs on top of every bind (none is deeper).

@@ -241,6 +241,11 @@ export interface PlanOptions {
    * at {@link PERSIST_HOME} and made the program's `HOME`. Absent: none.
    */
   readonly persist?: string;
+  /**
+   * bubblewrap: the persistent layer's shell start-up files (host paths in `opened`), bound read-only over
+   * themselves inside the home. Absent or empty: none.
+   */
+  readonly persistProtect?: readonly string[];
 }
 
 /** Where a persistent layer appears inside the sandbox (and the program's `HOME` then). */

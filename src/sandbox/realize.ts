@@ -18,6 +18,7 @@ import {
   type FdInfo,
   fdInfo,
   isWithin,
+  openBeneath,
   openNoSymlinks,
   openTrusted,
   reopenFd,
@@ -47,6 +48,27 @@ export const STRICT_WRITE_PROTECTED = [
   ".npmrc",
 ] as const;
 
+/**
+ * Shell start-up files of a persistent home (`--persist`), bound read-only inside: a program could
+ * otherwise leave code that the next shell of the session runs before its first prompt, and that code,
+ * running in the shell, holds its marks' nonce. Missing ones are made empty first (a name the program may
+ * not make). They are the user's to edit, from the host.
+ */
+export const PERSIST_STARTUP_FILES = [
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".bash_aliases",
+  ".profile",
+  ".inputrc",
+  ".zshenv",
+  ".zprofile",
+  ".zshrc",
+  ".zlogin",
+  ".zlogout",
+] as const;
+
 /** One path opened for a launch. */
 export interface OpenedPath {
   /** An `O_PATH` descriptor of the inode that will be mounted (close-on-exec; owned by the realization). */
@@ -63,6 +85,8 @@ export interface RealizedPolicy {
   readonly policy: Policy;
   /** Paths to keep read-only inside writable roots (strict-write); empty otherwise. */
   readonly protect: readonly string[];
+  /** The persistent layer's start-up files ({@link PERSIST_STARTUP_FILES}), host paths; empty without one. */
+  readonly persistProtect: readonly string[];
   /** Strict-write: the protected names of each write root before the run, to walk again after it. */
   readonly watch: ProtectedWatch | null;
   /** The working directory, resolved. */
@@ -184,6 +208,7 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
       if (got !== null) opened.set(program, got);
     }
     if (problems.length > 0) throw new PolicyError(problems);
+    const persistProtect: string[] = [];
     if (options.persist !== undefined) {
       const fd = openNoSymlinks(options.persist);
       all.push(fd);
@@ -194,6 +219,11 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
         });
       }
       opened.set(options.persist, { fd, path: options.persist, info });
+      for (const name of PERSIST_STARTUP_FILES) {
+        const path = `${options.persist}/${name}`;
+        persistProtect.push(path);
+        opened.set(path, openStartupFile(fd, name, path, all));
+      }
     }
 
     const protect: string[] = [];
@@ -229,7 +259,7 @@ export function realizePolicy(policy: Policy, options: RealizeOptions): Realized
       ...(sockets === undefined ? {} : { sockets: Object.freeze(sockets) }),
     });
     const realized: Policy = Object.freeze({ ...policy, exec: Object.freeze(exec), fs });
-    return { policy: realized, protect, watch, cwd: realCwd(options.cwd), opened, close };
+    return { policy: realized, protect, persistProtect, watch, cwd: realCwd(options.cwd), opened, close };
   } catch (error: unknown) {
     close();
     throw error;
@@ -247,4 +277,29 @@ function realCwd(cwd: string): string {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/**
+ * The start-up file `name` of the persistent layer open on `layer`, made empty (0644) when missing, opened
+ * without following a link; anything but a regular file there (a link, a directory, a FIFO an earlier run
+ * left) refuses the launch (`E_FILE_TYPE`). Its descriptor joins `all`.
+ */
+function openStartupFile(layer: number, name: string, path: string, all: number[]): OpenedPath {
+  try {
+    // Through the layer's descriptor; O_EXCL: an existing name (a link included) is never followed.
+    Deno.writeFileSync(`/proc/self/fd/${layer}/${name}`, new Uint8Array(), { createNew: true, mode: 0o644 });
+  } catch (error: unknown) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  }
+  const fd = openBeneath(layer, name);
+  all.push(fd);
+  const info = fdInfo(fd);
+  if (info.kind !== "file") {
+    throw new FileError(
+      "E_FILE_TYPE",
+      `The persistent home's start-up file "${path}" is a ${info.kind}, not a regular file: remove it`,
+      { details: { path, kind: info.kind } },
+    );
+  }
+  return { fd, path, info };
 }

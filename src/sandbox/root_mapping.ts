@@ -272,6 +272,7 @@ export function attachForRoot(
     ...realized.policy.fs.read,
     ...realized.policy.fs.write,
     ...realized.protect,
+    ...realized.persistProtect,
     ...(persist === null ? [] : [persist]),
   ]);
   const opened = new Map<string, OpenedPath>();

@@ -121,8 +121,14 @@ const ZSH_READ_NONCE = `{ IFS= read -r ${NONCE_VAR} <&${NONCE_FD}; __specter_fd=
 /** `printf` formats of the marks, taking the nonce (and the status first, for `end`). */
 const START = "\\033]133;C;specter=%s\\007";
 const END = "\\033]133;D;%s;specter=%s\\007\\033]133;A;specter=%s\\007";
-/** The start mark in bash's prompt expansion (`PS0`): the nonce by parameter expansion, never a literal. */
-const PS0_START = `\\033]133;C;specter=\${${NONCE_VAR}}\\007`;
+/**
+ * bash's start mark, made at each prompt into `__specter_c` and printed by `PS0` (prompt expansion, at
+ * execution). Marks go only to a terminal: a shell whose output the user redirected to a file (`exec >
+ * >(tee log)`) would put the nonce where its commands can read it.
+ */
+const BASH_START_MARK =
+  `if [[ -t 2 ]]; then printf -v __specter_c '${START}' "$${NONCE_VAR}"; else __specter_c=; fi`;
+const PS0_START = "${__specter_c-}";
 
 /**
  * The environment that marks bash's commands where no init file can be given: `PS0` at execution,
@@ -132,8 +138,12 @@ const PS0_START = `\\033]133;C;specter=\${${NONCE_VAR}}\\007`;
 function bashMarksEnv(): Record<string, string> {
   return {
     PS0: PS0_START,
-    PROMPT_COMMAND: `__specter_status=$?; if [[ -z "\${${NONCE_VAR}+x}" ]]; then ${BASH_READ_NONCE}; fi; ` +
-      `if [[ -n "\${${NONCE_VAR}}" ]]; then printf '${END}' "$__specter_status" "$${NONCE_VAR}" "$${NONCE_VAR}"; fi`,
+    // Tracing is off while the marks are made (a trace line would carry the nonce), and back after.
+    PROMPT_COMMAND: `__specter_status=$?; { __specter_x=$-; set +x; } 2>/dev/null; ` +
+      `if [[ -z "\${${NONCE_VAR}+x}" ]]; then ${BASH_READ_NONCE}; fi; ` +
+      `if [[ -n "\${${NONCE_VAR}}" ]]; then ` +
+      `if [[ -t 1 ]]; then printf '${END}' "$__specter_status" "$${NONCE_VAR}" "$${NONCE_VAR}"; fi; ` +
+      `${BASH_START_MARK}; fi; if [[ $__specter_x == *x* ]]; then set -x; fi`,
   };
 }
 
@@ -149,7 +159,8 @@ __specter_prompt() {
   local code=$?
   local -
   set +x
-  printf '${END}' "$code" "$${NONCE_VAR}" "$${NONCE_VAR}"
+  if [[ -t 1 ]]; then printf '${END}' "$code" "$${NONCE_VAR}" "$${NONCE_VAR}"; fi
+  ${BASH_START_MARK}
   return "$code"
 }
 # Before the user's prompt commands, so that $? is the command's status; PROMPT_COMMAND may be an array.
@@ -173,14 +184,15 @@ if [[ -n "\${SPECTER_USER_ZDOTDIR-}" ]]; then ZDOTDIR=$SPECTER_USER_ZDOTDIR; els
 unset SPECTER_USER_ZDOTDIR
 if [[ -r "\${ZDOTDIR:-$HOME}/.zshenv" ]]; then source "\${ZDOTDIR:-$HOME}/.zshenv"; fi
 if [[ -o interactive ]]; then
+  # Marks go only to a terminal (a redirected shell would write the nonce where its commands can read).
   __specter_precmd() {
     local code=$?
     setopt localoptions noxtrace
-    printf '${END}' "$code" "$${NONCE_VAR}" "$${NONCE_VAR}"
+    if [[ -t 1 ]]; then printf '${END}' "$code" "$${NONCE_VAR}" "$${NONCE_VAR}"; fi
   }
   __specter_preexec() {
     setopt localoptions noxtrace
-    printf '${START}' "$${NONCE_VAR}"
+    if [[ -t 1 ]]; then printf '${START}' "$${NONCE_VAR}"; fi
   }
   # First in line, so that $? is the command's status whatever the user's rc files add.
   typeset -ga precmd_functions preexec_functions

@@ -34,7 +34,9 @@ Deno.test("bash: an init file that runs the rc files first, then marks carrying 
   assert.ok(!init.includes(NONCE));
   const read = init.indexOf(`read -r __specter_nonce <&${NONCE_FD}; exec ${NONCE_FD}<&-;`);
   assert.ok(read > 0 && read < init.indexOf(". /etc/bash.bashrc"), init);
-  assert.ok(init.includes("133;C;specter=${__specter_nonce}") && init.includes("133;D;%s;specter=%s"));
+  assert.ok(init.includes("133;C;specter=%s") && init.includes("133;D;%s;specter=%s"));
+  // Marks only to a terminal (not into a file a redirected shell writes); no trace of their making.
+  assert.ok(init.includes("if [[ -t 1 ]]; then printf") && init.includes("set +x"), init);
   assert.doesNotMatch(init, /^\s*(export|declare -x|typeset -x)\b/m, "the nonce is never exported");
 });
 
@@ -45,7 +47,8 @@ Deno.test("bash: a login shell, --norc or --rcfile, or no directory, gets its ma
     assert.deepEqual(it.files, []);
     assert.ok(!JSON.stringify(it.env).includes(NONCE), "the nonce is in no variable");
     assert.ok(it.env.PROMPT_COMMAND?.includes(`read -r __specter_nonce <&${NONCE_FD}`), String(args));
-    assert.ok(it.env.PS0?.includes("specter=${__specter_nonce}"), String(args));
+    assert.equal(it.env.PS0, "${__specter_c-}", String(args));
+    assert.ok(it.env.PROMPT_COMMAND?.includes("set +x") && it.env.PROMPT_COMMAND.includes("[[ -t 1 ]]"));
   }
   assert.deepEqual(shellIntegration("bash", [], {}, null, NONCE)!.files, []);
 });

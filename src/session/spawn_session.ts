@@ -240,6 +240,7 @@ function prepare(
     const shell = setUpShell({ ...request, cwd: realized.cwd }, options, backend, { tmpDir });
     const plan = compileLaunchPlan(realized.policy, shell.request, backend, host, {
       protect: realized.protect,
+      persistProtect: realized.persistProtect,
       opened: realized.opened,
       hide,
       ...(tmpDir === null ? {} : { tmpDir }),
