@@ -279,12 +279,14 @@ export class FrameStore {
     // Scan from the last index entry that points at its record; else from the header.
     let start = headerEnd;
     // The name is what seeking goes by: a header that says an earlier seq (a segment copied or damaged)
-    // must not make seqs the older segments hold be handed out again.
-    let expected = Math.max(header.first_seq, first);
+    // must not make seqs the older segments hold be handed out again; nor may a segment named inside an
+    // older one's range (copied there): no seq below the floor is taken.
+    const floor = Math.max(header.first_seq, first, lastSeqHeld(dir, segments.slice(0, -1)) + 1);
+    let expected = floor;
     const index = readIndex(join(dir, `${segmentName(first)}.idx`));
     for (let i = index.length - 1; i >= 0; i--) {
       const entry = index[i]!;
-      if (entry.offset >= bytes.length) continue;
+      if (entry.offset >= bytes.length || entry.seq < floor) continue;
       const nl = bytes.indexOf(NEWLINE, entry.offset);
       if (nl < 0) continue;
       if (parseRecord(decoder.decode(bytes.subarray(entry.offset, nl)))?.seq === entry.seq) {
@@ -542,6 +544,28 @@ function lastRawBefore(
     }
   }
   return 0;
+}
+
+/** Bytes read from the end of an older segment for its last record (the whole segment when none is there). */
+const TAIL_BYTES = 64 * 1024;
+
+/** The highest seq the last records of `segments` hold, -1 when none holds one. */
+function lastSeqHeld(dir: string, segments: readonly number[]): number {
+  let last = -1;
+  for (const first of segments) {
+    const path = join(dir, `${segmentName(first)}.ndjson`);
+    const size = Deno.statSync(path).size;
+    for (const from of size > TAIL_BYTES ? [size - TAIL_BYTES, 0] : [0]) {
+      const all = lines(readAll(path, from), from).lines;
+      let found = -1;
+      for (let i = all.length - 1; i >= 0 && found < 0; i--) found = parseRecord(all[i]!.text)?.seq ?? -1;
+      if (found >= 0) {
+        last = Math.max(last, found);
+        break;
+      }
+    }
+  }
+  return last;
 }
 
 /** How {@link readLog} reads. */

@@ -271,3 +271,21 @@ Deno.test("recovery keeps the whole records after damage that hides several: a b
     assert.deepEqual(readLog(dir, { onCorrupt: () => {} }).map((r) => r.frame.seq), want, damage);
   }
 });
+
+Deno.test("recovery hands out no seq an older segment holds, however the last segment is named", () => {
+  const dir = tempDir();
+  const store = FrameStore.open({ dir, session: "s", segmentBytes: 300 });
+  for (let i = 0; i < 20; i++) store.append(frame(i));
+  store.close();
+  const segments = listSegments(dir);
+  const last = segments.at(-1)!;
+  assert.ok(last < 18, `${segments}`);
+  // The first segment copied under a name inside the last one's range (it then sorts last).
+  Deno.copyFileSync(segmentPath(dir, segments[0]!), segmentPath(dir, last + 1));
+  const again = FrameStore.open({ dir, session: "s", segmentBytes: 300 });
+  // Counted from its name, recovery handed out last + 1… again, which the segment before holds.
+  assert.equal(again.nextSeq, 20);
+  again.append(frame(20));
+  again.close();
+  assert.deepEqual(readLog(dir, { before: 21 }).map((r) => r.frame.seq), [...Array(21).keys()]);
+});
