@@ -42,6 +42,14 @@ import { bytesOf, mutateBytes, randomByteString } from "./_bytes.ts";
 import { mutateValue } from "./_mutate.ts";
 import type { Prng } from "./_prng.ts";
 
+/**
+ * `value` as it reads back once sent as JSON: what a round trip is compared with (-0 becomes 0, and numbers
+ * JSON cannot hold become null; equality by `Object.is` tells -0 from 0).
+ */
+function asJson(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}
+
 // --- daemon_message ----------------------------------------------------------------------------------
 
 const rpc = (method: string, params?: unknown, id: unknown = 1) => ({
@@ -188,7 +196,8 @@ function validateLine(line: string, access: Access): void {
     if (error instanceof RpcError && error.code === -32602) return;
     throw error;
   }
-  if (!isDeepStrictEqual(paramsOf(method as CheckedMethod, JSON.parse(JSON.stringify(checked))), checked)) {
+  const sent = asJson(checked);
+  if (!isDeepStrictEqual(paramsOf(method as CheckedMethod, sent), sent)) {
     throw new Crash(`Checked parameters of "${method}" do not check the same again`);
   }
   if (method !== "session.create" && method !== "agent.open") return;
@@ -437,7 +446,7 @@ const keeperMessage: FuzzTarget = {
       const decoded = decodeKeeperRequest(payload);
       if ("request" in decoded) {
         const again = decodeKeeperRequest(encoder.encode(JSON.stringify(decoded.request)));
-        if (!("request" in again) || !isDeepStrictEqual(again.request, decoded.request)) {
+        if (!("request" in again) || !isDeepStrictEqual(again.request, asJson(decoded.request))) {
           throw new Crash("A keeper request does not round-trip");
         }
         if (decoded.request.op === "spawn" && decoded.request.targets.some((t) => t < 3)) {
@@ -450,7 +459,7 @@ const keeperMessage: FuzzTarget = {
     }
     const event = decodeKeeperEvent(payload);
     if (event === null) return;
-    if (!isDeepStrictEqual(decodeKeeperEvent(encoder.encode(JSON.stringify(event))), event)) {
+    if (!isDeepStrictEqual(decodeKeeperEvent(encoder.encode(JSON.stringify(event))), asJson(event))) {
       throw new Crash("A keeper event does not round-trip");
     }
     if (event.op === "error") {
