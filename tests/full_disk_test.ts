@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { FileError } from "../src/errors.ts";
-import { LineFile, writeFileWhole } from "../src/fsafe/mod.ts";
+import { closeFd, LineFile, openWriteDir, writeFileWhole } from "../src/fsafe/mod.ts";
 import { runCli, sessionTest, withTempDir } from "./_helpers.ts";
 import { CAN_MOUNT, fill, PAGE, withFullTmpfs } from "./_tmpfs.ts";
 
@@ -33,7 +33,9 @@ function fullDiskTest(name: string, fn: () => Promise<void>): void {
 fullDiskTest("LineFile: a line cut short by ENOSPC is truncated away; later appends fail alike", async () => {
   await withFullTmpfs(64, 2, async (dir) => {
     await Deno.writeTextFile(`${dir}/old.json`, "{}");
-    const file = LineFile.append(`${dir}/log.ndjson`);
+    const dirFd = openWriteDir(dir);
+    const file = LineFile.appendBeneath(dirFd, "log.ndjson", `${dir}/log.ndjson`);
+    closeFd(dirFd);
     let failure: unknown = null;
     let lines = 0;
     for (let i = 0; i < 1000 && failure === null; i++) {

@@ -15,8 +15,8 @@
  * @module
  */
 import { join } from "node:path";
-import { SessionError } from "../errors.ts";
-import { LineFile, readRegularFile } from "../fsafe/mod.ts";
+import { SessionError, SpecterError } from "../errors.ts";
+import { closeFd, LineFile, openFileBeneath, openWriteDir, readFd } from "../fsafe/mod.ts";
 import { type AuditEvent, encodeAuditRecord } from "../protocol/mod.ts";
 import { AUDIT_GENESIS, AUDIT_MAX_BYTES, nextPrev, recordHash } from "./audit_chain.ts";
 import { nowSeconds } from "../clock.ts";
@@ -32,8 +32,13 @@ export function defaultArtifactsDir(
   runId: string,
   env: { get(name: string): string | undefined } = Deno.env,
 ): string {
+  return join(defaultRunsDir(env), runId);
+}
+
+/** Where runs' default artifacts directories are: `$XDG_STATE_HOME/specter/runs/`. */
+export function defaultRunsDir(env: { get(name: string): string | undefined } = Deno.env): string {
   const state = env.get("XDG_STATE_HOME") || join(env.get("HOME") ?? "/", ".local", "state");
-  return join(state, "specter", "runs", runId);
+  return join(state, "specter", "runs");
 }
 
 /** Appends audit records to `<dir>/audit.ndjson`. */
@@ -53,28 +58,49 @@ export class AuditLog {
     this.#runId = runId;
   }
 
-  /** Creates `dir` if needed and opens its audit log for appending (throws `E_AUDIT`). */
+  /**
+   * Creates `dir` if needed and opens its audit log for appending. Throws `E_AUDIT`: also when `dir` or
+   * the log is, or passes through, a symlink a sandboxed program could have planted (`details.reason`
+   * `symlink`: `dir` is made one component at a time and nothing is followed there), or the log is not a
+   * regular file (`not_regular`).
+   */
   static open(dir: string, runId: string): AuditLog {
+    let dirFd = -1;
+    let existing = -1;
     try {
-      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      dirFd = openWriteDir(dir, { create: true, mode: 0o700 });
       const path = join(dir, AUDIT_FILE);
+      const opened = openFileBeneath(dirFd, AUDIT_FILE, { how: "append", mode: 0o600 });
+      existing = opened.existing;
       let prev = AUDIT_GENESIS;
       try {
-        prev = nextPrev(readRegularFile(path, { maxBytes: AUDIT_MAX_BYTES, what: "audit log" }));
+        // The chain goes on from the log as it is, read through the inode that is appended to.
+        if (existing >= 0) {
+          prev = nextPrev(readFd(existing, { maxBytes: AUDIT_MAX_BYTES, what: "audit log" }, path));
+        }
+        // Anything but a whole chain (broken, too large) is not appended to.
+        return new AuditLog(
+          new LineFile(opened.file, path, opened.file.statSync().size, "audit log"),
+          dir,
+          runId,
+          prev,
+        );
       } catch (error: unknown) {
-        // No log yet: a new chain. Anything else (broken, too large, not a file) is not appended to.
-        if ((error as { code?: string }).code !== "E_PATH_NOT_FOUND") throw error;
+        opened.file.close();
+        throw error;
       }
-      return new AuditLog(LineFile.append(path, "audit log"), dir, runId, prev);
     } catch (error: unknown) {
+      const code = error instanceof SpecterError ? error.code : null;
+      const reason = code === "E_PATH_SYMLINK" ? "symlink" : code === "E_FILE_TYPE" ? "not_regular" : "io";
+      const fix = reason === "symlink" ? "; name the real path instead" : "";
       throw new SessionError(
         "E_AUDIT",
-        `Cannot write the audit log in "${dir}": ${(error as Error).message}`,
-        {
-          cause: error,
-          details: { dir },
-        },
+        `Cannot write the audit log in "${dir}": ${(error as Error).message}${fix}`,
+        { cause: error, details: { dir, reason, ...(code === null ? {} : { cause_code: code }) } },
       );
+    } finally {
+      closeFd(existing);
+      closeFd(dirFd);
     }
   }
 

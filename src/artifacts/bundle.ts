@@ -22,13 +22,16 @@
  * @module
  */
 import { join } from "node:path";
-import { FileError, SessionError } from "../errors.ts";
+import { FileError, SessionError, SpecterError } from "../errors.ts";
 import {
   closeFd,
   fdInfo,
+  fdProcPath,
   LineFile,
+  makeDirsBeneath,
   openBeneath,
   openDirectory,
+  openWriteDir,
   readFd,
   readFileBeneath,
   walkBeneath,
@@ -47,24 +50,44 @@ export const REPLAY_DIR = "replay";
 export class ArtifactBundle {
   /** The directory. */
   readonly dir: string;
+  /**
+   * The directory's descriptor: every file is written beneath it, never by name from the root (an
+   * earlier run's program may have planted links in a directory it could write).
+   */
+  #dirFd: number;
   #events: LineFile | null = null;
   #failure: SessionError | null = null;
 
-  /** Creates `dir` (and `snapshots/`) if needed (throws `E_ARTIFACTS`). */
+  /**
+   * Creates `dir` (and `snapshots/`) if needed, one component at a time without following a link a
+   * sandboxed program could have planted (throws `E_ARTIFACTS`, `details.reason` `symlink` for one).
+   */
   constructor(dir: string) {
     this.dir = dir;
+    let dirFd = -1;
     try {
-      Deno.mkdirSync(join(dir, "snapshots"), { recursive: true, mode: 0o700 });
+      dirFd = openWriteDir(dir, { create: true, mode: 0o700 });
+      closeFd(makeDirsBeneath(dirFd, "snapshots"));
     } catch (error: unknown) {
+      closeFd(dirFd);
+      const code = error instanceof SpecterError ? error.code : null;
+      const symlink = code === "E_PATH_SYMLINK";
       throw new SessionError(
         "E_ARTIFACTS",
-        `Cannot create the artifacts directory "${dir}": ${(error as Error).message}`,
+        `Cannot create the artifacts directory "${dir}": ${(error as Error).message}${
+          symlink ? "; name the real path instead" : ""
+        }`,
         {
           cause: error,
-          details: { dir },
+          details: {
+            dir,
+            reason: symlink ? "symlink" : "io",
+            ...(code === null ? {} : { cause_code: code }),
+          },
         },
       );
     }
+    this.#dirFd = dirFd;
   }
 
   /** The first file that could not be written (`E_ARTIFACTS`), or `null` while all were. */
@@ -77,15 +100,46 @@ export class ArtifactBundle {
     this.writeText(name, JSON.stringify(value, null, 2) + "\n");
   }
 
-  /** Writes text to `name` (relative to the bundle), whole or not at all. */
+  /** Writes text to `name` (relative to the bundle; missing folders are made), whole or not at all. */
   writeText(name: string, text: string): void {
-    this.#guard(name, () => writeFileWhole(join(this.dir, name), text, "artifact"));
+    this.#guard(name, () => this.writeFile(name, text));
+  }
+
+  /**
+   * Writes `data` to `name` (relative to the bundle) whole or not at all, making its missing folders, never
+   * through a link; throws (`E_FILE_WRITE`, `E_PATH_SYMLINK`, `E_FILE_TYPE`) instead of marking the bundle
+   * incomplete: for what is kept on a best-effort basis (the workspace archive).
+   */
+  writeFile(name: string, data: string | Uint8Array, mode = 0o600): void {
+    if (this.#dirFd < 0) {
+      throw new FileError(
+        "E_FILE_WRITE",
+        `The artifacts bundle "${this.dir}" is finished: "${name}" comes too late`,
+        {
+          details: { path: name, reason: "finished" },
+        },
+      );
+    }
+    const slash = name.lastIndexOf("/");
+    const parent = slash < 0 ? this.#dirFd : makeDirsBeneath(this.#dirFd, name.slice(0, slash));
+    try {
+      // A temporary name in the directory checked, renamed over the name: a link there is replaced.
+      writeFileWhole(`${fdProcPath(parent)}/${name.slice(slash + 1)}`, data, "artifact", mode);
+    } finally {
+      if (parent !== this.#dirFd) closeFd(parent);
+    }
   }
 
   /** Appends one frame (or any JSON value) to `events.ndjson`, written through at once, as a whole line. */
   event(value: unknown): void {
     this.#guard("events.ndjson", () => {
-      this.#events ??= LineFile.append(join(this.dir, "events.ndjson"), "artifact", 0o644);
+      this.#events ??= LineFile.appendBeneath(
+        this.#dirFd,
+        "events.ndjson",
+        join(this.dir, "events.ndjson"),
+        "artifact",
+        0o644,
+      );
       this.#events.append(JSON.stringify(value) + "\n");
     });
   }
@@ -110,15 +164,20 @@ export class ArtifactBundle {
     return `snapshots/${String(index).padStart(3, "0")}-${name}`;
   }
 
-  /** Closes `events.ndjson` and writes `checksums.json` over every other file. */
+  /** Closes `events.ndjson`, writes `checksums.json` over every other file, and closes the directory. */
   finish(): Record<string, string> {
     this.#events?.close();
     this.#events = null;
-    // An incomplete bundle is not sealed: checksums over a partial bundle would vouch for it.
-    if (this.#failure !== null) return {};
-    const sums = checksums(this.dir);
-    this.writeText(CHECKSUMS_FILE, encodeBundleChecksums(sums));
-    return sums;
+    try {
+      // An incomplete bundle is not sealed: checksums over a partial bundle would vouch for it.
+      if (this.#failure !== null || this.#dirFd < 0) return {};
+      const sums = checksums(this.#dirFd);
+      this.writeText(CHECKSUMS_FILE, encodeBundleChecksums(sums));
+      return sums;
+    } finally {
+      closeFd(this.#dirFd);
+      this.#dirFd = -1;
+    }
   }
 }
 

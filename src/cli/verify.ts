@@ -5,8 +5,17 @@
  *
  * @module
  */
+import { basename, dirname } from "node:path";
 import { FileError, UsageError } from "../errors.ts";
-import { readRegularFile, writeFileWhole } from "../fsafe/mod.ts";
+import {
+  closeFd,
+  fdInfo,
+  fdProcPath,
+  openBeneath,
+  openWriteDir,
+  readRegularFile,
+  writeFileWhole,
+} from "../fsafe/mod.ts";
 import { concatBytes, fromBase64 } from "../frames/mod.ts";
 import { FILTER_NAMES, type FilterName, normalizeText, parseFilters } from "../policy/mod.ts";
 import { castTranscript, unifiedDiff } from "../replay/mod.ts";
@@ -45,7 +54,8 @@ export const VERIFY_DOC: CommandDoc = {
 Without --update the golden is read and checked before anything runs. The command gets 60s unless
 --timeout says otherwise; its exit status is not compared. No audit log is written (--artifacts has no effect). A CI gate.
 Exits 0 on a match (verify: OK), 1 with a unified diff on drift (verify: DRIFT), 2 for bad usage or a
-golden that is missing (create it with --update), not a regular file, over 64 MiB or not UTF-8.`,
+golden that is missing (create it with --update), not a regular file, over 64 MiB or not UTF-8. --update
+never writes through a symlink the command could have planted (E_PATH_SYMLINK): name the real file.`,
   groups: [{ title: "Verify flags", flags: VERIFY_FLAGS }, ...SESSION_GROUPS],
 };
 
@@ -86,28 +96,33 @@ function readGolden(golden: string): string {
 
 /**
  * Writes a golden whole or not at all (temporary file renamed over it; a full disk is `E_FILE_WRITE`
- * and leaves the old golden). An existing golden must be a regular file (a symlink to one is followed,
- * the user named it): writing into a FIFO would block, into a device never end.
+ * and leaves the old golden). The verified command may have been able to write where the golden lies, so
+ * nothing there is followed: the directory is opened by descriptor (links only where no sandbox can
+ * write), an existing golden that is a symlink is `E_PATH_SYMLINK` (the program could have pointed it at
+ * `~/.bashrc`; name the real file), anything but a regular file `E_FILE_TYPE` (a FIFO would block).
  */
 function writeGolden(golden: string, text: string): void {
-  let target = golden;
+  const dirFd = openWriteDir(dirname(golden));
   try {
-    target = Deno.realPathSync(golden);
-  } catch {
-    // No golden yet: it is created.
+    let handle = -1;
+    try {
+      handle = openBeneath(dirFd, basename(golden));
+      const kind = fdInfo(handle).kind;
+      if (kind !== "file") {
+        throw new FileError("E_FILE_TYPE", `Golden "${golden}" is a ${kind}, not a regular file`, {
+          details: { path: golden, kind },
+        });
+      }
+    } catch (error: unknown) {
+      if (!(error instanceof FileError) || error.code !== "E_PATH_NOT_FOUND") throw error;
+      // Missing: created below.
+    } finally {
+      closeFd(handle);
+    }
+    writeFileWhole(`${fdProcPath(dirFd)}/${basename(golden)}`, text, "golden", 0o666);
+  } finally {
+    closeFd(dirFd);
   }
-  let kind: string | null = null;
-  try {
-    kind = Deno.statSync(target).isFile ? "file" : "not a regular file";
-  } catch {
-    // Missing: created below.
-  }
-  if (kind !== null && kind !== "file") {
-    throw new FileError("E_FILE_TYPE", `Golden "${golden}" is not a regular file`, {
-      details: { path: golden },
-    });
-  }
-  writeFileWhole(target, text, "golden", 0o666);
 }
 
 /** Default wall-clock guard for a verified command (a CI gate must end). */

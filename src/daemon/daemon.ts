@@ -47,7 +47,7 @@ import {
 import { AUDIT_FILE, AuditLog } from "../artifacts/mod.ts";
 import type { AuthorKind, CommandLog } from "../history/mod.ts";
 import { fingerprintPlan } from "../sandbox/mod.ts";
-import { ServiceLog } from "../fsafe/mod.ts";
+import { closeFd, fdProcPath, makeDirsBeneath, openWriteDir, ServiceLog } from "../fsafe/mod.ts";
 import { VERSION } from "../version.ts";
 import { Connection } from "./connection.ts";
 import { type Peer, RemoteServer, type RemoteServerOptions, type WsPeer } from "../remote/mod.ts";
@@ -525,16 +525,17 @@ export class Daemon {
     let options = this.#options.resolve(params);
     if (params.persist) {
       // The root and each layer: 0700, the caller's alone (the sandbox runs as the caller, root's too).
-      const root = this.#persistRoot();
-      Deno.mkdirSync(root, { recursive: true, mode: 0o700 });
-      Deno.chmodSync(root, 0o700);
-      const dir = this.#persistDir(params.name);
+      // Made and changed by descriptor, never through a link: a layer is a program's writable home, and
+      // an earlier one may have planted a link where the next is made (the launch then opens the layer
+      // without following any link, too).
+      const rootFd = openWriteDir(this.#persistRoot(), { create: true, mode: 0o700 });
       try {
-        Deno.mkdirSync(dir, { mode: 0o700 });
-      } catch (error: unknown) {
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+        Deno.chmodSync(fdProcPath(rootFd), 0o700);
+        closeFd(makeDirsBeneath(rootFd, params.name, 0o700));
+      } finally {
+        closeFd(rootFd);
       }
-      options = { ...options, persistDir: dir };
+      options = { ...options, persistDir: this.#persistDir(params.name) };
     }
     const entry = this.#launch(
       params.name,

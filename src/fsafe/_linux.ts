@@ -13,6 +13,7 @@ const SYMBOLS = {
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   readlinkat: { parameters: ["i32", "buffer", "buffer", "usize"], result: "isize" },
+  mkdirat: { parameters: ["i32", "buffer", "u32"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -68,6 +69,7 @@ export const ERRNO = {
   ELOOP: 40,
   E2BIG: 7,
   ENXIO: 6,
+  EEXIST: 17,
 } as const;
 
 interface Bound {
@@ -115,6 +117,8 @@ export interface RawStat {
   readonly mode: number;
   readonly uid: number;
   readonly size: number;
+  /** Hard links to the inode. */
+  readonly nlink: number;
   readonly ino: bigint;
   readonly devMajor: number;
   readonly devMinor: number;
@@ -127,6 +131,7 @@ export function statFd(fd: number): RawStat | number {
   if (sym.statx(fd, EMPTY, AT_EMPTY_PATH, STATX_BASIC_STATS, buffer) !== 0) return errno();
   const view = new DataView(buffer.buffer);
   return {
+    nlink: view.getUint32(16, true),
     uid: view.getUint32(20, true),
     mode: view.getUint16(28, true),
     ino: view.getBigUint64(32, true),

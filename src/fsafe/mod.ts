@@ -26,6 +26,15 @@ export {
   reopenForReading,
 } from "./read.ts";
 export { isDiskFull, LineFile, writeFileWhole } from "./write.ts";
+export {
+  type FileBeneath,
+  makeDirsBeneath,
+  openFileBeneath,
+  openWriteDir,
+  type WriteDirOptions,
+  type WriteFileOptions,
+  writerTrust,
+} from "./write_beneath.ts";
 export { MAX_LINK_HOPS, openTrusted, rootOnlyLink, type TrustedPath } from "./trusted.ts";
 export {
   ancestorIdentities,

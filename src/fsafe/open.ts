@@ -29,6 +29,8 @@ export interface FdInfo {
   readonly mode: number;
   /** Owner uid. */
   readonly uid: number;
+  /** Hard links to the inode (another name of it may lie anywhere on its filesystem). */
+  readonly links: number;
 }
 
 /** How to open. */
@@ -58,6 +60,7 @@ function info(raw: RawStat): FdInfo {
     identity: `${raw.devMajor}:${raw.devMinor}:${raw.ino}`,
     mode: raw.mode,
     uid: raw.uid,
+    links: raw.nlink,
   };
 }
 

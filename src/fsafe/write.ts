@@ -7,6 +7,8 @@
  */
 import { dirname, join } from "node:path";
 import { FileError } from "../errors.ts";
+import { closeFd } from "./open.ts";
+import { openFileBeneath } from "./write_beneath.ts";
 
 /** True when `error` is the kernel's "no space left on device" (ENOSPC) or "quota exceeded" (EDQUOT). */
 export function isDiskFull(error: unknown): boolean {
@@ -65,15 +67,20 @@ export class LineFile {
     this.#what = what;
   }
 
-  /** Opens `path` for appending (created with `mode` if missing). Throws `E_FILE_WRITE`. */
-  static append(path: string, what = "file", mode = 0o600): LineFile {
-    let file: Deno.FsFile;
+  /**
+   * Opens `name` in the directory `dirFd` for appending, created with `mode` if missing, never through a
+   * symlink (`openFileBeneath`); `shown` names it in messages. Throws `E_FILE_WRITE`, `E_PATH_SYMLINK`,
+   * `E_FILE_TYPE`.
+   */
+  static appendBeneath(dirFd: number, name: string, shown: string, what = "file", mode = 0o600): LineFile {
+    const { file, existing } = openFileBeneath(dirFd, name, { how: "append", mode });
+    closeFd(existing);
     try {
-      file = Deno.openSync(path, { append: true, create: true, mode });
+      return new LineFile(file, shown, file.statSync().size, what);
     } catch (error: unknown) {
-      throw writeError(what, path, error);
+      file.close();
+      throw writeError(what, shown, error);
     }
-    return new LineFile(file, path, file.statSync().size, what);
   }
 
   /** The first write failure, or `null` while every line was written. */

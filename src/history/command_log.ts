@@ -12,8 +12,9 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { deflateSync, inflateSync } from "node:zlib";
-import { dirname, join } from "node:path";
-import { DaemonError } from "../errors.ts";
+import { basename, dirname, join } from "node:path";
+import { DaemonError, FileError } from "../errors.ts";
+import { closeFd, fdInfo, fdProcPath, openBeneath, openFileBeneath, openWriteDir } from "../fsafe/mod.ts";
 
 /** Output bytes kept per command (UTF-8, before compression). */
 export const OUTPUT_CAP = 64 * 1024;
@@ -160,6 +161,51 @@ export function defaultCommandLogPath(env: (name: string) => string | undefined 
   return join(base, "specter", "log.sqlite");
 }
 
+/** SQLite's companions of a database file: none may be a link either. */
+const COMPANIONS = ["", "-wal", "-shm", "-journal"] as const;
+
+/**
+ * Makes the log's directory (0700, one component at a time, never through a link) and its file (0600),
+ * and returns the file's real path for SQLite. A program that could write there in an earlier run (a
+ * grant over `~/.local/share`) may have left `log.sqlite -> /etc/passwd`: SQLite, which opens by name,
+ * would create or open the target, and a chmod by name would make it 0600. So the file and its companions
+ * are checked by descriptor first (a link or anything but a regular file is refused), and the chmod goes
+ * through the checked inode. From then on the directory exists and no launch may grant it (it is hidden,
+ * or the launch refused: `specterStateDirs`), so nothing replaces them between this check and SQLite's open.
+ */
+function openLogFile(path: string): string {
+  const name = basename(path);
+  const dirFd = openWriteDir(dirname(path), { create: true, mode: 0o700 });
+  try {
+    for (const suffix of COMPANIONS) {
+      let fd = -1;
+      try {
+        fd = openBeneath(dirFd, `${name}${suffix}`);
+        const kind = fdInfo(fd).kind;
+        if (kind !== "file") {
+          throw new FileError("E_FILE_TYPE", `"${name}${suffix}" is a ${kind}, not a regular file`, {
+            details: { path: `${name}${suffix}`, kind },
+          });
+        }
+      } catch (error: unknown) {
+        if (!(error instanceof FileError) || error.code !== "E_PATH_NOT_FOUND") throw error;
+      } finally {
+        closeFd(fd);
+      }
+    }
+    const { file, existing } = openFileBeneath(dirFd, name, { how: "append", mode: 0o600 });
+    file.close();
+    try {
+      if (existing >= 0) Deno.chmodSync(fdProcPath(existing), 0o600);
+    } finally {
+      closeFd(existing);
+    }
+    return join(Deno.readLinkSync(fdProcPath(dirFd)), name);
+  } finally {
+    closeFd(dirFd);
+  }
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const REPORTED: readonly Reporter[] = ["specter", "shell", "output", "unknown"];
@@ -187,10 +233,9 @@ export class CommandLog {
    */
   static open(path: string = defaultCommandLogPath()): CommandLog {
     try {
-      Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      const db = new DatabaseSync(path);
+      const real = openLogFile(path);
+      const db = new DatabaseSync(real);
       try {
-        Deno.chmodSync(path, 0o600);
         // The busy timeout first: switching to WAL waits for another process opening the log at the same time.
         db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
         migrate(db);

@@ -12,8 +12,9 @@
  *
  * @module
  */
-import { SessionError } from "../errors.ts";
-import { LineFile } from "../fsafe/mod.ts";
+import { basename, dirname } from "node:path";
+import { FileError, SessionError } from "../errors.ts";
+import { closeFd, LineFile, openFileBeneath, openWriteDir } from "../fsafe/mod.ts";
 import { type CastEventCode, type CastStart, encodeCastEvent, encodeCastHeader } from "../protocol/mod.ts";
 
 const encoder = new TextEncoder();
@@ -29,17 +30,33 @@ export class CastWriter {
     this.#path = path;
   }
 
-  /** Creates (truncates) `path` and writes the header (throws `E_RECORD`). */
+  /**
+   * Creates (truncates) `path` and writes the header. Throws `E_RECORD`: also when `path` is, or passes
+   * through, a symlink a sandboxed program could have planted (`details.reason` `symlink`), or is not a
+   * regular file (a FIFO would hang the run: `not_regular`).
+   */
   static create(path: string, header: CastStart): CastWriter {
     const first = encodeCastHeader(header); // Before the file exists: a header it refuses leaves none.
     let file: Deno.FsFile;
+    let dirFd = -1;
     try {
-      file = Deno.openSync(path, { write: true, create: true, truncate: true });
+      // The directory by descriptor (links only where no sandbox can write), the file beneath it: an
+      // earlier run's program may have left a link here to the caller's ~/.bashrc.
+      dirFd = openWriteDir(dirname(path));
+      const opened = openFileBeneath(dirFd, basename(path), { how: "truncate", mode: 0o666 });
+      closeFd(opened.existing);
+      file = opened.file;
     } catch (error: unknown) {
-      throw new SessionError("E_RECORD", `Cannot create recording "${path}": ${(error as Error).message}`, {
-        cause: error,
-        details: { path },
-      });
+      const code = error instanceof FileError ? error.code : null;
+      const reason = code === "E_PATH_SYMLINK" ? "symlink" : code === "E_FILE_TYPE" ? "not_regular" : "io";
+      const fix = reason === "symlink" ? "; name the real path instead" : "";
+      throw new SessionError(
+        "E_RECORD",
+        `Cannot create recording "${path}": ${(error as Error).message}${fix}`,
+        { cause: error, details: { path, reason, ...(code === null ? {} : { cause_code: code }) } },
+      );
+    } finally {
+      closeFd(dirFd);
     }
     const writer = new CastWriter(new LineFile(file, path, 0, "recording"), path);
     writer.#line(first);

@@ -19,7 +19,7 @@ import {
   type ReplaySettings,
 } from "../policy/mod.ts";
 import { SpecterError } from "../errors.ts";
-import { closeFd, fdProcPath, openBeneath, writeFileWhole } from "../fsafe/mod.ts";
+import { closeFd, fdProcPath, makeDirsBeneath, writeFileWhole } from "../fsafe/mod.ts";
 import { RegexClock, runScenario, TIMED_OUT } from "../scenario/mod.ts";
 import {
   BundleDir,
@@ -216,22 +216,28 @@ async function replayOpen(
   bundle: BundleDir,
   options: ReplayOptions,
 ): Promise<{ report: ReplayReport; differences: ReplayDifference[] }> {
-  const dir = bundle.path;
   const prepared = prepare(bundle, options);
   const { loaded } = prepared;
   const recorded = recordedRun(bundle);
   const goldens = recordedGoldens(bundle, loaded);
-  const runDir = join(dir, REPLAY_DIR, "run");
-  const out = join(dir, REPLAY_DIR);
   try {
-    Deno.removeSync(out, { recursive: true });
+    // Through the bundle's descriptor: a `replay` that is a symlink is removed itself, never followed.
+    Deno.removeSync(`${fdProcPath(bundle.fd)}/${REPLAY_DIR}`, { recursive: true });
   } catch {
     // No earlier replay: nothing to clear.
   }
-  Deno.mkdirSync(out, { recursive: true, mode: 0o700 });
-  // Written through the descriptor of the directory just made, resolved without links: a `replay`
-  // swapped for a symlink by whoever else can write the bundle is refused, never written through.
-  const outFd = openBeneath(bundle.fd, REPLAY_DIR, { mode: "handle" });
+  // Made and written beneath the bundle's descriptor, resolved without links: a `replay` swapped for a
+  // symlink by whoever else can write the bundle is refused, never written through.
+  const outFd = makeDirsBeneath(bundle.fd, REPLAY_DIR);
+  // The new run's artifacts by the real path of the directory just made (the bundle's own path may pass
+  // through the user's links, which the run's writer would refuse).
+  let runDir: string;
+  try {
+    runDir = join(Deno.readLinkSync(fdProcPath(outFd)), "run");
+  } catch (error: unknown) {
+    closeFd(outFd);
+    throw error;
+  }
   const write = (name: string, value: unknown) =>
     writeFileWhole(
       `${fdProcPath(outFd)}/${name}`,

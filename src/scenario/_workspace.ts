@@ -40,41 +40,37 @@ export function createWorkspace(files: Readonly<Record<string, string>>): string
 export const MAX_ARCHIVED_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Copies the workspace's regular files into `artifacts/workspace/` and removes it. The program could
+ * Copies the workspace's regular files into `artifacts/workspace/` through `write` (the bundle's, which
+ * writes beneath its directory's descriptor and never through a link) and removes it. The program could
  * write the workspace, so every entry is opened beneath the workspace's descriptor with no symlink in
  * any component and read through the descriptor that was checked: a symlink, special file or file over
  * {@link MAX_ARCHIVED_FILE_BYTES} is not archived (never followed, even when swapped in mid-copy).
  * Best effort: the run's result must still be written if this fails.
  */
-export function archiveWorkspace(root: string, artifacts: string): void {
+export function archiveWorkspace(root: string, write: (path: string, bytes: Uint8Array) => void): void {
   let rootFd = -1;
   try {
     rootFd = openDirectory(root);
-    archiveBeneath(rootFd, join(artifacts, WORKSPACE_DIR));
+    walkBeneath(rootFd, (entry) => {
+      if ("error" in entry) {
+        if (entry.error instanceof FileError) return; // A symlink (or gone): not archived, never followed.
+        throw entry.error;
+      }
+      if (entry.kind !== "file") return;
+      let bytes: Uint8Array;
+      try {
+        bytes = readFileBeneath(rootFd, entry.path, {
+          maxBytes: MAX_ARCHIVED_FILE_BYTES,
+          what: "workspace file",
+        });
+      } catch (error: unknown) {
+        if (error instanceof FileError) return; // Swapped for a link or a FIFO, or too large: not archived.
+        throw error;
+      }
+      write(`${WORKSPACE_DIR}/${entry.path}`, bytes);
+    });
   } finally {
     closeFd(rootFd);
     Deno.removeSync(root, { recursive: true });
   }
-}
-
-function archiveBeneath(rootFd: number, target: string): void {
-  walkBeneath(rootFd, (entry) => {
-    if ("error" in entry) {
-      if (entry.error instanceof FileError) return; // A symlink (or gone): not archived, never followed.
-      throw entry.error;
-    }
-    if (entry.kind === "file") archiveFile(rootFd, entry.path, join(target, entry.path));
-  });
-}
-
-function archiveFile(rootFd: number, path: string, to: string): void {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileBeneath(rootFd, path, { maxBytes: MAX_ARCHIVED_FILE_BYTES, what: "workspace file" });
-  } catch (error: unknown) {
-    if (error instanceof FileError) return; // Swapped for a link or a FIFO, or too large: not archived.
-    throw error;
-  }
-  Deno.mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
-  Deno.writeFileSync(to, bytes, { mode: 0o600 });
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { ArtifactBundle, AuditLog } from "../artifacts/mod.ts";
 import { SpecterError, toSpecterError } from "../errors.ts";
 import {
@@ -156,7 +156,7 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
     let archiveError: string | null = null;
     if (workspace !== null) {
       try {
-        archiveWorkspace(workspace, options.artifacts);
+        archiveWorkspace(workspace, (path, bytes) => bundle.writeFile(path, bytes));
       } catch (failure: unknown) {
         archiveError = (failure as Error).message; // Recorded in the audit log; the result is still written.
       }
@@ -532,17 +532,8 @@ export async function runScenario(loaded: LoadedScenario, options: RunScenarioOp
         throw new StepFailure(`Golden "${golden}" does not exist (run with --update-goldens)`, text);
       }
       // The bundle keeps what was compared, so a replay compares with the same text (never a host path).
-      if (options.replay === undefined) {
-        try {
-          Deno.mkdirSync(join(options.artifacts, GOLDENS_DIR, dirname(golden)), {
-            recursive: true,
-            mode: 0o700,
-          });
-        } catch {
-          // The write below then fails and the bundle records E_ARTIFACTS: nothing more to say here.
-        }
-        bundle.writeText(`${GOLDENS_DIR}/${golden}`, expected);
-      }
+      // (Its folders are made beneath the bundle's descriptor, never through a link.)
+      if (options.replay === undefined) bundle.writeText(`${GOLDENS_DIR}/${golden}`, expected);
       if (expected !== text) throw new StepFailure(`The screen differs from golden "${golden}"`, expected);
     }
   }

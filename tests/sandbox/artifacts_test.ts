@@ -77,7 +77,14 @@ sessionTest("artifacts named through a symlink or `..` into a write grant are re
     await Deno.mkdir(`${dir}/other`);
     await Deno.symlink(`${dir}/ws`, `${dir}/alias`);
     const policy = await policyFile(dir, [`${dir}/ws`]);
-    await assertRefused(policy, `${dir}/alias/art`, `${dir}/ws/marker`);
+    // Through a link: refused before the guard is even asked, since the audit log is never written
+    // through a link a sandbox could have made (this one could be the program's, in an earlier run).
+    const args = ["exec", "--policy", policy, "--ack-unsafe-write", "--artifacts", `${dir}/alias/art`, "--"];
+    const { code, stderr } = await runCli([...args, ...forger(`${dir}/alias/art`, `${dir}/ws/marker`)]);
+    assert.equal(code, 125, stderr);
+    assert.match(stderr, /E_AUDIT: .*passes through the symlink/, stderr);
+    assert.equal(await exists(`${dir}/ws/marker`), false, "the program ran");
+    assert.equal(await exists(`${dir}/ws/art`), false, "the audit log was made through the link");
     await assertRefused(policy, `${dir}/other/../ws/art2`, `${dir}/ws/marker`);
   });
 });
