@@ -83,6 +83,8 @@ export const ERROR_CODES = {
     "A write grant, a granted socket, the program, or a read/exec entry inside a write grant does not exist",
   E_POLICY_ARTIFACTS_EXPOSED:
     "A grant would make the run's artifacts directory (audit log, recording, snapshots) writable or visible inside the sandbox",
+  E_POLICY_SELF_WRITABLE:
+    "A write grant contains the policy file itself: the program could rewrite the policy of its next run",
   E_POLICY_PROTECT_LIMIT:
     "Strict-write could not check every protected name under a write grant (walk cap on entries, depth, names or time, or an unlistable directory)",
   E_SANDBOX_UNAVAILABLE: "The requested sandbox backend cannot run here (the message says how to fix it)",
@@ -193,6 +195,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_POLICY_SYMLINK: "0.6.0",
   E_POLICY_PATH_MISSING: "0.6.0",
   E_POLICY_ARTIFACTS_EXPOSED: "0.6.0",
+  E_POLICY_SELF_WRITABLE: "0.8.0",
   E_POLICY_PROTECT_LIMIT: "0.6.0",
   E_SANDBOX_MOUNTS: "0.6.0",
   E_REPLAY_INCOMPLETE: "0.6.0",

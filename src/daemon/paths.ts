@@ -9,22 +9,9 @@ import { DaemonError } from "../errors.ts";
 import { closeFd } from "../fsafe/mod.ts";
 import { openPrivateDir } from "./trust.ts";
 
-/** The daemon's socket: `$XDG_RUNTIME_DIR/specter/daemon.sock`, else `/tmp/specter-$UID/daemon.sock`. */
-export function defaultSocketPath(env: (name: string) => string | undefined = Deno.env.get): string {
-  const runtime = env("XDG_RUNTIME_DIR");
-  const dir = runtime !== undefined && runtime.startsWith("/")
-    ? join(runtime, "specter")
-    : `/tmp/specter-${Deno.uid()}`;
-  return join(dir, "daemon.sock");
-}
-
-/** The daemon's state: `$XDG_STATE_HOME/specter/daemon`, else `~/.local/state/specter/daemon`. */
-export function defaultStateDir(env: (name: string) => string | undefined = Deno.env.get): string {
-  const state = env("XDG_STATE_HOME");
-  if (state !== undefined && state.startsWith("/")) return join(state, "specter", "daemon");
-  const home = env("HOME") ?? "/root";
-  return join(home, ".local", "state", "specter", "daemon");
-}
+// Where the daemon's socket, state and persistent homes are by default: the session layer knows them,
+// since every launch keeps them out of its sandbox.
+export { defaultPersistRoot, defaultSocketPath, defaultStateDir } from "../session/mod.ts";
 
 /**
  * Makes `dir` (0700) when missing, then checks it is a real directory owned by this user that nobody
@@ -55,13 +42,4 @@ export function privateDir(dir: string): void {
 /** A session's directory in the state directory. */
 export function sessionDir(stateDir: string, name: string): string {
   return join(stateDir, "sessions", name);
-}
-
-/**
- * Where persistent layers go for a daemon on `stateDir`: beside the state directory, for root as for anyone
- * (a sandbox runs as its caller, so root's can reach root's home; 0.6 put root's in a shared
- * `/var/lib/specter/persist/`, where a host service running as the old sandbox uid could reach them).
- */
-export function defaultPersistRoot(stateDir: string): string {
-  return join(stateDir, "..", "persist");
 }

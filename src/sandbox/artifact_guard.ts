@@ -36,10 +36,54 @@ export interface ArtifactPlace {
   /** The directory (the run's artifacts directory; the directory a recording is written to). */
   readonly dir: string;
   /**
-   * Read grants may show it (a recording's directory: reading a recording as it is written tells the
-   * program nothing it did not print). Otherwise read grants get it hidden, or are refused.
+   * Read grants may show it (the directory of a recording without shell integration: reading it as it is
+   * written tells the program nothing it did not print). Otherwise read grants get it hidden, or are
+   * refused. An integrated shell's recording is not readable: it holds the shell's marks with their nonce.
    */
   readonly readable?: boolean;
+  /**
+   * What it is, for the refusal's message: the run's `artifacts` (default), the directory of its
+   * `recording`, or Specter's own `state` (a daemon's, the runs', the command log's).
+   */
+  readonly kind?: "artifacts" | "recording" | "state";
+}
+
+/** The refusal of `grant` for the place `dir` of `kind`. */
+function refusal(
+  grant: { path: string; field: string; writable: boolean },
+  dir: string,
+  kind: ArtifactPlace["kind"],
+  inside: boolean,
+): PolicyProblem {
+  const where = inside ? "lies inside" : "contains";
+  const verb = grant.writable ? "forge" : "read";
+  const [what, harm, fix] = kind === "state"
+    ? [
+      `Specter's own state directory "${dir}"`,
+      `${
+        grant.writable ? "rewrite" : "read"
+      } other sessions' logs, nonces and homes and other runs' audit logs`,
+      "choose a narrower grant",
+    ]
+    : kind === "recording"
+    ? [
+      `the directory "${dir}" of the run's recording`,
+      grant.writable
+        ? "forge its own recording"
+        : "read its shell's marks and their nonce back from the recording",
+      "record elsewhere or choose a narrower grant",
+    ]
+    : [
+      `the artifacts directory "${dir}"`,
+      `${verb} its own audit log and recordings`,
+      "choose another --artifacts directory or a narrower grant",
+    ];
+  return {
+    code: "E_POLICY_ARTIFACTS_EXPOSED",
+    field: grant.field,
+    message:
+      `Field "${grant.field}" grants "${grant.path}", which ${where} ${what}: the program could ${harm}; ${fix}`,
+  };
 }
 
 /** What the guard decided. */
@@ -80,7 +124,32 @@ export function guardArtifacts(
   const hide = new Set<string>();
   // The mount table only when there is something to guard (a library session may record nothing).
   const table = places.length === 0 ? new Map() as ReturnType<typeof mountTable> : mountTable();
-  for (const { dir, readable } of places) {
+  // Each grant's location once, whatever the number of places (every launch guards Specter's own state).
+  const grantLocations = new Map<string, ReturnType<typeof fsLocation>>();
+  const locate = (path: string, fd: number) => {
+    if (!grantLocations.has(path)) grantLocations.set(path, fsLocation(fd, table));
+    return grantLocations.get(path)!;
+  };
+  const grantAncestors = new Map<string, string[]>();
+  const ancestorsOf = (path: string, fd: number) => {
+    if (!grantAncestors.has(path)) grantAncestors.set(path, ancestorIdentities(fd));
+    return grantAncestors.get(path)!;
+  };
+  // One place named twice (a daemon's own directories are also the defaults) is checked once, the
+  // stricter way (readable only when every naming says so).
+  const unique = new Map<string, ArtifactPlace>();
+  for (const place of places) {
+    const seen = unique.get(place.dir);
+    unique.set(
+      place.dir,
+      seen === undefined ? place : {
+        dir: place.dir,
+        readable: seen.readable === true && place.readable === true,
+        kind: seen.kind === place.kind ? place.kind : "artifacts",
+      },
+    );
+  }
+  for (const { dir, readable, kind } of unique.values()) {
     const fd = openArtifact(dir);
     if (fd === null) continue;
     try {
@@ -95,10 +164,11 @@ export function guardArtifacts(
       });
       const reported = new Set<string>();
       for (const grant of grants) {
+        if (!grant.writable && readable === true) continue;
         const opened = realized.opened.get(grant.path);
         if (opened === undefined) continue; // Missing read/exec entry: nothing is bound.
         const key = `${grant.field}\0${grant.path}`;
-        const grantLocation = fsLocation(opened.fd, table);
+        const grantLocation = locate(grant.path, opened.fd);
         // The artifacts directory itself granted: "inside" (a tmpfs there would replace the grant).
         const same = opened.info.identity === identity;
         const bothLocated = location !== null && grantLocation !== null;
@@ -106,24 +176,15 @@ export function guardArtifacts(
           aliases.some((alias) => isWithin(alias, grant.path)) ||
           (bothLocated && locatedWithin(location, grantLocation)));
         const inside = same || (!contains && (
-          (opened.info.kind === "dir" && ancestorIdentities(opened.fd).includes(identity)) ||
+          (opened.info.kind === "dir" && ancestorsOf(grant.path, opened.fd).includes(identity)) ||
           (bothLocated && locatedWithin(grantLocation, location))
         ));
-        if (!grant.writable && readable === true) continue;
         if (!contains && !inside) continue;
         const shown = aliases.filter((alias) => isWithin(alias, grant.path));
         if (grant.writable || inside || !options.canHide || shown.length === 0) {
           if (reported.has(key)) continue;
           reported.add(key);
-          problems.push({
-            code: "E_POLICY_ARTIFACTS_EXPOSED",
-            field: grant.field,
-            message: `Field "${grant.field}" grants "${grant.path}", which ${
-              inside ? "lies inside" : "contains"
-            } the artifacts directory "${dir}": the program could ${
-              grant.writable ? "forge" : "read"
-            } its own audit log and recordings; choose another --artifacts directory or a narrower grant`,
-          });
+          problems.push(refusal(grant, dir, kind, inside));
           continue;
         }
         for (const alias of shown) hide.add(alias);
@@ -133,5 +194,10 @@ export function guardArtifacts(
     }
   }
   if (problems.length > 0) throw new PolicyError(problems);
-  return { hide: [...hide].sort() };
+  // A tmpfs over a directory hides what is beneath it already; one beneath it could not even be mounted
+  // (its mount point would have to be made in the read-only tmpfs above it).
+  const outermost = [...hide].filter((path) =>
+    ![...hide].some((other) => other !== path && isWithin(path, other))
+  );
+  return { hide: outermost.sort() };
 }

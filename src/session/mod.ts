@@ -27,3 +27,4 @@ export { Transcript } from "./transcript.ts";
 export { auditError, auditFrame, auditLaunch, type RunAudit } from "./session_audit.ts";
 export { CommandRows, type CommandRowsContext } from "./command_rows.ts";
 export { type SandboxOption } from "./options.ts";
+export { defaultPersistRoot, defaultSocketPath, defaultStateDir, specterStateDirs } from "./state_dirs.ts";

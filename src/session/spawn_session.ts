@@ -19,6 +19,7 @@ import {
   compileLaunchPlan,
   findPrlimit,
   guardArtifacts,
+  guardPolicyFile,
   hostFacts,
   idmapNamespace,
   type LaunchPlan,
@@ -39,6 +40,8 @@ import {
 import { nowSeconds } from "../clock.ts";
 import { Session, type SessionHooks } from "./session.ts";
 import { setUpShell } from "./shell_setup.ts";
+import { knownShell } from "./shell_integration.ts";
+import { specterStateDirs } from "./state_dirs.ts";
 import { Ceilings, kernelEnforces, type SessionCgroupPlacement } from "../ceilings/mod.ts";
 import { cgroupMode, launch, type Launched, ProcessTree } from "../launch/mod.ts";
 
@@ -229,12 +232,20 @@ function prepare(
   });
   let tmpDir: string | null = null;
   try {
-    // The run's own record is out of the program's reach (E_POLICY_ARTIFACTS_EXPOSED otherwise).
+    // The run's own record is out of the program's reach (E_POLICY_ARTIFACTS_EXPOSED otherwise), and so
+    // is Specter's own state (other sessions' nonces, homes and logs). A recording may be read back,
+    // except an integrated shell's: it holds the shell's marks with their nonce.
+    const integrated = resolved.shellIntegration && knownShell(program, request.args) !== null;
     const { hide } = guardArtifacts(realized, [
       ...(resolved.artifacts === null ? [] : [{ dir: resolved.artifacts }]),
-      ...(resolved.record === null ? [] : [{ dir: dirname(resolved.record.path), readable: true }]),
+      ...(resolved.record === null
+        ? []
+        : [{ dir: dirname(resolved.record.path), readable: !integrated, kind: "recording" as const }]),
       ...resolved.protectedDirs.map((dir) => ({ dir })),
+      ...specterStateDirs().map((dir) => ({ dir, kind: "state" as const })),
     ], { canHide: backend === "bwrap" });
+    // A policy file its own write grants contain could be rewritten for the next run (E_POLICY_SELF_WRITABLE).
+    guardPolicyFile(realized, policy.source);
     const host = backend === "bwrap" ? hostFacts(policy.network === "on") : NO_HOST;
     if (backend === "seatbelt" && launchOptions.privateTmp !== undefined) tmpDir = launchOptions.privateTmp();
     const shell = setUpShell({ ...request, cwd: realized.cwd }, options, backend, { tmpDir });
