@@ -3,8 +3,8 @@
  * root's.
  *
  * Started by root, bwrap runs through `setpriv --reuid=UID --regid=UID`: the sandbox's user namespace maps
- * its uid 65534 to UID, a uid of its own (chosen at random once per process from a range no account or
- * subordinate-id range uses), so no host service shares it (0.6's `nobody` did) and none of the kernel's
+ * its uid 65534 to UID, a uid of its own (a fixed uid of a range no account or subordinate-id range uses),
+ * so no host service shares it (0.6's `nobody` did) and none of the kernel's
  * special cases for uid 0 apply (sysctls, device nodes, leases, per-user limits, peer checks). Each path the
  * launch binds is attached first, as a clone of its opened descriptor, beneath a private directory; those
  * the program reads or writes (grants, protections, the persistent layer) through an idmapped mount that
@@ -23,20 +23,24 @@ export const ROOT_SANDBOX_UIDS = { first: 1_500_000_000, count: 500_000_000 } as
 let chosen: number | undefined;
 
 /**
- * The host uid this process's sandboxes run as when it is root: drawn once, and drawn again while it names
- * an account (`/etc/passwd`) or a running process.
+ * The host uid root's sandboxes run as: one fixed uid of the range (the same in every Specter process, so a
+ * plan and its hashes are the same in `policy render` and in the run), moved on past any uid an account
+ * (`/etc/passwd`) has.
  */
 export function rootSandboxUid(): number {
   if (chosen !== undefined) return chosen;
-  const taken = uidsInUse();
-  for (;;) {
-    const random = crypto.getRandomValues(new Uint32Array(1))[0]!;
-    const uid = ROOT_SANDBOX_UIDS.first + random % ROOT_SANDBOX_UIDS.count;
-    if (!taken.has(uid)) return chosen = uid;
+  const taken = accountUids();
+  let uid = ROOT_SANDBOX_UIDS.first + FIXED_OFFSET;
+  while (taken.has(uid)) {
+    uid = ROOT_SANDBOX_UIDS.first + (uid - ROOT_SANDBOX_UIDS.first + 1) % ROOT_SANDBOX_UIDS.count;
   }
+  return chosen = uid;
 }
 
-function uidsInUse(): Set<number> {
+/** Where in the range the uid is: fixed, away from its round numbers. */
+const FIXED_OFFSET = 234_059_871;
+
+function accountUids(): Set<number> {
   const taken = new Set<number>();
   try {
     for (const line of Deno.readTextFileSync("/etc/passwd").split("\n")) {
@@ -45,17 +49,6 @@ function uidsInUse(): Set<number> {
     }
   } catch {
     // No passwd file: nothing is named there.
-  }
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(
-        Deno.readTextFileSync(`/proc/${entry.name}/status`),
-      );
-      for (const uid of uids?.slice(1) ?? []) taken.add(Number(uid));
-    } catch {
-      // Gone meanwhile.
-    }
   }
   return taken;
 }
