@@ -12,6 +12,8 @@ class CommandInfo:
 
     exit_code: int | None
     duration_ms: float
+    # shell: marked by Specter's integration (only the shell can); output: marks any program could print
+    reported_by: Literal["shell", "output"]
     command: str | None = None
 
     @classmethod
@@ -20,6 +22,7 @@ class CommandInfo:
         return cls(
             exit_code=data["exit_code"],
             duration_ms=data["duration_ms"],
+            reported_by=data["reported_by"],
             command=data.get("command"),
         )
 
@@ -56,7 +59,7 @@ class ToolResult:
     last_lines: list[str] | None = None
     # The shell that ran a string cmd
     shell: str | None = None
-    # With returned_on command: the command a shell finished (OSC 133) and its status
+    # With returned_on command: the command a shell finished (OSC 133) and its status, as the shell claims it (exit_code above is the kernel's, for the program itself)
     command: CommandInfo | None | None = None
     # A session ended to make room for this one
     pruned: str | None = None

@@ -94,11 +94,13 @@ export type ToolResult = {
   last_lines?: string[];
   /** The shell that ran a string cmd */
   shell?: string;
-  /** With returned_on command: the command a shell finished (OSC 133) and its status */
+  /** With returned_on command: the command a shell finished (OSC 133) and its status, as the shell claims it (exit_code above is the kernel's, for the program itself) */
   command?: {
     command?: string;
     exit_code: number | null;
     duration_ms: number;
+    /** shell: marked by Specter's integration (only the shell can); output: marks any program could print */
+    reported_by: "shell" | "output";
   };
   /** A session ended to make room for this one */
   pruned?: string;
@@ -276,6 +278,8 @@ export type RawFrame = {
   output_from_seq: number;
   /** Last frame of the command's output */
   output_to_seq: number;
+  /** Who reported the command's end and status: shell (Specter's integration, whose marks carry a nonce that only the shell holds), or output (marks without it, which any program in the session can print). Either way a claim of the shell's, never the kernel's: a program's own exit code is in exit */
+  reported_by: "shell" | "output";
 } | {
   seq: number;
   ts: number;
