@@ -57,12 +57,22 @@ function assertShellOutOfReach(text: string, nonce: string): void {
   assert.match(report.parent_getfd ?? "", /^errno=(13|1)$/, JSON.stringify(report));
 }
 
-for (const shell of ["/usr/bin/bash", "/usr/bin/zsh"]) {
+// Each shell as integrated by its init file, under allexport (`-a`: every assignment exported), and bash in
+// the environment fallback (`--norc`: marks from PROMPT_COMMAND, the nonce read at the first prompt).
+const SHELLS = [
+  ["/usr/bin/bash"],
+  ["/usr/bin/zsh"],
+  ["/usr/bin/bash", "-a"],
+  ["/usr/bin/zsh", "-a"],
+  ["/usr/bin/bash", "--norc"],
+];
+
+for (const argv of SHELLS) {
   sessionTest(
-    `${shell} in the sandbox: a program that reads all it can forges no mark, no command, no status`,
+    `${argv.join(" ")} in the sandbox: a program that reads all it can forges no mark, no command, no status`,
     async () => {
       const t = new Transcript(spawn({
-        argv: [shell],
+        argv,
         idleMs: 0,
         timeoutMs: 60_000,
         shellIntegration: true,
@@ -119,9 +129,10 @@ sessionTest(
         last = await tools.writeStdin({ session_id: result.session_id!, chars: "", yield_time_ms: 20_000 });
       }
       assert.equal(last.exit_code, 7, JSON.stringify(last));
-      if (result.command !== undefined) {
-        assert.equal(result.command.reported_by, "output", JSON.stringify(result));
-      }
+      // The call returned on the printed marks, as marks any program could print: status 0, claimed.
+      assert.equal(result.returned_on, "command", JSON.stringify(result));
+      assert.deepEqual([result.command?.exit_code, result.command?.reported_by], [0, "output"]);
+      assert.equal(result.exit_code, undefined, "no exit code before the program exits");
     } finally {
       await tools.close();
     }

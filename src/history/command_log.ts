@@ -141,7 +141,7 @@ export const MIGRATIONS: readonly string[] = [
     source TEXT NOT NULL,
     seq_from INTEGER,
     seq_to INTEGER,
-    reported_by TEXT NOT NULL CHECK (reported_by IN ('specter', 'shell', 'output', 'unknown'))
+    reported_by TEXT NOT NULL DEFAULT 'unknown' CHECK (reported_by IN ('specter', 'shell', 'output', 'unknown'))
   );
   INSERT INTO commands_v2 SELECT id, session, started_at, ended_at, duration_ms, command, cwd, exit_code, signal,
     output, output_bytes, output_cap, output_truncated, policy_hash, hostname, author_kind, author, source,

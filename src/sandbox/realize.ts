@@ -294,11 +294,14 @@ function openStartupFile(layer: number, name: string, path: string, all: number[
   const fd = openBeneath(layer, name);
   all.push(fd);
   const info = fdInfo(fd);
-  if (info.kind !== "file") {
+  if (info.kind !== "file" || info.links > 1) {
+    const what = info.kind !== "file"
+      ? `a ${info.kind}, not a regular file`
+      : `a file with ${info.links} hard links`;
     throw new FileError(
       "E_FILE_TYPE",
-      `The persistent home's start-up file "${path}" is a ${info.kind}, not a regular file: remove it`,
-      { details: { path, kind: info.kind } },
+      `The persistent home's start-up file "${path}" is ${what}: remove it`,
+      { details: { path, kind: info.kind, links: info.links } },
     );
   }
   return { fd, path, info };

@@ -113,10 +113,12 @@ const NONCE_VAR = "__specter_nonce";
  * Reads the nonce from {@link NONCE_FD} and closes it (bash). Errors hidden (without it, no marks), by a
  * group's redirection: on `exec` itself, `2>/dev/null` would silence the shell for good.
  */
-const BASH_READ_NONCE = `{ IFS= read -r ${NONCE_VAR} <&${NONCE_FD}; exec ${NONCE_FD}<&-; } 2>/dev/null`;
+const BASH_READ_NONCE = `{ IFS= read -r ${NONCE_VAR} <&${NONCE_FD}; exec ${NONCE_FD}<&-; } 2>/dev/null; ` +
+  // Under allexport (bash -a, a start-up file's set -a) the assignment exported it: not any more.
+  `export -n ${NONCE_VAR}`;
 /** The same in zsh, which closes a descriptor above 9 only through a variable. */
 const ZSH_READ_NONCE = `{ IFS= read -r ${NONCE_VAR} <&${NONCE_FD}; __specter_fd=${NONCE_FD}; ` +
-  `exec {__specter_fd}<&-; } 2>/dev/null; unset __specter_fd`;
+  `exec {__specter_fd}<&-; } 2>/dev/null; unset __specter_fd; typeset +x ${NONCE_VAR}`;
 
 /** `printf` formats of the marks, taking the nonce (and the status first, for `end`). */
 const START = "\\033]133;C;specter=%s\\007";
@@ -127,7 +129,8 @@ const END = "\\033]133;D;%s;specter=%s\\007\\033]133;A;specter=%s\\007";
  * >(tee log)`) would put the nonce where its commands can read it.
  */
 const BASH_START_MARK =
-  `if [[ -t 2 ]]; then printf -v __specter_c '${START}' "$${NONCE_VAR}"; else __specter_c=; fi`;
+  `if [[ -t 2 ]]; then printf -v __specter_c '${START}' "$${NONCE_VAR}"; else __specter_c=; fi; ` +
+  "export -n __specter_c";
 const PS0_START = "${__specter_c-}";
 
 /**
@@ -153,6 +156,9 @@ function bashInit(): string {
 # (--init-file). First of all, before any start-up file: the marks' nonce, read once from its descriptor,
 # which is then closed; it stays in this shell's unexported variable.
 ${BASH_READ_NONCE}
+# bash-completion loads a command's completion from the user's data directory when it is first completed,
+# into this shell: under HOME, which the shell's commands can write. Not from there.
+BASH_COMPLETION_USER_DIR=/run/specter/shell/no-user-completions
 if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
 if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
 __specter_prompt() {

@@ -313,7 +313,7 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
     try {
       opened = attachForRoot(
         opened,
-        MountAttachments.create(idmapNamespace(plan.sandboxUid)),
+        MountAttachments.create(plan.sandboxUid, idmapNamespace(plan.sandboxUid)),
         resolved.persistDir,
       );
     } catch (error: unknown) {

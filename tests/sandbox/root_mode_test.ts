@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, sessionTest, withTempDir } from "../_helpers.ts";
-import { ROOT_SANDBOX_UIDS } from "../../src/sandbox/mod.ts";
+import { ATTACH_ROOT, ROOT_SANDBOX_UIDS } from "../../src/sandbox/mod.ts";
 import { cleanUp, create, specter, startDaemon, whereArgs } from "../_daemon.ts";
 import { policyOf, PYTHON, results, runSandboxed, withHostDir } from "./_sandbox.ts";
 
@@ -170,7 +170,15 @@ rootTest(
       assert.equal(Deno.statSync(join(dir, "suid")).mode! & 0o7777, 0o755);
       assert.equal(Deno.statSync("/dev/null").mode! & 0o777, 0o666);
       // The idmapped clones bwrap bound were detached from the host once it had them.
-      assert.doesNotMatch(Deno.readTextFileSync("/proc/self/mountinfo"), /specter-mounts-/);
+      assert.doesNotMatch(
+        Deno.readTextFileSync("/proc/self/mountinfo"),
+        new RegExp(`${ATTACH_ROOT}/mounts-`),
+      );
+      // Their directory is root's, passable by the sandbox's gid alone.
+      const root = Deno.statSync(ATTACH_ROOT);
+      assert.equal(root.uid, 0);
+      assert.equal(root.mode! & 0o777, 0o710);
+      assert.ok(root.gid! >= ROOT_SANDBOX_UIDS.first, `group ${root.gid}`);
       const file = Deno.statSync(join(dir, "out.txt"));
       assert.equal(file.uid, 0);
       assert.equal(file.gid, 0);
@@ -299,5 +307,44 @@ rootTest(
     assert.ok(uid >= ROOT_SANDBOX_UIDS.first, `the peer saw uid ${uid}`);
     reader.releaseLock();
     await peer.status;
+  },
+);
+
+rootTest(
+  "root mode: a mount nested in a grant is there inside; a dead launch's attachments are swept, never deleted through",
+  async () => {
+    await withHostDir(async (dir) => {
+      // A tmpfs mounted inside a read grant, holding a file the program must see (the clone is recursive).
+      Deno.mkdirSync(join(dir, "nested"));
+      Deno.writeTextFileSync(join(dir, "nested", "underneath.txt"), "shadowed\n");
+      const mounted = await new Deno.Command("mount", { args: ["-t", "tmpfs", "tmpfs", join(dir, "nested")] })
+        .output();
+      assert.ok(mounted.success);
+      const stale = `${ATTACH_ROOT}/mounts-deadbeef`;
+      try {
+        Deno.writeTextFileSync(join(dir, "nested", "mounted.txt"), "on-the-tmpfs\n");
+        // A dead launch's directory: its lock unheld, a point still a bind of a directory with a file in it.
+        Deno.mkdirSync(stale, { recursive: true });
+        Deno.writeFileSync(`${stale}/lock`, new Uint8Array());
+        const keep = join(dir, "keep");
+        Deno.mkdirSync(keep);
+        Deno.writeTextFileSync(join(keep, "precious.txt"), "keep me\n");
+        Deno.mkdirSync(`${stale}/0`);
+        const bound = await new Deno.Command("mount", { args: ["--bind", keep, `${stale}/0`] }).output();
+        assert.ok(bound.success);
+        const { text } = await runSandboxed(
+          ["/bin/sh", "-c", `ls ${dir}/nested; cat ${dir}/nested/mounted.txt`],
+          policyOf({ exec: ["/bin", "/usr/bin"], fs: { read: [dir] } }),
+        );
+        assert.match(text, /on-the-tmpfs/, text);
+        assert.doesNotMatch(text, /underneath/, text);
+        // Swept: detached and removed, and the directory it showed is whole.
+        assert.throws(() => Deno.statSync(stale));
+        assert.equal(Deno.readTextFileSync(join(keep, "precious.txt")), "keep me\n");
+      } finally {
+        await new Deno.Command("umount", { args: ["-l", `${stale}/0`] }).output().catch(() => null);
+        await new Deno.Command("umount", { args: [join(dir, "nested")] }).output();
+      }
+    });
   },
 );
