@@ -33,8 +33,9 @@ export function defaultStateDir(env: Env = Deno.env.get): string {
 
 /**
  * Where persistent layers go for a daemon on `stateDir`: beside the state directory, for root as for anyone
- * (a sandbox runs as its caller, so root's can reach root's home; 0.6 put root's in a shared
- * `/var/lib/specter/persist/`, where a host service running as the old sandbox uid could reach them).
+ * (root's sandboxes bind their layer through an idmapped clone, so it may lie in root's 0700 home; 0.6 put
+ * root's in a shared `/var/lib/specter/persist/`, where a host service running as its sandbox uid could
+ * reach them).
  */
 export function defaultPersistRoot(stateDir: string): string {
   return join(stateDir, "..", "persist");

@@ -307,7 +307,7 @@ sessionTest("a daemon started inside the sandbox does not outlive the session", 
 });
 
 sessionTest(
-  "started by root, the sandbox is root without power: sysctls unwritable, nothing outside the grants",
+  "started by root, the sandbox has no root power: sysctls unwritable, nothing outside the grants",
   async () => {
     const sysctl = "/proc/sys/kernel/printk_ratelimit_burst";
     const before = await Deno.readTextFile(sysctl);
@@ -323,8 +323,8 @@ sessionTest(
         policyOf({ fs: { read: [`${dir}/granted`] } }),
       );
       assert.match(text, /SYSCTL_DENIED/);
-      // The sandbox is its caller: what a read grant shows, it reads (as any user's sandbox reads the
-      // user's files); nothing else of the host is there.
+      // What a read grant shows, the sandbox reads as its caller would (root's through an idmapped clone, as
+      // any user's sandbox reads the user's files); nothing else of the host is there.
       assert.match(text, /READ GRANTED/);
       assert.match(text, /OUTSIDE_ABSENT/);
       assert.ok(!text.includes("ROOTSECRET"));
