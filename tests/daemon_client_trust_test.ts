@@ -220,7 +220,10 @@ Deno.test({
   fn: async () => {
     // A mount namespace with its own tmpfs on /tmp: the machine's /tmp/specter-0 (a real daemon) is not
     // touched, and this one is exactly where the client looks.
+    // A checkout under /tmp (a CI clone) stays reachable through /mnt, where the real /tmp is bound first.
+    const outside = (path: string) => path.startsWith("/tmp/") ? `/mnt/${path.slice(5)}` : path;
     const script = `set -u
+mkdir -p /mnt && mount --bind /tmp /mnt || exit 91
 mount -t tmpfs -o mode=1777 tmpfs /tmp || exit 90
 ${
       AS_ATTACKER.join(" ")
@@ -243,7 +246,7 @@ cat /tmp/attacker.out
     const out = await new Deno.Command("unshare", {
       args: ["--mount", "--propagation", "private", "bash", "-c", script],
       clearEnv: true,
-      env: { ...env, ATTACKER_PY, DENO, MAIN: join(ROOT, "main.ts") },
+      env: { ...env, ATTACKER_PY, DENO: outside(DENO), MAIN: outside(join(ROOT, "main.ts")) },
       stdout: "piped",
       stderr: "piped",
     }).output();
