@@ -185,7 +185,7 @@ export class DaemonClient {
 
 function errorOf(error: unknown): SpecterError {
   const e = (error ?? {}) as { message?: unknown; data?: { code?: unknown; details?: unknown } };
-  const code = typeof e.data?.code === "string" && e.data.code in ERROR_CODES
+  const code = typeof e.data?.code === "string" && Object.hasOwn(ERROR_CODES, e.data.code)
     ? e.data.code as ErrorCode
     : "E_DAEMON_UNAVAILABLE";
   const details =
