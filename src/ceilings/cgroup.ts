@@ -106,9 +106,31 @@ function prepareParent(placement: Placement): boolean {
       return false; // Not delegated to us (or the parent holds processes): this controller is unusable.
     }
   }
+  if (!canCreateIn(parent)) return false;
   if (!swept.has(parent)) {
     swept.add(parent);
     sweepStale(parent);
+  }
+  return true;
+}
+
+/**
+ * Whether this process may create a session cgroup under `parent`, found out by creating and removing one
+ * (sequence 0, never a session's; a crash between the two leaves a directory the stale sweep removes). A
+ * parent made by another user (root's, seen by a later unprivileged run) exists but refuses children: it
+ * must not count as usable, or the plan drops the RLIMIT_NPROC backstop for a cgroup that never comes.
+ */
+function canCreateIn(parent: string): boolean {
+  const probe = `${parent}/${sessionCgroupName(Deno.pid, 0, "")}`;
+  try {
+    Deno.mkdirSync(probe);
+  } catch (error: unknown) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) return false;
+  }
+  try {
+    Deno.removeSync(probe);
+  } catch {
+    // A probe that cannot be removed at once (it holds no task): the sweep of a later run takes it.
   }
   return true;
 }
