@@ -11,6 +11,7 @@
  * @module
  */
 import { DaemonError, ERROR_CODES, type ErrorCode, SpecterError } from "../errors.ts";
+import { DriverLineSplitter } from "../frames/mod.ts";
 import { DAEMON_PROTOCOL } from "../protocol/mod.ts";
 import { FdStream } from "../pty/mod.ts";
 import { HARD_UNSENT_BYTES } from "./connection.ts";
@@ -27,8 +28,8 @@ export interface ConnectOptions {
 }
 
 const encoder = new TextEncoder();
-/** Longest line taken from the daemon (it never queues more than this for one client anyway). */
-const MAX_LINE_CHARS = HARD_UNSENT_BYTES;
+/** Longest line taken from the daemon, in bytes (it never queues more than this for one client anyway). */
+const MAX_LINE_BYTES = HARD_UNSENT_BYTES;
 /** `EAGAIN` from connect(): the listener's backlog is full for a moment. */
 const EAGAIN = 11;
 /** How long a client retries a connection refused for a full backlog. */
@@ -41,12 +42,12 @@ function sleep(ms: number): Promise<void> {
 /** One connection to the daemon. */
 export class DaemonClient {
   readonly #stream: FdStream;
-  readonly #decoder = new TextDecoder();
+  /** Lines in time linear in the bytes, however they are cut. */
+  readonly #splitter = new DriverLineSplitter(MAX_LINE_BYTES);
   readonly #pending = new Map<
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void }
   >();
-  #carry = "";
   #nextId = 1;
   #closed = false;
   /** Notifications (`frame`, `session.end`). */
@@ -133,19 +134,16 @@ export class DaemonClient {
   }
 
   #data(chunk: Uint8Array): void {
-    this.#carry += this.#decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = this.#carry.indexOf("\n")) >= 0 && !this.#closed) {
-      const line = this.#carry.slice(0, nl);
-      this.#carry = this.#carry.slice(nl + 1);
-      this.#message(line);
+    for (const result of this.#splitter.push(chunk)) {
+      if (this.#closed) return;
+      // No daemon sends a line over the cap or one that is not UTF-8 (its lines are JSON.stringify's).
+      if ("error" in result) return this.close();
+      this.#message(result.line);
     }
-    if (this.#carry.length > MAX_LINE_CHARS) this.close(); // No daemon sends such a line.
   }
 
   #ended(): void {
     this.#closed = true;
-    this.#carry = "";
     for (const { reject } of this.#pending.values()) {
       reject(new DaemonError("E_DAEMON_UNAVAILABLE", "The daemon closed the connection"));
     }
