@@ -203,6 +203,35 @@ daemonTest(
 );
 
 daemonTest(
+  "a daemon killed between a timeout's capsule_kill and the program's end: the exit it makes after the restart says timed out",
+  async (daemon) => {
+    // On SIGTERM/SIGHUP the program takes 1.5 s to end (a builtin read: no child a signal could end).
+    await create(daemon, "late", [
+      "bash",
+      "-c",
+      "trap 'read -t 1.5 x; exit 3' TERM HUP; echo up; while :; do read -t 0.2 x; done",
+    ], ["--timeout", "2s", "--grace", "10s"]);
+    const first = await FrameCollector.connect(daemon);
+    await first.client.call("session.attach", { name: "late", from: 0 });
+    await first.until((frames) => frames.some((f) => f.type === "capsule_kill"));
+    daemon.process.kill("SIGKILL"); // The program is still in its trap: it ends while no daemon runs.
+    await daemon.process.status;
+    first.client.close();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await restart(daemon);
+    const again = await FrameCollector.connect(daemon);
+    await again.client.call("session.attach", { name: "late", from: 0 });
+    await again.ended;
+    const kills = again.frames.filter((f) => f.type === "capsule_kill");
+    assert.equal(kills.length, 1, JSON.stringify(kills));
+    assert.ok(kills[0]!.type === "capsule_kill" && kills[0]!.reason === "wall", JSON.stringify(kills));
+    const end = again.frames.at(-1)!;
+    assert.ok(end.type === "exit" && end.timed_out && end.code === 3, JSON.stringify(end));
+    again.client.close();
+  },
+);
+
+daemonTest(
   "a restarted daemon watches a session's ceilings again: a memory breach after the restart is a capsule_kill",
   async (daemon) => {
     // Waits for a line, then doubles a string past the 64 MiB ceiling (2^28 bytes).

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { FrameBody } from "../protocol/mod.ts";
+import type { Frame, FrameBody } from "../protocol/mod.ts";
 import type { Breach, Mechanism } from "../ceilings/mod.ts";
 
 /** How often the process tree is measured against memory, CPU and process ceilings. */
@@ -27,6 +27,31 @@ export interface BudgetLimits {
   readonly cpuSeconds: number | null;
   /** Output a previous host already counted (a session a restarted daemon took back); default 0. */
   readonly outputBefore?: number;
+  /** What a previous host already reported (its frames): see {@link reportedBefore}. */
+  readonly before?: ReportedBefore;
+}
+
+/** The breach and the cut a previous host of the session reported before it went away. */
+export interface ReportedBefore {
+  /** The `capsule_kill` frame's reason, or `null`. */
+  readonly breached: BreachReason | null;
+  /** An `overflow` frame of reason `max_output` was sent. */
+  readonly truncated: boolean;
+}
+
+/**
+ * What `frames` (the end of a session's log, as a restarted daemon reads it) say was already reported: a
+ * host that died between reporting a breach and the program's end must not leave the exit to say less
+ * (`timed_out`, `truncated`) than the frames before it.
+ */
+export function reportedBefore(frames: readonly Frame[]): ReportedBefore {
+  let breached: BreachReason | null = null;
+  let truncated = false;
+  for (const frame of frames) {
+    if (frame.type === "capsule_kill") breached ??= frame.reason;
+    else if (frame.type === "overflow" && frame.reason === "max_output") truncated = true;
+  }
+  return { breached, truncated };
 }
 
 /** What {@link Budgets} needs of the tree's ceilings (a `Ceilings`; tests pass a fake). */
@@ -69,6 +94,19 @@ export class Budgets {
     this.#ceilings = ceilings;
     this.#host = host;
     this.#outputBytes = limits.outputBefore ?? 0;
+    const before = limits.before;
+    if (before !== undefined) {
+      this.#breached = before.breached;
+      this.#timedOut = before.breached === "wall";
+      this.#truncated = before.truncated;
+      // The previous host may have died before carrying out the kill it reported: carry it out (a wall
+      // breach is carried out by the wall clock below, which fires at once).
+      if (before.breached !== null && before.breached !== "wall") {
+        host.later(0, () => {
+          if (!host.reaped()) host.kill();
+        });
+      }
+    }
     if (limits.timeoutMs !== null) {
       const wall = limits.timeoutMs;
       // What is left of it: a program taken over by a new host keeps the deadline it started with.

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import type { Breach } from "../ceilings/mod.ts";
-import type { FrameBody } from "../protocol/mod.ts";
+import type { Frame, FrameBody } from "../protocol/mod.ts";
 import {
   type BudgetHost,
   type BudgetLimits,
   Budgets,
   LIMIT_SAMPLE_MS,
+  reportedBefore,
   type TreeCeilings,
 } from "./budgets.ts";
 
@@ -157,4 +158,62 @@ Deno.test("Budgets: a breach between the last sample and the exit still counts; 
   host.isReaped = false;
   host.timers[0]!.fn(); // The wall clock after the breach: timed out, but capsule_kill stays the first.
   assert.equal(host.frames.filter((f) => f.type === "capsule_kill").length, 1);
+});
+
+Deno.test("Budgets: a breach a previous host reported stays reported; the program it ended is not reported again", () => {
+  // The host died after the wall clock's capsule_kill, and the program exited before the new host came.
+  const host = fakeHost();
+  const before = { breached: "wall", truncated: false } as const;
+  const budgets = new Budgets({ ...NONE, timeoutMs: 500, before }, UNWATCHED, host, performance.now() - 900);
+  assert.equal(budgets.timedOut, true);
+  assert.equal(budgets.breached, "wall");
+  host.isReaped = true;
+  host.timers[0]!.fn();
+  assert.deepEqual(host.frames, []);
+  assert.deepEqual(host.calls, []);
+});
+
+Deno.test("Budgets: a wall breach reported before is carried out again (terminate) when the program still runs", () => {
+  const host = fakeHost();
+  const before = { breached: "wall", truncated: false } as const;
+  new Budgets({ ...NONE, timeoutMs: 500, before }, UNWATCHED, host, performance.now() - 900);
+  assert.equal(host.timers[0]!.ms, 0);
+  host.timers[0]!.fn();
+  assert.deepEqual(host.calls, ["terminate"]);
+  assert.deepEqual(host.frames, [], "capsule_kill is not sent twice");
+});
+
+Deno.test("Budgets: an output or ceiling breach reported before kills a program still running, and says truncated", () => {
+  const host = fakeHost();
+  const before = { breached: "output", truncated: true } as const;
+  const budgets = new Budgets(
+    { ...NONE, maxOutputBytes: 100, outputBefore: 100, before },
+    UNWATCHED,
+    host,
+    0,
+  );
+  assert.equal(budgets.truncated, true);
+  assert.equal(budgets.timedOut, false);
+  host.timers[0]!.fn();
+  assert.deepEqual(host.calls, ["kill"]);
+  budgets.outputExceeded();
+  assert.deepEqual(host.frames, [], "overflow and capsule_kill are not sent twice");
+  const gone = fakeHost();
+  new Budgets({ ...NONE, before: { breached: "memory", truncated: false } }, UNWATCHED, gone, 0);
+  gone.isReaped = true;
+  gone.timers[0]!.fn();
+  assert.deepEqual(gone.calls, []);
+});
+
+Deno.test("reportedBefore: the first capsule_kill's reason and whether the output was cut", () => {
+  const frames = [
+    { seq: 1, ts: 0, type: "stdout", data: "x" },
+    { seq: 2, ts: 0, type: "overflow", reason: "lagged", missed_from: 0, missed_to: 1 },
+    { seq: 3, ts: 0, type: "capsule_kill", reason: "wall", limit: 5000, value: 5001 },
+    { seq: 4, ts: 0, type: "capsule_kill", reason: "memory", limit: 1, value: 2 },
+  ] as Frame[];
+  assert.deepEqual(reportedBefore(frames), { breached: "wall", truncated: false });
+  const cut = [{ seq: 1, ts: 0, type: "overflow", reason: "max_output", limit: 10 }] as Frame[];
+  assert.deepEqual(reportedBefore(cut), { breached: null, truncated: true });
+  assert.deepEqual(reportedBefore([]), { breached: null, truncated: false });
 });

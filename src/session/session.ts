@@ -31,7 +31,7 @@ import {
 } from "../pty/mod.ts";
 import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
-import { Budgets } from "./budgets.ts";
+import { Budgets, reportedBefore } from "./budgets.ts";
 import { FlowControl } from "./flow_control.ts";
 import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 import { InputPump, terminalWrite } from "./input_pump.ts";
@@ -281,7 +281,13 @@ export class Session {
       finish: () => this.#finish(),
     });
     const { timeoutMs, maxOutputBytes, limits: { cpuSeconds } } = options;
-    const budgetLimits = { timeoutMs, maxOutputBytes, cpuSeconds, outputBefore: this.#outputBase };
+    const budgetLimits = {
+      timeoutMs,
+      maxOutputBytes,
+      cpuSeconds,
+      outputBefore: this.#outputBase,
+      ...(hooks.resume === undefined ? {} : { before: reportedBefore(hooks.resume.history) }),
+    };
     this.#budgets = new Budgets(budgetLimits, launched.ceilings, {
       emit: (body) => this.#emit(body),
       later: (ms, fn) => void this.#later(ms, fn),
