@@ -20,6 +20,13 @@ import { cString, MOUNT, mountApi, mountAttr, NR } from "./_mount_api.ts";
 export const ATTACH_ROOT = "/run/specter";
 /** Each launch's directory: `ATTACH_ROOT/mounts-XXXX`, locked by `lock` while the launch lives. */
 const PREFIX = "mounts-";
+/** The lock file's name in a launch's directory. */
+const LOCK = "lock";
+/**
+ * A directory without its lock this long is a launch that died before locking it (nothing was attached
+ * there yet); a younger one is being made.
+ */
+const UNLOCKED_GRACE_MS = 60_000;
 
 /** How a descriptor is attached: idmapped; idmapped where its filesystem allows, else as it is; as it is. */
 export type Attach = "idmap" | "idmap-if-possible" | "plain";
@@ -54,8 +61,11 @@ export class MountAttachments {
       const random = crypto.randomUUID().slice(0, 8);
       const dir = `${ATTACH_ROOT}/${PREFIX}${random}`;
       Deno.mkdirSync(dir, { mode: 0o700 }); // Fails on an existing name: never someone else's.
-      const lock = tryLockFile(`${dir}/lock`);
-      if (lock === null) throw new Error(`"${dir}/lock" is held already`);
+      // Locked under another name, then renamed: a sweep that finds `lock` finds it held. (Made in place,
+      // another launch's sweep could take it between its creation and the flock, and remove the directory.)
+      const lock = tryLockFile(`${dir}/${LOCK}.new`);
+      if (lock === null) throw new Error(`"${dir}/${LOCK}.new" is held already`);
+      Deno.renameSync(`${dir}/${LOCK}.new`, `${dir}/${LOCK}`);
       Deno.chownSync(dir, 0, uid);
       Deno.chmodSync(dir, 0o710);
       return new MountAttachments(dir, lock, userns);
@@ -158,17 +168,22 @@ function sweepStale(): void {
   for (const entry of Deno.readDirSync(ATTACH_ROOT)) {
     if (!entry.name.startsWith(PREFIX) || !entry.isDirectory) continue;
     const dir = `${ATTACH_ROOT}/${entry.name}`;
+    if (!hasLock(dir)) {
+      if (olderThan(dir, UNLOCKED_GRACE_MS)) {
+        removeQuietly(`${dir}/${LOCK}.new`);
+        removeQuietly(dir);
+      }
+      continue; // Being made (or removed): not a dead launch's yet.
+    }
     let lock: number | null;
     try {
-      lock = tryLockFile(`${dir}/lock`);
+      lock = tryLockFile(`${dir}/${LOCK}`);
     } catch {
       continue; // Being made or removed meanwhile: the next sweep looks again.
     }
     if (lock === null) continue; // A live launch holds it.
     try {
-      const points = [...Deno.readDirSync(dir)].filter((p) => p.name !== "lock").map((p) =>
-        `${dir}/${p.name}`
-      );
+      const points = [...Deno.readDirSync(dir)].filter((p) => p.name !== LOCK).map((p) => `${dir}/${p.name}`);
       detachAll(dir, points);
     } finally {
       closeFd(lock);
@@ -187,8 +202,25 @@ function detachAll(dir: string, points: readonly string[]): void {
     sym.umount2(cString(point), MOUNT.MNT_DETACH | MOUNT.UMOUNT_NOFOLLOW);
     removeQuietly(point);
   }
-  removeQuietly(`${dir}/lock`);
+  removeQuietly(`${dir}/${LOCK}`);
   removeQuietly(dir);
+}
+
+function hasLock(dir: string): boolean {
+  try {
+    return Deno.lstatSync(`${dir}/${LOCK}`).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function olderThan(path: string, ms: number): boolean {
+  try {
+    const changed = Deno.lstatSync(path).mtime;
+    return changed !== null && Date.now() - changed.getTime() > ms;
+  } catch {
+    return false;
+  }
 }
 
 function removeQuietly(path: string): void {
