@@ -405,7 +405,7 @@ sessionTest("--version and help", async () => {
     unknown.stderr,
     /commands: run, exec, policy, sandbox, test, replay, verify, audit, view, agent, new, attach, ls, send, kill, logs, history, daemon, url, keeper\)/,
   );
-});
+}, 90_000); // Ten CLI starts one after another: on a loaded 2-core CI machine, 30 s was not always enough.
 
 sessionTest("--env passes only the minimal environment plus what was asked", async () => {
   Deno.env.set("SPECTER_TEST_SECRET", "hunter2");

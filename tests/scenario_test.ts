@@ -32,7 +32,7 @@ for (const name of FIXTURES) {
           assert.equal(
             result.status,
             "Passed",
-            JSON.stringify(result.steps.find((s) => s.status === "failed")),
+            JSON.stringify(result.error ?? result.steps.find((s) => s.status === "failed")),
           );
           const snapshots = await snapshotsOf(`${tmp}/${run}`);
           assert.ok(Object.keys(snapshots).length > 0);
