@@ -303,9 +303,17 @@ export class FrameStore {
     // A record is taken when its seq is the next one, or a later one after damage (see `follows`); anything
     // else (a seq out of order) counts as damage too.
     let damaged = 0;
+    // A reader takes any record above the last it took (see scanLog): a seq out of order that stays in the
+    // log as damage (a whole record before the cut) is still read, so it must never be handed out again.
+    // The next seq is above the highest record before the cut, and that next seq is taken when it follows
+    // (it is what the writer appended after such a recovery).
+    let highest = expected - 1;
+    let highestKept = highest;
     for (const line of lines(bytes.subarray(start), start).lines) {
       const record = parseRecord(line.text);
-      if (record === null || !follows(record.seq, expected, damaged)) {
+      const taken = record !== null && (follows(record.seq, expected, damaged) || record.seq === highest + 1);
+      if (record !== null) highest = Math.max(highest, record.seq);
+      if (!taken) {
         damaged++;
         continue;
       }
@@ -314,6 +322,7 @@ export class FrameStore {
       if (record.raw !== null) lastRaw = record.raw;
       // In bytes as read: the text of a line that is not all UTF-8 is longer once encoded again.
       good = line.next;
+      highestKept = highest;
     }
     // The scan started late: the raw offset may be in an earlier record of the segment or an older one.
     if (lastRaw === null) lastRaw = lastRawBefore(dir, segments, bytes.subarray(0, start), headerEnd);
@@ -338,7 +347,7 @@ export class FrameStore {
     });
     store.#segmentFirst = first;
     store.#size = good;
-    store.#nextSeq = expected;
+    store.#nextSeq = Math.max(expected, highestKept + 1);
     store.#lastRaw = lastRaw;
     return store;
   }
@@ -650,6 +659,32 @@ const CONTROL = /[\u0000-\u001f]/;
 /** `raw` as the writer appends it, last. */
 const RAW_TAIL = /,"raw":\d{1,15}\}$/;
 
+/**
+ * The seq segment `s` holds records below: the name of the next segment whose header agrees with its name
+ * (recovery hands out seqs from the last segment's name on). A segment whose header says another seq is a
+ * copy or damaged, and bounds nothing; none: no bound.
+ */
+function nextSegmentBound(dir: string, segments: readonly number[], s: number): number {
+  for (let j = s + 1; j < segments.length; j++) {
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(join(dir, `${segmentName(segments[j]!)}.ndjson`), { read: true });
+    } catch {
+      continue; // Removed since the listing (the oldest go first, so never one after this): no bound from it.
+    }
+    try {
+      const head = new Uint8Array(4096);
+      const n = file.readSync(head) ?? 0;
+      const text = decoder.decode(head.subarray(0, n));
+      const nl = text.indexOf("\n");
+      if (nl >= 0 && parseHeader(text.slice(0, nl))?.first_seq === segments[j]) return segments[j]!;
+    } finally {
+      file.close();
+    }
+  }
+  return Number.MAX_SAFE_INTEGER;
+}
+
 /** Reads record lines as {@link readLog} says, each turned into an item by `take` (null: damaged). */
 function scanLog<T>(
   dir: string,
@@ -691,6 +726,7 @@ function scanLog<T>(
   };
   for (let s = startAt; s < segments.length; s++) {
     const name = segmentName(segments[s]!);
+    const nextFirst = nextSegmentBound(dir, segments, s);
     const path = join(dir, `${name}.ndjson`);
     let offset = 0;
     if (s === startAt) {
@@ -734,9 +770,11 @@ function scanLog<T>(
       const lineAt = pos;
       pos = nl + 1;
       const record = take(line);
-      // A seq not after the last one read (a line duplicated, a segment copied), or one the writer never
-      // handed out, is damage too: a reader is never given a seq twice, nor out of order.
-      if (record === null || record.seq <= last || record.seq >= before) {
+      // A seq not after the last one read (a line duplicated, a segment copied), one the writer never
+      // handed out, or one at or past the next segment's name (the segment holds the seqs below it, and
+      // recovery hands out seqs from the last segment's name on), is damage too: a reader is never given a
+      // seq twice, nor out of order, nor one a record appended later may have.
+      if (record === null || record.seq <= last || record.seq >= Math.min(before, nextFirst)) {
         // One damaged record: reported and skipped; the records after it are whole lines of their own.
         const at = offset + encoder.encode(text.slice(0, lineAt)).length;
         options.onCorrupt?.(

@@ -289,3 +289,44 @@ Deno.test("recovery hands out no seq an older segment holds, however the last se
   again.close();
   assert.deepEqual(readLog(dir, { before: 21 }).map((r) => r.frame.seq), [...Array(21).keys()]);
 });
+
+/** A segment as damage leaves it: the writer's header for `first`, then these records as lines. */
+function writeSegment(dir: string, first: number, seqs: readonly number[]): void {
+  const header = { format: "specter-frame-log/1", log_id: "L-1", session: "s", first_seq: first, created: 1 };
+  const lines = [header, ...seqs.map((seq) => ({ ...frame(seq), raw: seq }))].map((v) => JSON.stringify(v));
+  Deno.writeTextFileSync(segmentPath(dir, first), lines.join("\n") + "\n");
+}
+
+Deno.test("a seq out of order that stays in the log as damage is never handed out again (found by fuzzing)", () => {
+  // 3 came too early (damage recovery passes over), 2 is taken after it; a reader takes 3 (above 0) and
+  // passes over 2. Recovery handed out 3 again: the frame appended then was hidden behind the damaged 3.
+  const dir = tempDir();
+  writeSegment(dir, 0, [0, 3, 2]);
+  const store = FrameStore.open({ dir, session: "s" });
+  assert.equal(store.nextSeq, 4);
+  store.append(frame(4, "after"), 99);
+  store.close();
+  const again = FrameStore.open({ dir, session: "s" });
+  assert.equal(again.recovery.cutBytes, 0, "the appended record is cut as damage on the next open");
+  assert.equal(again.nextSeq, 5);
+  again.close();
+  const read = readLog(dir, { before: 5, onCorrupt: () => {} });
+  assert.deepEqual(read.at(-1)?.frame, frame(4, "after"));
+  assert.deepEqual(readLog(dir, { before: 5, onCorrupt: () => {} }).map((r) => r.frame.seq), [0, 3, 4]);
+});
+
+Deno.test("a seq in an older segment at or past a later segment's name is damage to a reader (found by fuzzing)", () => {
+  // 305 in the segment before the one named 303: recovery counts from 303's records (it reads only the
+  // older segments' last records); a reader took 305, and hid 303, 304 and what was appended after them.
+  const dir = tempDir();
+  writeSegment(dir, 299, [299, 300, 305, 302]);
+  writeSegment(dir, 303, [303, 304]);
+  const store = FrameStore.open({ dir, session: "s" });
+  assert.equal(store.nextSeq, 305);
+  store.append(frame(305, "after"), 99);
+  store.close();
+  const seqs = readLog(dir, { before: 306, onCorrupt: () => {} }).map((r) => r.frame.seq);
+  assert.deepEqual(seqs, [299, 300, 302, 303, 304, 305]);
+  assert.deepEqual(readLog(dir, { before: 306, onCorrupt: () => {} }).at(-1)?.frame, frame(305, "after"));
+  assert.deepEqual(readLogText(dir, { before: 306, onCorrupt: () => {} }).map((l) => l.seq), seqs);
+});
