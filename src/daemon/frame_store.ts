@@ -158,6 +158,30 @@ function readAll(path: string, from = 0): Uint8Array {
   }
 }
 
+/** Bytes a segment's header must end within. */
+const HEADER_BYTES = 4096;
+
+/**
+ * A segment's header, read from its first {@link HEADER_BYTES} only; null when it is torn or no header.
+ * Throws when the segment cannot be opened.
+ */
+function readSegmentHeader(path: string): LogHeader | null {
+  const file = Deno.openSync(path, { read: true });
+  try {
+    const head = new Uint8Array(HEADER_BYTES);
+    let done = 0;
+    while (done < head.length) {
+      const n = file.readSync(head.subarray(done));
+      if (n === null || n === 0) break;
+      done += n;
+    }
+    const nl = head.subarray(0, done).indexOf(NEWLINE);
+    return nl < 0 ? null : parseHeader(decoder.decode(head.subarray(0, nl)));
+  } finally {
+    file.close();
+  }
+}
+
 /** The index entries of a segment (`seq → offset`), ascending; an unreadable index is empty. */
 function readIndex(path: string): { seq: number; offset: number }[] {
   let text: string;
@@ -254,9 +278,7 @@ export class FrameStore {
     while (segments.length > 0) {
       const last = segments.at(-1)!;
       const path = join(dir, `${segmentName(last)}.ndjson`);
-      const head = readAll(path).subarray(0, 4096);
-      const nl = head.indexOf(NEWLINE);
-      if (nl >= 0 && parseHeader(decoder.decode(head.subarray(0, nl))) !== null) break;
+      if (readSegmentHeader(path) !== null) break;
       Deno.removeSync(path);
       try {
         Deno.removeSync(join(dir, `${segmentName(last)}.idx`));
@@ -666,21 +688,13 @@ const RAW_TAIL = /,"raw":\d{1,15}\}$/;
  */
 function nextSegmentBound(dir: string, segments: readonly number[], s: number): number {
   for (let j = s + 1; j < segments.length; j++) {
-    let file: Deno.FsFile;
+    let header: LogHeader | null;
     try {
-      file = Deno.openSync(join(dir, `${segmentName(segments[j]!)}.ndjson`), { read: true });
+      header = readSegmentHeader(join(dir, `${segmentName(segments[j]!)}.ndjson`));
     } catch {
       continue; // Removed since the listing (the oldest go first, so never one after this): no bound from it.
     }
-    try {
-      const head = new Uint8Array(4096);
-      const n = file.readSync(head) ?? 0;
-      const text = decoder.decode(head.subarray(0, n));
-      const nl = text.indexOf("\n");
-      if (nl >= 0 && parseHeader(text.slice(0, nl))?.first_seq === segments[j]) return segments[j]!;
-    } finally {
-      file.close();
-    }
+    if (header?.first_seq === segments[j]) return segments[j]!;
   }
   return Number.MAX_SAFE_INTEGER;
 }
@@ -741,15 +755,14 @@ function scanLog<T>(
     const text = decoder.decode(readAll(path, offset));
     let pos = 0;
     // The header is read for every segment, also when the index let reading start past it.
-    let headerText: string | undefined;
+    let header: LogHeader | null;
     if (offset === 0) {
       const nl = text.indexOf("\n");
-      headerText = nl < 0 ? undefined : text.slice(0, nl);
+      header = nl < 0 ? null : parseHeader(text.slice(0, nl));
       pos = nl < 0 ? text.length : nl + 1;
     } else {
-      headerText = lines(readAll(path).subarray(0, 4096), 0).lines[0]?.text;
+      header = readSegmentHeader(path); // Only its head: the rest was read from the index's offset.
     }
-    const header = headerText === undefined ? null : parseHeader(headerText);
     if (header === null) {
       options.onCorrupt?.(
         new DaemonError("E_LOG_CORRUPT", `Log segment "${path}" has no valid header; it was skipped`, {
