@@ -53,6 +53,11 @@ export class TerminalReader {
   /** The reader thread's channel while the thread reads (until it fails); else null. */
   #channel: ReaderChannel | null = null;
   #eof = false;
+  /**
+   * A turn ended and its next one is queued with {@link TerminalReaderHooks.later}: a notification that
+   * comes first (in the same batch of callbacks) waits for it, or the turn would be two turns long.
+   */
+  #yielded = false;
   readonly #client = {
     fd: -1,
     interest: (): number => this.#interest(),
@@ -193,7 +198,7 @@ export class TerminalReader {
    */
   #pull(): void {
     const channel = this.#channel;
-    if (channel === null) return;
+    if (channel === null || this.#yielded) return; // When yielded, the queued turn takes it.
     if (!channel.active) {
       if (channel.failed) this.#channel = null; // It never started: reading stays on the JS thread.
       return;
@@ -210,7 +215,11 @@ export class TerminalReader {
         this.#hooks.output(READ_BUFFER.subarray(0, n));
         turn += n;
         if (turn < READ_TURN_BYTES && performance.now() < until) continue;
-        this.#hooks.later(0, () => this.#onChannel()); // Other sessions' turn; the rest stays in the ring.
+        this.#yielded = true;
+        this.#hooks.later(0, () => { // Other sessions' turn first; the rest stays in the ring.
+          this.#yielded = false;
+          this.#onChannel();
+        });
         return;
       }
       if (!channel.done) return; // More comes with the next notification.
