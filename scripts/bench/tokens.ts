@@ -38,29 +38,63 @@ import { loadXterm } from "../../src/terminal/mod.ts";
 import type { ViewEvent } from "../../src/protocol/mod.ts";
 import { finish, ROOT, round, runBenchmark, say, table } from "./_common.ts";
 
+/** Issue 13's goal on the tuned set, and issue 24's for the parsed view on the held-out set. */
 const ACCEPT_REDUCTION = 0.7;
+/** Issue 24's goal for the compact view on the held-out set. */
+const ACCEPT_COMPACT_HELD_OUT = 0.5;
+
+/** The two sets (see `scripts/record_workloads.ts`): tuned on, and held out (only measured). */
+export type WorkloadSet = "tuned" | "held-out";
 
 /** What each workload must keep. */
 interface Workload {
   readonly name: string;
+  /** Tuned (`fixtures/workloads/`) or held out (`fixtures/workloads/held-out/`). */
+  readonly set: WorkloadSet;
   /** Lines of the terminal's final buffer that every view must keep. */
   readonly keep?: RegExp;
   /** A pager: every row shown at each pause is content (prompts aside), and a prompt must be reported. */
   readonly pages?: boolean;
   /** A full-screen program: the rows of its last screen (as left on the terminal at the end). */
   readonly finalScreen?: boolean;
+  /**
+   * A full-screen program's first screen: the first screen the parsed view reports has a row matching each
+   * of these (top's header: the load average and the task counts), and the compact view's text has them.
+   */
+  readonly firstScreen?: readonly RegExp[];
 }
 
+const NPM_KEEP = /added \d+ packages?|npm (?:warn|err)|deprecated/i;
+const APT_KEEP = /^(?:Get:|Fetched|Setting up|Unpacking|Selecting|\d+ upgraded|E:|W:|Processing triggers)/;
+const TOP_FIRST = [/load average/, /^Tasks:/];
+
 export const WORKLOADS: readonly Workload[] = [
-  { name: "npm-install", keep: /added \d+ packages?|npm (?:warn|err)|deprecated/i },
+  { name: "npm-install", set: "tuned", keep: NPM_KEEP },
+  { name: "apt-install", set: "tuned", keep: APT_KEEP },
+  { name: "pytest", set: "tuned", keep: /FAILED|PASSED|ERROR|Error|^E |^>|=====|collected/ },
+  { name: "netcli-more", set: "tuned", pages: true },
+  { name: "top", set: "tuned", finalScreen: true, firstScreen: TOP_FIRST },
+  { name: "git-log", set: "tuned", pages: true },
+  { name: "make-gcc", set: "tuned", keep: /error|warning|^make|^gcc|\^/ },
+  { name: "npm-view", set: "tuned", keep: /express@|dependencies|latest|published|tarball/ },
+  // Held out: recorded for issue 24 and only measured (their checks were written before their views were read).
+  { name: "apt-figlet", set: "held-out", keep: APT_KEEP },
+  { name: "netcli-interfaces", set: "held-out", pages: true },
+  { name: "top-sorted", set: "held-out", finalScreen: true, firstScreen: TOP_FIRST },
   {
-    name: "apt-install",
-    keep: /^(?:Get:|Fetched|Setting up|Unpacking|\d+ upgraded|E:|W:|Processing triggers)/,
+    name: "pytest-cart",
+    set: "held-out",
+    keep: /FAILED|PASSED|ERROR|Error|^E |^>|=====|collected|passed|failed/,
   },
-  { name: "pytest", keep: /FAILED|PASSED|ERROR|Error|^E |^>|=====|collected/ },
-  { name: "netcli-more", pages: true },
-  { name: "top", finalScreen: true },
-  { name: "git-log", pages: true },
+  { name: "npm-install-express", set: "held-out", keep: NPM_KEEP },
+  { name: "git-log-patch", set: "held-out", pages: true },
+  { name: "cargo-build", set: "held-out", keep: /error|warning|-->|^\s*\d+ \|/ },
+  { name: "python-traceback", set: "held-out", keep: /Traceback|File "|Error|starting|exception/ },
+  { name: "ls-etc", set: "held-out", keep: /\S/ },
+  { name: "python-repl", set: "held-out", keep: /\S/ },
+  { name: "vim-edit", set: "held-out", firstScreen: [/notes\.txt/, /build the release image/] },
+  { name: "less-services", set: "held-out", pages: true },
+  { name: "curl-progress", set: "held-out", keep: /100\.0%/ },
 ];
 
 /** What a terminal shows: the final buffer's lines, and the screen at each pause. */
@@ -148,92 +182,132 @@ function check(workload: Workload, truth: Truth, events: readonly ViewEvent[], t
       missing: last === undefined ? ["no full screen seen"] : wrong,
     });
   }
+  if (workload.firstScreen) {
+    const first = events.find((e) => e.type === "screen");
+    const rows = first?.type === "screen" ? first.rows : null;
+    // A screen view: its first screen must have drawn them; a line view: its text must have them.
+    const missing = workload.firstScreen.filter((re) =>
+      rows === null ? !text.split("\n").some((line) => re.test(line)) : !rows.some((row) => re.test(row))
+    );
+    checks.push({
+      name: `first screen${rows === null ? " in the text" : ""}`,
+      missing: missing.map((re) => `no row matching ${re}`),
+    });
+  }
   return checks;
 }
 
+type Counts = { raw: number; compact: number; parsed: number };
+
+/** Tokens of one workload: frames and text in each view, and the verdicts of its checks. */
+async function measure(workload: Workload, failures: string[]) {
+  const dir = workload.set === "held-out" ? "fixtures/workloads/held-out" : "fixtures/workloads";
+  const file = `${ROOT}/${dir}/${workload.name}.cast`;
+  const recording = parseRecording(await Deno.readTextFile(file));
+  if ("problem" in recording) throw new Error(`${file} ${recording.problem}`);
+  const output = recording.events.filter((e) => e[1] === "o");
+  const raw = output.map((e) => e[2]).join("");
+  const start = recording.header.timestamp ?? 0;
+  const rawFrames = output.map(([time, , data], i) =>
+    JSON.stringify({ seq: i + 1, ts: Math.round((start + time) * 1e6) / 1e6, type: "stdout", data }) + "\n"
+  ).join("");
+  const truth = await truthOf(recording);
+  const text: Counts = { raw: countTokens(raw), compact: 0, parsed: 0 };
+  const frames: Counts = { raw: countTokens(rawFrames), compact: 0, parsed: 0 };
+  const verdicts: string[] = [];
+  for (const mode of ["compact", "parsed"] as const) {
+    const events = await viewRecording(recording, mode);
+    const rendered = renderText(events);
+    text[mode] = countTokens(rendered);
+    frames[mode] = countTokens(events.map((e) => JSON.stringify(e) + "\n").join(""));
+    const checks = check(workload, truth, events, rendered);
+    for (const { name, missing } of checks) {
+      if (missing.length > 0) {
+        failures.push(
+          `${workload.name} (${mode}): ${name}: ${missing.length} missing, e.g. ${
+            JSON.stringify(missing[0])
+          }`,
+        );
+      }
+    }
+    verdicts.push(
+      `${mode}: ${checks.map((c) => `${c.name} ${c.missing.length === 0 ? "ok" : "FAIL"}`).join(", ")}`,
+    );
+  }
+  return { frames, text, verdicts };
+}
+
 async function main(): Promise<number> {
-  const rows: string[][] = [["workload", "raw", "compact", "parsed"]];
-  const totals = { frames: { raw: 0, compact: 0, parsed: 0 }, text: { raw: 0, compact: 0, parsed: 0 } };
-  const checkLines: string[] = [];
   const pct = (n: number, of: number) => `${n} (−${round(100 * (1 - n / of), 1)} %)`;
   const failures: string[] = [];
   const results: Record<string, unknown>[] = [];
-  for (const workload of WORKLOADS) {
-    const file = `${ROOT}/fixtures/workloads/${workload.name}.cast`;
-    const recording = parseRecording(await Deno.readTextFile(file));
-    if ("problem" in recording) throw new Error(`${file} ${recording.problem}`);
-    const output = recording.events.filter((e) => e[1] === "o");
-    const raw = output.map((e) => e[2]).join("");
-    const start = recording.header.timestamp ?? 0;
-    const rawFrames = output.map(([time, , data], i) =>
-      JSON.stringify({ seq: i + 1, ts: Math.round((start + time) * 1e6) / 1e6, type: "stdout", data }) + "\n"
-    ).join("");
-    const truth = await truthOf(recording);
-    const counts = { raw: countTokens(raw), compact: 0, parsed: 0 };
-    const frames = { raw: countTokens(rawFrames), compact: 0, parsed: 0 };
-    const verdicts: string[] = [];
-    for (const mode of ["compact", "parsed"] as const) {
-      const events = await viewRecording(recording, mode);
-      const text = renderText(events);
-      counts[mode] = countTokens(text);
-      frames[mode] = countTokens(events.map((e) => JSON.stringify(e) + "\n").join(""));
-      const checks = check(workload, truth, events, text);
-      for (const { name, missing } of checks) {
-        if (missing.length > 0) {
-          failures.push(
-            `${workload.name} (${mode}): ${name}: ${missing.length} missing, e.g. ${
-              JSON.stringify(missing[0])
-            }`,
-          );
-        }
+  const sets: Record<string, unknown> = {};
+  for (const set of ["tuned", "held-out"] as const) {
+    const rows: string[][] = [[`${set} set`, "raw", "compact", "parsed"]];
+    const totals = { frames: { raw: 0, compact: 0, parsed: 0 }, text: { raw: 0, compact: 0, parsed: 0 } };
+    const checkLines: string[] = [];
+    for (const workload of WORKLOADS.filter((w) => w.set === set)) {
+      const { frames, text, verdicts } = await measure(workload, failures);
+      for (const key of ["raw", "compact", "parsed"] as const) {
+        totals.text[key] += text[key];
+        totals.frames[key] += frames[key];
       }
-      verdicts.push(
-        `${mode}: ${checks.map((c) => `${c.name} ${c.missing.length === 0 ? "ok" : "FAIL"}`).join(", ")}`,
-      );
+      for (const [unit, c] of [["frames", frames], ["text", text]] as const) {
+        rows.push([`${workload.name} ${unit}`, String(c.raw), pct(c.compact, c.raw), pct(c.parsed, c.raw)]);
+      }
+      checkLines.push(`${workload.name}: ${verdicts.join("; ")}`);
+      results.push({ workload: workload.name, set, frames, text, checks: verdicts });
     }
-    for (const key of ["raw", "compact", "parsed"] as const) {
-      totals.text[key] += counts[key];
-      totals.frames[key] += frames[key];
+    const reduction = (unit: "frames" | "text", mode: "compact" | "parsed") =>
+      1 - totals[unit][mode] / totals[unit].raw;
+    for (const unit of ["frames", "text"] as const) {
+      const t = totals[unit];
+      rows.push([`${set} overall ${unit}`, String(t.raw), pct(t.compact, t.raw), pct(t.parsed, t.raw)]);
     }
-    for (const [unit, c] of [["frames", frames], ["text", counts]] as const) {
-      rows.push([`${workload.name} ${unit}`, String(c.raw), pct(c.compact, c.raw), pct(c.parsed, c.raw)]);
+    say(table(rows));
+    say();
+    for (const line of checkLines) say(line);
+    say();
+    // The goals: issue 13's on the tuned set (parsed frames), issue 24's on the held-out set (both counts).
+    const goals: [unit: "frames" | "text", mode: "compact" | "parsed", min: number][] = set === "tuned"
+      ? [["frames", "parsed", ACCEPT_REDUCTION]]
+      : [
+        ["frames", "parsed", ACCEPT_REDUCTION],
+        ["text", "parsed", ACCEPT_REDUCTION],
+        ["frames", "compact", ACCEPT_COMPACT_HELD_OUT],
+        ["text", "compact", ACCEPT_COMPACT_HELD_OUT],
+      ];
+    for (const [unit, mode, min] of goals) {
+      if (!(reduction(unit, mode) >= min)) {
+        failures.push(
+          `${set} ${mode} ${unit}: ${round(100 * reduction(unit, mode), 1)} % fewer tokens < ${100 * min} %`,
+        );
+      }
     }
-    checkLines.push(`${workload.name}: ${verdicts.join("; ")}`);
-    results.push({ workload: workload.name, frames, text: counts, checks: verdicts });
-  }
-  const reduction = (unit: "frames" | "text", mode: "compact" | "parsed") =>
-    1 - totals[unit][mode] / totals[unit].raw;
-  for (const unit of ["frames", "text"] as const) {
-    const t = totals[unit];
-    rows.push([`overall ${unit}`, String(t.raw), pct(t.compact, t.raw), pct(t.parsed, t.raw)]);
-  }
-  say(table(rows));
-  say();
-  for (const line of checkLines) say(line);
-  if (!(reduction("frames", "parsed") >= ACCEPT_REDUCTION)) {
-    failures.push(
-      `parsed frames: ${round(100 * reduction("frames", "parsed"), 1)} % fewer tokens < ${
-        100 * ACCEPT_REDUCTION
-      } %`,
-    );
+    sets[set] = {
+      totals,
+      reduction: {
+        frames: {
+          compact: round(reduction("frames", "compact"), 3),
+          parsed: round(reduction("frames", "parsed"), 3),
+        },
+        text: {
+          compact: round(reduction("text", "compact"), 3),
+          parsed: round(reduction("text", "parsed"), 3),
+        },
+      },
+    };
   }
   return finish({
     benchmark: "tokens",
     date: new Date().toISOString(),
     tokenizer: "gpt-tokenizer o200k_base",
     workloads: results,
-    totals,
-    reduction: {
-      frames: {
-        compact: round(reduction("frames", "compact"), 3),
-        parsed: round(reduction("frames", "parsed"), 3),
-      },
-      text: {
-        compact: round(reduction("text", "compact"), 3),
-        parsed: round(reduction("text", "parsed"), 3),
-      },
+    sets,
+    acceptance: {
+      tuned: { parsed_frames_min: ACCEPT_REDUCTION },
+      held_out: { parsed_min: ACCEPT_REDUCTION, compact_min: ACCEPT_COMPACT_HELD_OUT },
     },
-    acceptance: { reduction_min: ACCEPT_REDUCTION },
   }, failures);
 }
 
