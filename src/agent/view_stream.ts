@@ -19,8 +19,11 @@ export type ViewFrame = Frame | (ViewEvent & { seq?: number });
  * reads and every subscription's stream).
  */
 export function feedView(view: CompactView | ParsedView, frame: Frame): void {
-  if (frame.type === "stdout") view.push(payloadText(frame));
-  else if (view instanceof ParsedView) {
+  if (frame.type === "stdout") {
+    // The parsed view times output by when it came (a screen reported mid-draw is not paced).
+    if (view instanceof ParsedView) view.push(payloadText(frame), frame.ts);
+    else view.push(payloadText(frame));
+  } else if (view instanceof ParsedView) {
     if (frame.type === "stdin") view.input();
     else if (frame.type === "resize_ack") view.resize(frame.cols, frame.rows);
   }

@@ -285,6 +285,24 @@ export class TerminalModel {
     return this.#pending;
   }
 
+  /**
+   * Lines above the screen in the active buffer, as of what was parsed: how far the normal screen has
+   * scrolled up (0 on the alternate screen), up to the `scrollback` kept.
+   */
+  get above(): number {
+    return this.#term.buffer.active.baseY;
+  }
+
+  /** The last `count` lines above the screen (oldest first, trailing blanks dropped; see {@link above}). */
+  linesAbove(count: number): string[] {
+    const buffer = this.#term.buffer.active;
+    const lines: string[] = [];
+    for (let y = Math.max(0, buffer.baseY - count); y < buffer.baseY; y++) {
+      lines.push(buffer.getLine(y)?.translateToString(true).replace(/ +$/, "") ?? "");
+    }
+    return lines;
+  }
+
   /** True when the program switched on application cursor keys (DECCKM), as of what was parsed. */
   get applicationCursor(): boolean {
     return this.#term.modes.applicationCursorKeysMode;
@@ -335,6 +353,17 @@ export class TerminalModel {
     this.#size = { cols, rows };
     this.#steps.push({ cols, rows });
     this.#pump();
+  }
+
+  /**
+   * Calls `fn` once everything written so far is parsed and before anything written later is: in stream
+   * order, synchronously (a promise's callback would run only after xterm had gone on parsing). A model
+   * disposed first calls it at disposal, as it resolves {@link settled}; one already disposed never does.
+   */
+  whenParsed(fn: () => void): void {
+    if (this.#disposed) return;
+    if (!this.#inFlight && this.#head === this.#steps.length) fn();
+    else this.#steps.push({ settle: fn });
   }
 
   /** Resolves once everything written (and every resize) so far is parsed. */

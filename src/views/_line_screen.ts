@@ -18,8 +18,11 @@ export interface LineSink {
   status(row: number, text: string): void;
   /** A line was redrawn in place (a carriage return over drawn text): a progress line or a spinner. */
   redraw(): void;
-  /** A full-screen sign: the alternate screen (true on entry) or a cursor-addressed redraw. */
-  screen(alternate: boolean | null): void;
+  /**
+   * A full-screen sign: the alternate screen (true on entry) or a cursor-addressed redraw. `at` is where
+   * the sign's sequence ends in the text of the push that carried it (so a caller can split that text there).
+   */
+  screen(alternate: boolean | null, at: number): void;
 }
 
 const ESC = 0x1b;
@@ -80,6 +83,8 @@ export class LineScreen {
   /** The status row being drawn after a save and an absolute move; null when drawing at the cursor. */
   #statusRow: number | null = null;
   #status = new OpenLine();
+  /** Where the escape sequence being handled ends in the current push's text (see {@link LineSink.screen}). */
+  #at = 0;
 
   constructor(sink: LineSink) {
     this.#sink = sink;
@@ -93,6 +98,7 @@ export class LineScreen {
   /** Interprets `text`. */
   push(text: string): void {
     const input = this.#carry + text;
+    const carried = this.#carry.length;
     this.#carry = "";
     let i = 0;
     const n = input.length;
@@ -105,6 +111,7 @@ export class LineScreen {
           if (n - i <= MAX_ESCAPE) this.#carry = input.slice(i);
           return;
         }
+        this.#at = end - carried;
         this.#escape(input.slice(i, end));
         i = end;
         continue;
@@ -206,7 +213,7 @@ export class LineScreen {
     if (second === 0x5b) return this.#csi(sequence); // ESC [
     if (sequence === "\x1b7") return this.#save();
     if (sequence === "\x1b8") return this.#restore();
-    if (sequence === "\x1bc") return this.#sink.screen(null); // RIS: a reset, typical of full-screen use.
+    if (sequence === "\x1bc") return this.#sink.screen(null, this.#at); // RIS: a reset, typical of full-screen use.
     // OSC, DCS, SOS, PM, APC, charsets, keypad modes, index: nothing to show.
   }
 
@@ -252,13 +259,13 @@ export class LineScreen {
           this.#status.col = (param(1) || 1) - 1;
           return;
         }
-        this.#sink.screen(null);
+        this.#sink.screen(null, this.#at);
         if (this.#line.text() !== "") this.#newline();
         this.#line.col = (param(1) || 1) - 1;
         return;
       }
       case "J":
-        if (first === 2 || first === 3) this.#sink.screen(null);
+        if (first === 2 || first === 3) this.#sink.screen(null, this.#at);
         return;
       case "s":
         return this.#save();
@@ -267,7 +274,7 @@ export class LineScreen {
       case "h":
       case "l":
         if (privateMode && params.some((p) => p === 1049 || p === 1047 || p === 47)) {
-          this.#sink.screen(final === "h");
+          this.#sink.screen(final === "h", this.#at);
         }
         return;
       default:

@@ -50,10 +50,13 @@ export class CompactView {
   #openEmitted = "";
   readonly #status = new Map<number, string>();
   readonly #events: ViewEvent[] = [];
-  readonly #onScreen: ((alternate: boolean | null) => void) | null;
+  readonly #onScreen: ((alternate: boolean | null, at: number) => void) | null;
 
-  /** `onScreen` hears full-screen signs (the parsed view switches on them). */
-  constructor(onScreen: ((alternate: boolean | null) => void) | null = null) {
+  /**
+   * `onScreen` hears full-screen signs (the parsed view switches on them), with where the sign ends in the
+   * text being pushed.
+   */
+  constructor(onScreen: ((alternate: boolean | null, at: number) => void) | null = null) {
     this.#onScreen = onScreen;
     this.#screen = new LineScreen({
       line: (text) => this.#line(text),
@@ -61,7 +64,7 @@ export class CompactView {
         if (text !== "" && this.#status.get(row) !== text) this.#status.set(row, text);
       },
       redraw: () => this.#redrawn = true,
-      screen: (alternate) => this.#onScreen?.(alternate),
+      screen: (alternate, at) => this.#onScreen?.(alternate, at),
     });
   }
 

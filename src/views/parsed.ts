@@ -4,6 +4,12 @@
  * rows that changed, with their row numbers; a pager's prompt (`--More--`, `(END)`, `:`) is reported as a
  * prompt, not as a row of content.
  *
+ * The first screen is the one the program drew, not a report taken before it drew: a blank screen (cleared,
+ * nothing drawn yet) is not reported until the end; a first report taken while output was still arriving
+ * (less than {@link SETTLE_SECONDS} before) does not start the pacing, so the next flush reports the rest
+ * at once; and rows of the first screen that scrolled off the top before it was ever reported (`top -n 1`
+ * ends with a newline on its last row, which scrolls its header away) are reported as text before it.
+ *
  * The screen comes from Specter's terminal model (xterm.js, headless), fed the same output.
  *
  * @module
@@ -19,6 +25,17 @@ const REPAINT_SHARE = 0.5;
  * one that input changed, one waiting at a pager prompt, the first and the last are reported at once.
  */
 export const SCREEN_INTERVAL_SECONDS = 2;
+
+/**
+ * A pause in the output at least this long counts as the program settling: a recording is flushed at such
+ * pauses, and a screen reported sooner after output may have been caught mid-draw.
+ */
+export const SETTLE_SECONDS = 0.2;
+
+/** The view's clock, in seconds: wall time, the clock of frames' `ts` (see {@link ParsedView.push}). */
+function clock(): number {
+  return Date.now() / 1000;
+}
 
 /** At most this many scroll distances are tried per diff (each costs a pass over the rows). */
 const MAX_SCROLL_TRIES = 8;
@@ -79,32 +96,63 @@ export class ParsedView {
   #reportedAt = -Infinity;
   /** Input was sent since the screen was last reported. */
   #input = false;
+  /** When output last came (seconds on the flush clock). */
+  #outputAt = -Infinity;
+  /** The last report may have caught the screen mid-draw: the next one is not paced. */
+  #unsettled = false;
+  /** Where in the text being pushed the program went full-screen (-1: it did not in this push). */
+  #switchAt = -1;
+  /**
+   * Lines above the screen when it went full-screen (see {@link TerminalModel.above}): those scrolled off
+   * after it, before its first report, are that report's first rows. Null once it has been reported.
+   */
+  #base: number | null = null;
 
   private constructor(model: TerminalModel) {
     this.#model = model;
-    this.#compact = new CompactView((alternate) => {
+    this.#compact = new CompactView((alternate, at) => {
       if (alternate === false) {
         // Back from the alternate screen: line output again, and the next screen goes out whole.
         if (this.#full) this.#compact.flush(); // What the line reading made of the full screen: dropped.
         this.#full = false;
         this.#shown = null;
+        this.#base = null;
         return;
       }
       // Going full-screen: the lines before it are content; what follows is screen, shown as rows.
-      if (!this.#full) this.#before.push(...this.#compact.flush().filter((e) => e.type === "text"));
+      if (!this.#full) {
+        this.#before.push(...this.#compact.flush().filter((e) => e.type === "text"));
+        if (this.#switchAt < 0) this.#switchAt = at;
+      }
       this.#full = true;
     });
   }
 
   /** A parsed view of a `cols`×`rows` terminal (default 80×24). */
   static async create(options: ParsedViewOptions = {}): Promise<ParsedView> {
-    return new ParsedView(await TerminalModel.create({ cols: options.cols ?? 80, rows: options.rows ?? 24 }));
+    const rows = options.rows ?? 24;
+    // A screen's worth of scrollback: the rows a first screen may lose off the top before it is reported.
+    return new ParsedView(await TerminalModel.create({ cols: options.cols ?? 80, rows, scrollback: rows }));
   }
 
-  /** Takes output text. */
-  push(text: string): void {
+  /**
+   * Takes output text that came at `now` (seconds on the flush clock: a frame's `ts`, a recording's time;
+   * default: now).
+   */
+  push(text: string, now: number = clock()): void {
+    this.#outputAt = now;
+    this.#switchAt = -1;
     this.#compact.push(text);
-    this.#model.write(text);
+    const at = this.#switchAt;
+    if (at < 0) {
+      this.#model.write(text);
+      return;
+    }
+    // Where the screen stood when the program went full-screen, read in stream order (the model parses
+    // later): lines that scroll off after this point belong to the first screen.
+    this.#model.write(text.slice(0, at));
+    this.#model.whenParsed(() => this.#base = this.#model.above);
+    this.#model.write(text.slice(at));
   }
 
   /** Input was sent to the program: the screen it leads to is reported at the next flush. */
@@ -123,7 +171,7 @@ export class ParsedView {
     const lines = this.#compact.flush(options);
     const before = this.#before.splice(0);
     if (!this.#full) return [...before, ...lines];
-    const now = options.now ?? performance.now() / 1000;
+    const now = options.now ?? clock();
     return [...before, ...await this.#screen(now, false)];
   }
 
@@ -146,15 +194,26 @@ export class ParsedView {
     // A pager's prompt sits on the last drawn row (where the cursor waits).
     const last = rows.length - 1;
     const prompt = last >= 0 && PAGER_PROMPT.test(rows[last]!) ? rows[last]!.trim() : null;
-    const due = always || this.#shown === null || this.#input || prompt !== null ||
+    // Nothing drawn yet (the program cleared the screen and is still working): no first screen to report.
+    if (!always && this.#shown === null && rows.every((row) => row === "")) return events;
+    const due = always || this.#shown === null || this.#input || prompt !== null || this.#unsettled ||
       now - this.#reportedAt >= SCREEN_INTERVAL_SECONDS;
     if (!due) return events; // Still changing on its own: the next report shows where it got to.
     this.#input = false;
     this.#reportedAt = now;
+    this.#unsettled = this.#shown === null && now - this.#outputAt < SETTLE_SECONDS;
     if (prompt !== null) rows[last] = "";
     while (rows.length > 0 && rows[rows.length - 1] === "") rows.pop();
     const shown = this.#shown;
     if (shown === null) {
+      // Rows of this first screen that scrolled off its top before it was reported.
+      const base = this.#base;
+      this.#base = null;
+      const lost = base === null ? 0 : Math.min(this.#model.above - base, snapshot.rows);
+      if (lost > 0) {
+        const text = this.#model.linesAbove(lost).filter((line) => line !== "").map((line) => line + "\n");
+        if (text.length > 0) events.push({ type: "text", data: text.join("") });
+      }
       events.push({ type: "screen", rows, alternate: snapshot.alt_screen });
     } else {
       const { scrolled, changed } = screenDiff(shown, rows);

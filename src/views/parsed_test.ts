@@ -22,20 +22,21 @@ Deno.test({
   ...sanitizeOps,
   fn: async () => {
     const view = await ParsedView.create({ cols: 40, rows: 6 });
-    view.push("before\r\n");
-    view.push("\x1b[?1049h\x1b[H\x1b[2JTasks: 3 total\r\nCPU: 10%\r\n  PID USER\r\n    1 root");
-    assert.deepEqual(await view.flush({ partial: true, now: 0 }), [
+    // Times on the flush clock (seconds): each flush comes once the program has been quiet a while.
+    view.push("before\r\n", 0);
+    view.push("\x1b[?1049h\x1b[H\x1b[2JTasks: 3 total\r\nCPU: 10%\r\n  PID USER\r\n    1 root", 0);
+    assert.deepEqual(await view.flush({ partial: true, now: 0.3 }), [
       { type: "text", data: "before\n" },
       { type: "screen", rows: ["Tasks: 3 total", "CPU: 10%", "  PID USER", "    1 root"], alternate: true },
     ]);
-    view.push("\x1b[2;1HCPU: 55%\x1b[K");
+    view.push("\x1b[2;1HCPU: 55%\x1b[K", 0.7);
     // Changing on its own: not reported again within 2 s, then only the changed row.
     assert.deepEqual(await view.flush({ partial: true, now: 1 }), []);
-    view.push("\x1b[2;1HCPU: 60%\x1b[K");
+    view.push("\x1b[2;1HCPU: 60%\x1b[K", 2.2);
     const row = (text: string) => [{ type: "rows", rows: [{ row: 2, text }] }];
     assert.deepEqual(await view.flush({ partial: true, now: 2.5 }), row("CPU: 60%"));
     assert.deepEqual(await view.flush({ partial: true, now: 5 }), []); // Nothing changed.
-    view.push("\x1b[2;1HCPU: 70%\x1b[K");
+    view.push("\x1b[2;1HCPU: 70%\x1b[K", 5);
     view.input(); // After input the screen is reported at once.
     assert.deepEqual(await view.flush({ partial: true, now: 5.1 }), row("CPU: 70%"));
     view.push("\x1b[?1049l");
@@ -58,5 +59,46 @@ Deno.test({
     const events = await view.flush({ partial: true });
     assert.deepEqual(events.at(-1), { type: "prompt", kind: "pager", text: "(END)" });
     await view.end();
+  },
+});
+
+Deno.test({
+  name: "parsed: the first screen is the one drawn, not a blank one, and one caught mid-draw is not paced",
+  ...sanitizeOps,
+  fn: async () => {
+    const view = await ParsedView.create({ cols: 40, rows: 6 });
+    view.push("\x1b[?1h\x1b=\x1b[H\x1b[2J", 0); // Cleared, nothing drawn yet (top computing its first frame).
+    assert.deepEqual(await view.flush({ partial: true, now: 0.3 }), []);
+    view.push("top - 10:00:00 load average: 0.10\r\nTasks: 3 total", 0.4);
+    // Caught 50 ms after output: reported, but the program may still be drawing.
+    assert.deepEqual(await view.flush({ partial: true, now: 0.45 }), [
+      { type: "screen", rows: ["top - 10:00:00 load average: 0.10", "Tasks: 3 total"], alternate: false },
+    ]);
+    view.push("\r\n  PID USER", 0.5);
+    // So the rest is reported at once, not 2 s later; from then on the screen is paced.
+    assert.deepEqual(await view.flush({ partial: true, now: 0.8 }), [
+      { type: "rows", rows: [{ row: 3, text: "  PID USER" }] },
+    ]);
+    view.push("\x1b[3;1H  PID USER COMMAND", 1);
+    assert.deepEqual(await view.flush({ partial: true, now: 1.3 }), []);
+    await view.end();
+  },
+});
+
+Deno.test({
+  name: "parsed: rows of the first screen that scrolled off before it was reported come first, as text",
+  ...sanitizeOps,
+  fn: async () => {
+    const view = await ParsedView.create({ cols: 40, rows: 4 });
+    view.push("$ top -n 1\r\n", 0);
+    // As `top -n 1` does: draws its one screen, then ends with a newline on the last row (which scrolls the
+    // header off the top), with no pause in between for a report.
+    view.push("\x1b[H\x1b[2Jtop - load average: 0.10\r\nTasks: 3 total\r\nCPU: 10%\r\n  PID USER", 0);
+    view.push("\x1b[5;1H\r\n", 0);
+    assert.deepEqual(await view.end(), [
+      { type: "text", data: "$ top -n 1\n" },
+      { type: "text", data: "top - load average: 0.10\n" },
+      { type: "screen", rows: ["Tasks: 3 total", "CPU: 10%", "  PID USER"], alternate: false },
+    ]);
   },
 });

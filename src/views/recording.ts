@@ -15,7 +15,9 @@ import {
   type ViewEvent,
 } from "../protocol/mod.ts";
 import { CompactView } from "./compact.ts";
-import { ParsedView } from "./parsed.ts";
+import { ParsedView, SETTLE_SECONDS } from "./parsed.ts";
+
+export { SETTLE_SECONDS };
 
 /**
  * The terminal a recording is parsed in: its size, cut to the largest terminal Specter makes
@@ -25,9 +27,6 @@ import { ParsedView } from "./parsed.ts";
 export function viewSize(cols: number | undefined, rows: number | undefined): { cols: number; rows: number } {
   return { cols: Math.min(cols ?? 80, MAX_COLS), rows: Math.min(rows ?? 24, MAX_ROWS) };
 }
-
-/** A pause in the output at least this long counts as the program settling (a flush point). */
-export const SETTLE_SECONDS = 0.2;
 
 /** A recording's header and events, already read and validated. */
 export interface Recording {
@@ -79,10 +78,12 @@ export async function viewRecording(
       }
       continue;
     }
-    view.push(data);
+    if (view instanceof ParsedView) view.push(data, time);
+    else view.push(data);
     const next = output[i + 1];
     if (next !== undefined && next[0] - time >= SETTLE_SECONDS) {
-      at(time)(await view.flush({ partial: true, now: time }));
+      // Flushed as a live view is: once the program has been quiet that long.
+      at(time)(await view.flush({ partial: true, now: time + SETTLE_SECONDS }));
     }
   }
   const last = output.length > 0 ? output[output.length - 1]![0] : 0;
