@@ -12,10 +12,18 @@
 
 /** Events of the line screen, in order. */
 export interface LineSink {
-  /** A finished line (its final state: what the terminal shows once the line ends). */
-  line(text: string): void;
+  /**
+   * A finished line (its final state: what the terminal shows once the line ends), with its screen row
+   * (1-based) when the program placed the cursor by row (a full-screen program), else undefined.
+   */
+  line(text: string, row?: number): void;
   /** The status row `row` (1-based) now reads `text`. */
   status(row: number, text: string): void;
+  /**
+   * The status rows are gone: the program reset its scroll region (apt and dpkg keep their status row
+   * outside one, and reset it when they are done, then erase the row).
+   */
+  statusEnd(): void;
   /** A line was redrawn in place (a carriage return over drawn text): a progress line or a spinner. */
   redraw(): void;
   /**
@@ -77,6 +85,11 @@ export class LineScreen {
   #held: string[][] = [];
   /** Index into {@link #held} of the line the cursor is on; `#held.length` is the open line. */
   #row = 0;
+  /**
+   * The screen row of `#held[0]` (of the open line when nothing is held), known once the program placed
+   * the cursor by row (CUP); null until then, and again after the alternate screen is left.
+   */
+  #origin: number | null = null;
   #carry = "";
   /** Saved cursor (ESC 7 / CSI s): the open line's state at the save. */
   #saved: { chars: string[]; col: number } | null = null;
@@ -140,12 +153,18 @@ export class LineScreen {
    */
   release(): void {
     this.#endStatus();
-    if (this.#row < this.#held.length) {
+    const origin = this.#origin;
+    const onHeld = this.#row < this.#held.length;
+    if (onHeld) {
       // The cursor sits on a held line: everything above it is final; it and below stay as they are drawn.
       this.#held[this.#row] = this.#line.chars;
       this.#line.clear();
     }
-    for (const chars of this.#held) this.#sink.line(textOf(chars));
+    for (const [i, chars] of this.#held.entries()) {
+      this.#sink.line(textOf(chars), origin === null ? undefined : origin + i);
+    }
+    // The open line is the one after the held ones (unknown when the cursor was on one of them).
+    this.#origin = origin === null || onHeld ? null : origin + this.#held.length;
     this.#held = [];
     this.#row = 0;
   }
@@ -155,7 +174,7 @@ export class LineScreen {
     const onHeld = this.#row < this.#held.length;
     const open = this.#line.text();
     this.release();
-    if (!onHeld && open !== "") this.#sink.line(open);
+    if (!onHeld && open !== "") this.#sink.line(open, this.#origin ?? undefined);
     this.#line.clear();
   }
 
@@ -172,7 +191,10 @@ export class LineScreen {
     }
     this.#held.push(this.#line.chars);
     this.#line.clear();
-    if (this.#held.length > MAX_HELD) this.#sink.line(textOf(this.#held.shift()!)); // Beyond any cursor-up.
+    if (this.#held.length > MAX_HELD) { // Beyond any cursor-up.
+      this.#sink.line(textOf(this.#held.shift()!), this.#origin ?? undefined);
+      if (this.#origin !== null) this.#origin++;
+    }
     this.#row = this.#held.length;
   }
 
@@ -261,12 +283,18 @@ export class LineScreen {
         }
         this.#sink.screen(null, this.#at);
         if (this.#line.text() !== "") this.#newline();
+        // The lines so far are final (their rows were counted from the previous placement); the open line
+        // is on `row` now.
+        this.release();
+        this.#origin = row;
         this.#line.col = (param(1) || 1) - 1;
         return;
       }
       case "J":
         if (first === 2 || first === 3) this.#sink.screen(null, this.#at);
         return;
+      case "r":
+        return this.#sink.statusEnd();
       case "s":
         return this.#save();
       case "u":
@@ -274,6 +302,7 @@ export class LineScreen {
       case "h":
       case "l":
         if (privateMode && params.some((p) => p === 1049 || p === 1047 || p === 47)) {
+          if (final === "l") this.#origin = null; // Back to line output: rows are not known any more.
           this.#sink.screen(final === "h", this.#at);
         }
         return;

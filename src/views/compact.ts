@@ -4,7 +4,9 @@
  * - Styling and control sequences are gone; each line is what a terminal leaves on it once it ends.
  * - A line redrawn in place (a progress bar, a spinner) reaches the text once, in its final state; while it
  *   is redrawn, a flush reports its current state as a `line_update` (one per flush, not one per redraw).
- * - A status row drawn away from the cursor (apt's `Progress: [ 40%]`) is a `line_update` with its row.
+ * - A status row drawn away from the cursor (apt's `Progress: [ 40%]`) is a `line_update` with its row;
+ *   when the program resets its scroll region (apt is done) a row that was reported gets a `line_update`
+ *   with empty `data`: the row is gone.
  * - A line repeated verbatim is written once, then `[previous line repeated N more times]`; runs of blank
  *   lines become one.
  * - Text comes in chunks of at most {@link CHUNK_BYTES} bytes, cut at line ends where it can be.
@@ -49,6 +51,10 @@ export class CompactView {
   /** The part of the open line already emitted as text (at a pause). */
   #openEmitted = "";
   readonly #status = new Map<number, string>();
+  /** Status rows reported and not cleared since (a bounded number: rows are capped). */
+  readonly #statusSent = new Set<number>();
+  /** The text last sent for each screen row of a full-screen program (see {@link #line}). */
+  readonly #rows = new Map<number, string>();
   readonly #events: ViewEvent[] = [];
   readonly #onScreen: ((alternate: boolean | null, at: number) => void) | null;
 
@@ -59,12 +65,19 @@ export class CompactView {
   constructor(onScreen: ((alternate: boolean | null, at: number) => void) | null = null) {
     this.#onScreen = onScreen;
     this.#screen = new LineScreen({
-      line: (text) => this.#line(text),
+      line: (text, row) => this.#line(text, row),
       status: (row, text) => {
         if (text !== "" && this.#status.get(row) !== text) this.#status.set(row, text);
       },
+      statusEnd: () => {
+        this.#status.clear();
+        for (const row of this.#statusSent) this.#status.set(row, "");
+      },
       redraw: () => this.#redrawn = true,
-      screen: (alternate, at) => this.#onScreen?.(alternate, at),
+      screen: (alternate, at) => {
+        if (alternate === false) this.#rows.clear(); // Line output again.
+        this.#onScreen?.(alternate, at);
+      },
     });
   }
 
@@ -102,9 +115,21 @@ export class CompactView {
     return this.#take();
   }
 
-  #line(text: string): void {
-    const emitted = this.#openEmitted;
+  #line(text: string, row?: number): void {
+    let emitted = this.#openEmitted;
     this.#openEmitted = "";
+    if (row !== undefined && emitted === "") {
+      // A full-screen program redrawing a row as it was already sent (top's rows that did not change):
+      // a redraw, collapsed. Only what changed reaches the text.
+      if (this.#rows.get(row) === text) return;
+      this.#rows.set(row, text);
+    }
+    if (emitted !== "" && !text.startsWith(emitted)) {
+      // The start sent at a pause was redrawn into something else (apt's `Building dependency tree... 50%`,
+      // then `... Done`): that start ends where it is, and the line goes out whole on a line of its own.
+      this.#out += "\n";
+      emitted = "";
+    }
     this.#redrawn = false;
     if (PAGER_PROMPT.test(text) && text.trim() !== ":") return; // A pager prompt left on a line.
     if (text === "") {
@@ -121,7 +146,7 @@ export class CompactView {
     }
     this.#endRepeats();
     this.#last = text;
-    this.#out += (emitted !== "" && text.startsWith(emitted) ? text.slice(emitted.length) : text) + "\n";
+    this.#out += text.slice(emitted.length) + "\n";
   }
 
   #endRepeats(): void {
@@ -137,7 +162,11 @@ export class CompactView {
     this.#out = "";
     events.push(...this.#events);
     this.#events.length = 0;
-    for (const [row, data] of this.#status) events.push({ type: "line_update", data, row });
+    for (const [row, data] of this.#status) {
+      events.push({ type: "line_update", data, row });
+      if (data === "") this.#statusSent.delete(row);
+      else this.#statusSent.add(row);
+    }
     this.#status.clear();
     return events;
   }

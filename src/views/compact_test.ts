@@ -53,6 +53,25 @@ Deno.test("compact: a status row drawn between cursor save and restore is a line
   ]);
 });
 
+Deno.test("compact: a status row is gone once the program resets its scroll region (apt is done)", () => {
+  const view = new CompactView();
+  view.push("\x1b7\x1b[0;23r\x1b8Unpacking foo ...\r\n\x1b7\x1b[24;0fProgress: [ 40%] [####....] \x1b8");
+  assert.deepEqual(view.flush(), [
+    { type: "text", data: "Unpacking foo ...\n" },
+    { type: "line_update", data: "Progress: [ 40%] [####....]", row: 24 },
+  ]);
+  view.push("Setting up foo ...\r\n\x1b7\x1b[0;24r\x1b8\x1b[1A\x1b[J");
+  const events = view.end();
+  assert.deepEqual(events, [
+    { type: "text", data: "Setting up foo ...\n" },
+    { type: "line_update", data: "", row: 24 },
+  ]);
+  assert.equal(renderText(events), "Setting up foo ...\n");
+  // Reported once: a later reset has nothing to take away.
+  view.push("\x1b[r");
+  assert.deepEqual(view.end(), []);
+});
+
 Deno.test("compact: lines redrawn from above (cursor up) are replaced while not flushed", () => {
   const view = new CompactView();
   view.push("layer a: 10%\nlayer b:  5%\n");
@@ -73,6 +92,18 @@ Deno.test("compact: at a pause an unfinished line goes out (a prompt), and is no
   assert.deepEqual(view.flush({ partial: true }), [{ type: "text", data: "Continue? [y/N]" }]);
   view.push("y\r\nok\r\n");
   assert.equal(text(view.end()), " y\nok\n");
+});
+
+Deno.test("compact: a start sent at a pause and then redrawn into something else is not run into its end", () => {
+  const view = new CompactView();
+  view.push("Building dependency tree... 50%");
+  assert.deepEqual(view.flush({ partial: true }), [{
+    type: "text",
+    data: "Building dependency tree... 50%",
+  }]);
+  // apt redraws the line from its start (a carriage return) with its final state.
+  view.push("\rBuilding dependency tree... Done\r\nnext\r\n");
+  assert.equal(text(view.end()), "\nBuilding dependency tree... Done\nnext\n");
 });
 
 Deno.test("compact: a pager's prompt is reported as a prompt, and its erasure leaves no content", () => {
@@ -142,4 +173,19 @@ Deno.test("compact: hostile output stays linear (cursor padding, status rows, cu
   compact("x".repeat(990) + "\n" + "\x1b[A\n".repeat(100_000));
   // Each of these was seconds to minutes when quadratic; linear, they take well under a second here.
   assert.ok(performance.now() - started < 15_000, `${Math.round(performance.now() - started)} ms`);
+});
+
+Deno.test("compact: a full-screen program's row redrawn as it was is not sent again; a changed one is", () => {
+  const view = new CompactView();
+  view.push("\x1b[H\x1b[2Jtop - 10:00:01\x1b[K\r\nTasks: 3 total\x1b[K\r\n    1 root init\x1b[K\r\n");
+  assert.equal(text(view.flush()), "top - 10:00:01\nTasks: 3 total\n    1 root init\n");
+  // The next refresh redraws every row from the top; only the clock changed.
+  view.push("\x1b[Htop - 10:00:02\x1b[K\r\nTasks: 3 total\x1b[K\r\n    1 root init\x1b[K\r\n");
+  assert.equal(text(view.flush()), "top - 10:00:02\n");
+  // The same text on another row is content of that row: sent.
+  view.push("\x1b[1;1Htop - 10:00:02\x1b[K\r\n    1 root init\x1b[K\r\n");
+  assert.equal(text(view.flush()), "    1 root init\n");
+  // Back to line output (the alternate screen left): rows are not known, repeats are content again.
+  view.push("\x1b[?1049l$ echo\r\n$ echo\r\n");
+  assert.equal(text(view.end()), "$ echo\n[previous line repeated 1 more time]\n");
 });

@@ -32,9 +32,13 @@ export function renderText(events: readonly ViewEvent[]): string {
         add(event.data);
         updates.delete("cursor"); // The line being redrawn ended (or moved on).
         break;
-      case "line_update":
-        updates.set(event.row === undefined ? "cursor" : `row ${event.row}`, event.data);
+      case "line_update": {
+        const key = event.row === undefined ? "cursor" : `row ${event.row}`;
+        // An empty status row is one the program took away (its progress is over).
+        if (event.data === "" && event.row !== undefined) updates.delete(key);
+        else updates.set(key, event.data);
         break;
+      }
       case "screen":
         line(`[screen${event.alternate ? ", alternate" : ""}]`);
         for (const row of event.rows) line(row);
