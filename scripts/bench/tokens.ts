@@ -19,8 +19,15 @@
  *
  *   deno run -A scripts/bench/tokens.ts
  *
- * Acceptance (issue 13): ≥ 70 % fewer tokens than raw overall, every check passing. Both counts and both
- * views are printed; the goal is checked on the parsed view's frames (the issue defines raw as today's frames).
+ * Two sets (see `scripts/record_workloads.ts`): **tuned**, the recordings the views were developed on, and
+ * **held-out**, recorded for issue 24 and only measured. Each is printed with its overall ratios; the
+ * held-out set also for the five kinds issue 24 names (apt, a router's pager, top, pytest, npm). **floor**
+ * is what no view can go below without losing content: the tokens of what a terminal leaves (the final
+ * buffer, a pager's rows, a full-screen program's last screen), as text.
+ *
+ * Acceptance: every check passing; issue 13's goal on the tuned set (parsed frames ≥ 70 % fewer tokens than
+ * raw); issue 24's on the held-out set (parsed frames ≥ 70 %, compact frames ≥ 50 %). Both counts and both
+ * views are printed; the goals are checked on frames (issue 13 defines raw as today's frames).
  *
  * @module
  */
@@ -319,15 +326,11 @@ async function main(): Promise<number> {
     say();
     for (const line of checkLines) say(line);
     say();
-    // The goals: issue 13's on the tuned set (parsed frames), issue 24's on the held-out set (both counts).
+    // The goals, on frames as since issue 13 (raw is today's frames; text is printed beside them): issue
+    // 13's on the tuned set (parsed), issue 24's on the held-out set (parsed and compact).
     const goals: [unit: "frames" | "text", mode: "compact" | "parsed", min: number][] = set === "tuned"
       ? [["frames", "parsed", ACCEPT_REDUCTION]]
-      : [
-        ["frames", "parsed", ACCEPT_REDUCTION],
-        ["text", "parsed", ACCEPT_REDUCTION],
-        ["frames", "compact", ACCEPT_COMPACT_HELD_OUT],
-        ["text", "compact", ACCEPT_COMPACT_HELD_OUT],
-      ];
+      : [["frames", "parsed", ACCEPT_REDUCTION], ["frames", "compact", ACCEPT_COMPACT_HELD_OUT]];
     for (const [unit, mode, min] of goals) {
       if (!(reduction(unit, mode) >= min)) {
         failures.push(

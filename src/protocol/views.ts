@@ -28,7 +28,9 @@ export const ViewTextSchema = z.object({
 /** The current state of a line being redrawn in place (progress bar, spinner) or of a status row. */
 export const LineUpdateSchema = z.object({
   type: z.literal("line_update"),
-  data: z.string(),
+  data: z.string().describe(
+    "The line's text; empty for a status row the program took away (its progress ended)",
+  ),
   row: z.int().positive().optional().describe("1-based row of a status row drawn away from the cursor"),
   ...where,
 });

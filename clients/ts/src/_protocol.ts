@@ -366,6 +366,7 @@ export type ViewEvent = {
   time?: number;
 } | {
   type: "line_update";
+  /** The line's text; empty for a status row the program took away (its progress ended) */
   data: string;
   /** 1-based row of a status row drawn away from the cursor */
   row?: number;
