@@ -24,6 +24,11 @@ export interface LineSink {
    * outside one, and reset it when they are done, then erase the row).
    */
   statusEnd(): void;
+  /**
+   * Rows were erased (erase in display): from `row` down, or the whole screen when `row` is undefined. What
+   * is drawn there next is new, even if it reads as before (`clear`, then the same output again).
+   */
+  erased(row?: number): void;
   /** A line was redrawn in place (a carriage return over drawn text): a progress line or a spinner. */
   redraw(): void;
   /**
@@ -161,7 +166,7 @@ export class LineScreen {
       this.#line.clear();
     }
     for (const [i, chars] of this.#held.entries()) {
-      this.#sink.line(textOf(chars), origin === null ? undefined : origin + i);
+      this.#sink.line(textOf(chars), rowOf(origin === null ? null : origin + i));
     }
     // The open line is the one after the held ones (unknown when the cursor was on one of them).
     this.#origin = origin === null || onHeld ? null : origin + this.#held.length;
@@ -174,7 +179,7 @@ export class LineScreen {
     const onHeld = this.#row < this.#held.length;
     const open = this.#line.text();
     this.release();
-    if (!onHeld && open !== "") this.#sink.line(open, this.#origin ?? undefined);
+    if (!onHeld && open !== "") this.#sink.line(open, rowOf(this.#origin));
     this.#line.clear();
   }
 
@@ -192,7 +197,7 @@ export class LineScreen {
     this.#held.push(this.#line.chars);
     this.#line.clear();
     if (this.#held.length > MAX_HELD) { // Beyond any cursor-up.
-      this.#sink.line(textOf(this.#held.shift()!), this.#origin ?? undefined);
+      this.#sink.line(textOf(this.#held.shift()!), rowOf(this.#origin));
       if (this.#origin !== null) this.#origin++;
     }
     this.#row = this.#held.length;
@@ -292,6 +297,8 @@ export class LineScreen {
       }
       case "J":
         if (first === 2 || first === 3) this.#sink.screen(null, this.#at);
+        // Below the cursor (0) when its row is known; otherwise (1: above it, 2 and 3: all) everything.
+        this.#sink.erased(first === 0 && this.#origin !== null ? this.#origin + this.#row : undefined);
         return;
       case "r":
         return this.#sink.statusEnd();
@@ -332,6 +339,15 @@ export class LineScreen {
     if (saved !== null) this.#line.col = saved.col;
     this.#saved = null;
   }
+}
+
+/**
+ * A line's screen row as the sink gets it: rows past the tallest screen are not rows of a screen (a program
+ * that placed the cursor once and then printed a long log), and keeping them apart would let hostile output
+ * grow the compact view's table of rows without bound.
+ */
+function rowOf(row: number | null): number | undefined {
+  return row === null || row > MAX_ROWS ? undefined : row;
 }
 
 /** A line's text: its characters, trailing blanks dropped. */

@@ -73,6 +73,10 @@ export class CompactView {
         this.#status.clear();
         for (const row of this.#statusSent) this.#status.set(row, "");
       },
+      erased: (row) => {
+        if (row === undefined) this.#rows.clear();
+        else for (const key of this.#rows.keys()) if (key >= row) this.#rows.delete(key);
+      },
       redraw: () => this.#redrawn = true,
       screen: (alternate, at) => {
         if (alternate === false) this.#rows.clear(); // Line output again.

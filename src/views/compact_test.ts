@@ -189,3 +189,30 @@ Deno.test("compact: a full-screen program's row redrawn as it was is not sent ag
   view.push("\x1b[?1049l$ echo\r\n$ echo\r\n");
   assert.equal(text(view.end()), "$ echo\n[previous line repeated 1 more time]\n");
 });
+
+Deno.test("compact: rows past the tallest screen are not rows (a log after one cursor placement)", () => {
+  const view = new CompactView();
+  // Placed once, then a log: its lines have rows 1, 2, … and past 500 no row at all, so a line repeating
+  // one sent 600 lines earlier is content, and the table of rows stays bounded.
+  const log = Array.from({ length: 1200 }, (_, i) => `line ${i % 600}`).join("\r\n") + "\r\n";
+  view.push("\x1b[1;1H" + log);
+  const out = text(view.end());
+  assert.equal(out.split("\n").filter((line) => line === "line 550").length, 2);
+  assert.equal(out.split("\n").filter((line) => line === "line 5").length, 2);
+});
+
+Deno.test("compact: after a clear, the same output at the same rows is content again", () => {
+  const view = new CompactView();
+  // A shell: `clear; cat notes` twice. The second time reads as the first but was drawn on a cleared screen.
+  const run = "\x1b[H\x1b[2J$ cat notes\r\nremember the milk\r\n";
+  view.push(run);
+  assert.equal(text(view.flush()), "$ cat notes\nremember the milk\n");
+  view.push(run);
+  assert.equal(text(view.flush()), "$ cat notes\nremember the milk\n");
+  // Erased below the cursor (top's end of refresh): those rows are forgotten, the ones above are not.
+  view.push("\x1b[H$ cat notes\r\n\x1b[J");
+  view.push("\x1b[H$ cat notes\r\nremember the milk\r\n");
+  // Row 1 is as it was: not sent. Row 2 was erased, so its line is sent, and (as the last line sent was the
+  // same text) counted as a repeat.
+  assert.equal(text(view.end()), "[previous line repeated 1 more time]\n");
+});
