@@ -2,7 +2,7 @@
  * Makes the recordings `bench:tokens` measures: real programs on a real terminal, driven like a person
  * would, recorded as asciicast v2. Two sets: **tuned** (`fixtures/workloads/NAME.cast`), the recordings the
  * views were developed against, and **held-out** (`fixtures/workloads/held-out/NAME.cast`), recorded for
- * issue 24 and only measured, never used to choose a rule. The committed recordings are the benchmark's
+ * issue 24 before the views changed, and measured (no rule looks at their text). The committed recordings are the benchmark's
  * input; this script says how each was made (re-running it makes new ones, which differ in times, versions
  * and numbers).
  *
