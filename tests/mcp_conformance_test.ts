@@ -30,6 +30,7 @@ const SCENARIOS = [
   "tools-list",
   "logging-set-level",
   "dns-rebinding-protection",
+  "server-sse-multiple-streams",
 ];
 
 interface Check {
