@@ -141,7 +141,9 @@ export function toolResultContent(result: ToolResult): McpCallResult {
 /** `list_sessions` as MCP content: one line per session. */
 export function listingContent(listing: { sessions: SessionListing[] }): McpCallResult {
   const lines = listing.sessions.map((s) =>
-    `session ${s.session_id}: ${s.running ? "running" : `exited ${s.exit_code ?? "unknown"}`}` +
+    `session ${s.session_id}: ${
+      s.running ? "running" : s.exit_code === null ? "ended by a signal" : `exited with code ${s.exit_code}`
+    }` +
     `${s.timed_out ? " (timed out)" : ""}; ${JSON.stringify(s.argv.join(" ").slice(0, 200))} in ${s.cwd}; ` +
     `last activity ${s.last_activity}`
   );

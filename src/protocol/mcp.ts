@@ -36,7 +36,7 @@ export const McpMessageSchema = z.union([
   z.object({
     jsonrpc: z.literal("2.0"),
     id: Id.optional(),
-    method: z.string().max(200),
+    method: z.string(),
     params: z.record(z.string(), z.unknown()).optional(),
   }),
   z.object({
