@@ -31,8 +31,9 @@ import {
   McpInitializeParamsSchema,
   McpListToolsParamsSchema,
   type McpLogLevel,
-  McpMessageSchema,
   type McpProtocolVersion,
+  McpRequestSchema,
+  McpResponseSchema,
   McpSetLevelParamsSchema,
   ReadOutputParamsSchema,
   WriteStdinParamsSchema,
@@ -116,7 +117,12 @@ export class McpServer {
    * notification, a response, a cancelled call).
    */
   async handle(value: unknown, out: McpOutput): Promise<void> {
-    const parsed = McpMessageSchema.safeParse(value);
+    const object = typeof value === "object" && value !== null && !Array.isArray(value);
+    // A response (no method, a result or an error): this server sends no requests, so it is dropped.
+    if (object && !("method" in value) && ("result" in value || "error" in value)) {
+      if (McpResponseSchema.safeParse(value).success) return;
+    }
+    const parsed = McpRequestSchema.safeParse(value);
     if (!parsed.success) {
       out.send(
         errorMessage(
@@ -127,7 +133,6 @@ export class McpServer {
       return;
     }
     const message = parsed.data;
-    if (!("method" in message)) return; // A response: this server sends no requests.
     if (message.id === undefined) {
       this.#notification(message.method, message.params ?? {});
       return;

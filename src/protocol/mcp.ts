@@ -28,28 +28,29 @@ export const McpProgressTokenSchema = z.union([z.string().max(1000), z.number()]
 /** `_meta` of a request's params (other keys are kept, not read). */
 const Meta = z.object({ progressToken: McpProgressTokenSchema.optional() }).loose();
 
-/**
- * One JSON-RPC 2.0 message as a client sends it: a request (`id` and `method`), a notification (`method`,
- * no `id`) or a response (`id` and `result` or `error`; the server sends no requests, so it ignores them).
- */
-export const McpMessageSchema = z.union([
-  z.object({
-    jsonrpc: z.literal("2.0"),
-    id: Id.optional(),
-    method: z.string(),
-    params: z.record(z.string(), z.unknown()).optional(),
-  }),
-  z.object({
-    jsonrpc: z.literal("2.0"),
-    id: z.union([Id, z.null()]),
-    result: z.unknown(),
-  }),
+/** A request (`id` and `method`) or a notification (`method`, no `id`) from a client. */
+export const McpRequestSchema = z.object({
+  jsonrpc: z.literal("2.0"),
+  id: Id.optional(),
+  method: z.string(),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** A response from a client (the server sends no requests, so it reads and ignores them). */
+export const McpResponseSchema = z.union([
+  z.object({ jsonrpc: z.literal("2.0"), id: z.union([Id, z.null()]), result: z.unknown() }),
   z.object({
     jsonrpc: z.literal("2.0"),
     id: z.union([Id, z.null()]),
     error: z.object({ code: z.number(), message: z.string() }).loose(),
   }),
 ]);
+
+/**
+ * One JSON-RPC 2.0 message as a client sends it: a message with a `method` is a request or notification,
+ * one without it and with `result` or `error` a response (never both: a `method` decides).
+ */
+export const McpMessageSchema = z.union([McpRequestSchema, McpResponseSchema]);
 /** One JSON-RPC 2.0 message from a client. */
 export type McpMessage = z.infer<typeof McpMessageSchema>;
 
