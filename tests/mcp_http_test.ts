@@ -94,7 +94,7 @@ Deno.test({
 
 Deno.test({
   name: "mcp http (wire): no token 401, a viewer token 403, a foreign Origin 403, Accept 406, session ids " +
-    "400/404, an unsupported MCP-Protocol-Version 400, GET 405, DELETE ends the session, a body over 1 MiB 413",
+    "400/404, an unsupported MCP-Protocol-Version 400, GET 405, DELETE ends the session, a body over 1 MiB 413, wrong tokens lock the address out",
   ...sanitize,
   async fn() {
     await withTempDir((dir) =>
@@ -149,6 +149,14 @@ Deno.test({
         await deleted.body?.cancel();
         assert.equal(deleted.status, 200);
         assert.equal((await post({ ...base, "mcp-session-id": session }, ping)).status, 404);
+        // Wrong tokens are failed attempts: the address is locked out (429), even with the right token.
+        const statuses = [];
+        for (let i = 0; i < 7; i++) {
+          statuses.push((await post({ ...base, authorization: "Bearer wrong" })).status);
+        }
+        assert.equal(statuses[0], 401);
+        assert.equal(statuses.at(-1), 429, statuses.join(" "));
+        assert.equal((await post(base)).status, 429);
       })
     );
   },
