@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { toSpecterError } from "../errors.ts";
 import { MCP_ERRORS, MCP_PROTOCOL_VERSIONS } from "../protocol/mod.ts";
 import type { AgentTools } from "../agent/mod.ts";
 import { idOf, McpServer, type McpServerOptions, rpcErrorMessage } from "./server.ts";
@@ -139,7 +140,15 @@ export class McpHttp {
     if (this.#sessions.size >= MAX_MCP_SESSIONS && !this.#evict()) {
       return reply(503, `The daemon holds ${MAX_MCP_SESSIONS} MCP sessions, all busy`);
     }
-    const server = new McpServer(await this.#tools(), this.#options);
+    let tools: AgentTools;
+    try {
+      tools = await this.#tools();
+    } catch (error: unknown) {
+      // The agent tools cannot start (their policy cannot be realised here): say so, open nothing.
+      const failure = toSpecterError(error);
+      return reply(503, `The agent tools cannot start: ${failure.code}: ${failure.message.slice(0, 300)}`);
+    }
+    const server = new McpServer(tools, this.#options);
     const answer = await collect(server, message);
     if (answer === null || "error" in answer) return jsonReply(200, answer ?? {});
     const id = Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0"))
