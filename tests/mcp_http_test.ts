@@ -42,8 +42,8 @@ const INIT = {
 };
 
 Deno.test({
-  name: "mcp http (SDK client): a command with progress over SSE, tool errors, and a new MCP session finds " +
-    "the sessions of the last one",
+  name: "mcp http (SDK client): a command with progress over SSE, tool errors, a new MCP session finds " +
+    "the sessions of the last one, a cancelled call's program gets ctrl-c",
   ...sanitize,
   async fn() {
     await withTempDir((dir) =>
@@ -80,6 +80,33 @@ Deno.test({
         const listing = await second.client.callTool({ name: "list_sessions", arguments: {} });
         const found = (listing.structuredContent as Structured).sessions?.find((s) => s.session_id === id);
         assert.equal(found?.running, true, `session ${id} not found again: ${JSON.stringify(listing)}`);
+        // A cancelled call (notifications/cancelled in a POST of its own) presses ctrl-c in its session.
+        const before = new Set(
+          (listing.structuredContent as Structured).sessions?.map((s) => s.session_id) ?? [],
+        );
+        const abort = new AbortController();
+        await assert.rejects(second.client.callTool(
+          {
+            name: "exec_command",
+            arguments: { cmd: "echo waiting-http; read -t 25 x", yield_time_ms: 20_000 },
+          },
+          undefined,
+          { onprogress: () => abort.abort("test cancels"), signal: abort.signal },
+        ));
+        let interrupted: { session_id: string; running: boolean } | undefined;
+        for (let i = 0; i < 100 && interrupted?.running !== false; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const all = await second.client.callTool({ name: "list_sessions", arguments: {} });
+          interrupted = (all.structuredContent as Structured).sessions?.find((s) =>
+            !before.has(s.session_id)
+          );
+        }
+        assert.equal(interrupted?.running, false, "the cancelled call's program still runs");
+        const read = await second.client.callTool({
+          name: "read_output",
+          arguments: { session_id: interrupted!.session_id, from_seq: 0, token_mode: "raw" },
+        });
+        assert.match((read.structuredContent as Structured).output ?? "", /waiting-http[\s\S]*\^C/);
         const closed = await second.client.callTool({
           name: "close_session",
           arguments: { session_id: id, force: true },

@@ -101,9 +101,6 @@ export const McpCancelledParamsSchema = z.object({
   reason: z.string().optional(),
 }).loose();
 
-/** Params a request without params of its own may carry (`ping`, `notifications/initialized`). */
-export const McpEmptyParamsSchema = z.object({ _meta: Meta.optional() }).loose();
-
 /** JSON-RPC error codes the MCP server answers with. */
 export const MCP_ERRORS = {
   PARSE_ERROR: -32700,
