@@ -36,6 +36,7 @@ export const LAYERS = [
   "artifacts",
   "session",
   "agent",
+  "mcp",
   "sdk",
   "remote",
   "daemon",

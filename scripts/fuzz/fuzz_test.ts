@@ -26,6 +26,8 @@ const CASES: Readonly<Record<string, number>> = {
   frame_store: 1000,
   token_file: 2000,
   remote_json: 2000,
+  mcp_message: 3000,
+  mcp_http: 2000,
 };
 
 for (const target of TARGETS) {

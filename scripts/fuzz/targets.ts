@@ -43,6 +43,7 @@ import { HTTP_TARGETS } from "./targets_http.ts";
 import { DAEMON_TARGETS } from "./targets_daemon.ts";
 import { LOG_TARGETS } from "./targets_log.ts";
 import { FILE_TARGETS } from "./targets_files.ts";
+import { MCP_TARGETS } from "./targets_mcp.ts";
 
 export { Crash, type FuzzTarget } from "./_common.ts";
 
@@ -549,4 +550,5 @@ export const TARGETS: readonly FuzzTarget[] = [
   ...DAEMON_TARGETS,
   ...LOG_TARGETS,
   ...FILE_TARGETS,
+  ...MCP_TARGETS,
 ];

@@ -27,6 +27,8 @@ export interface WaitRules {
   readonly prompt: boolean;
   /** End once new output was followed by this much quiet (ms); none when absent. */
   readonly quietMs?: number;
+  /** Ends the wait at once when aborted (a cancelled call: nobody waits for its answer). */
+  readonly signal?: AbortSignal;
 }
 
 /** Output taken for the agent, in one view. */
@@ -158,8 +160,10 @@ export class AgentSession {
     const started = performance.now();
     const deadline = started + rules.yieldMs;
     const fromSeq = this.#lastSeq;
+    rules.signal?.addEventListener("abort", () => this.#wake(), { once: true });
     for (;;) {
       if (this.#exit !== null) return "exit";
+      if (rules.signal?.aborted) return "yield";
       if (rules.prompt && (this.#lastCommand?.seq ?? -1) > fromSeq) return "command";
       if (rules.prompt && this.#lastPromptSeq > fromSeq) return "prompt";
       if (rules.quietMs !== undefined && this.#waitsCancelled) return "yield";

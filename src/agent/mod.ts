@@ -8,6 +8,7 @@ export {
   AGENT_ENV,
   AGENT_PROMPTS,
   AgentTools,
+  type CallWatch,
   type SessionAudit,
   type ToolOptions,
   WAIT_QUIET_MS,

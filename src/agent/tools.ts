@@ -99,6 +99,17 @@ export interface SessionAudit {
   close(): void;
 }
 
+/**
+ * How a host watches a call it may cancel (the MCP server: progress notifications while it runs, and
+ * `notifications/cancelled`).
+ */
+export interface CallWatch {
+  /** Once aborted, the program gets ctrl-c (when it still runs) and the call's wait ends at once. */
+  readonly signal?: AbortSignal;
+  /** The call's session, once known (`exec_command` starts it). */
+  session?(agent: AgentSession): void;
+}
+
 /** How the tools run sessions. */
 export interface ToolOptions {
   /** Opens the audit of a session about to start (none: sessions are not audited). */
@@ -149,10 +160,15 @@ export class AgentTools {
     return session;
   }
 
-  async execCommand(params: ExecCommandParams): Promise<ToolResult> {
+  async execCommand(params: ExecCommandParams, watch?: CallWatch): Promise<ToolResult> {
     const { agent, shell, pruned } = this.#start(params);
     const started = performance.now();
-    const returnedOn = await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true });
+    this.#watch(agent, watch);
+    const returnedOn = await agent.wait({
+      yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS),
+      prompt: true,
+      ...(watch?.signal === undefined ? {} : { signal: watch.signal }),
+    });
     return await this.#result(agent, params, returnedOn, started, {
       ...(shell === undefined ? {} : { shell }),
       ...(pruned === undefined ? {} : { pruned }),
@@ -235,8 +251,10 @@ export class AgentTools {
     this.#sessions.set(id, new AgentSession(id, session, cwd, undefined, undefined, reader));
   }
 
-  async writeStdin(params: WriteStdinParams): Promise<ToolResult> {
+  async writeStdin(params: WriteStdinParams, watch?: CallWatch): Promise<ToolResult> {
     const agent = this.get(params.session_id);
+    this.#watch(agent, watch);
+    const signal = watch?.signal === undefined ? {} : { signal: watch.signal };
     agent.lastActivity = new Date();
     const started = performance.now();
     const chars = params.chars ?? "";
@@ -250,11 +268,12 @@ export class AgentTools {
       for (const key of keys) agent.session.press(key);
     }
     const returnedOn = typing
-      ? await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true })
+      ? await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true, ...signal })
       : await agent.wait({
         yieldMs: clamp(params.yield_time_ms, WAIT_LIMITS),
         prompt: true,
         quietMs: WAIT_QUIET_MS,
+        ...signal,
       });
     return await this.#result(agent, params, returnedOn, started, {});
   }
@@ -322,6 +341,18 @@ export class AgentTools {
       CLOSE_WAIT_MS,
     );
     for (const agent of [...this.#sessions.values()]) this.#remove(agent);
+  }
+
+  /** Tells `watch` the call's session, and presses ctrl-c on it when the call is cancelled. */
+  #watch(agent: AgentSession, watch: CallWatch | undefined): void {
+    watch?.session?.(agent);
+    const signal = watch?.signal;
+    if (signal === undefined) return;
+    const interrupt = () => {
+      if (agent.exit === null) agent.session.press("ctrl-c");
+    };
+    if (signal.aborted) interrupt();
+    else signal.addEventListener("abort", interrupt, { once: true });
   }
 
   /** The shell for string commands: bash when there is one, else sh. */

@@ -21,7 +21,8 @@ import { openSessionRows, type SessionRows } from "./history_rows.ts";
 import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
 import type { SpawnOptions } from "../session/mod.ts";
 
-const AGENT_FLAGS = {
+/** `specter agent`'s own flags (`specter mcp` shares its limits). */
+export const AGENT_FLAGS = {
   daemon: {
     type: "boolean",
     description: "Serve the tools from the daemon: sessions live there (named agent-N), outlive this " +
@@ -80,6 +81,21 @@ export async function agentCommand(
     return 0;
   }
   if (values.daemon === true) return await agentViaDaemon(values);
+  const tools = agentTools(values, warn);
+  await serveAgent(tools, {
+    input: Deno.stdin.readable,
+    write: async (bytes) => {
+      for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
+    },
+  });
+  return 0;
+}
+
+/**
+ * The agent tools `specter agent` and `specter mcp` serve, from their flags: every session under the
+ * policy and sandbox given, each with its own audit log and rows in the command log.
+ */
+export function agentTools(values: FlagValues, warn: (text: string) => void): AgentTools {
   const base = agentBase(values);
   if (base.sandbox?.mode === "none") warn(UNSAFE_BANNER);
   const maxSessions = typeof values["max-sessions"] === "string"
@@ -89,7 +105,7 @@ export async function agentCommand(
   const idleTimeoutMs = typeof values["idle-timeout"] === "string"
     ? parseDuration(values["idle-timeout"], "idle-timeout")
     : undefined;
-  const tools = new AgentTools({
+  return new AgentTools({
     base,
     ...(maxSessions === undefined ? {} : { maxSessions }),
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
@@ -116,13 +132,6 @@ export async function agentCommand(
       };
     },
   });
-  await serveAgent(tools, {
-    input: Deno.stdin.readable,
-    write: async (bytes) => {
-      for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
-    },
-  });
-  return 0;
 }
 
 /** The options every agent session starts from, from `specter agent`'s flags. */

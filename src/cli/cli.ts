@@ -74,6 +74,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await (await import("./view.ts")).viewCommand(rest, out);
       case "agent":
         return await (await import("./agent.ts")).agentCommand(rest, out, err);
+      case "mcp":
+        return await (await import("./mcp.ts")).mcpCommand(rest, err);
       case "daemon":
         return await (await import("./daemon.ts")).daemonCommand(rest, err);
       case "keeper":

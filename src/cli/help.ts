@@ -17,6 +17,7 @@ import { TEST_DOC } from "./test.ts";
 import { VERIFY_DOC } from "./verify.ts";
 import { VIEW_DOC } from "./view.ts";
 import { AGENT_DOC } from "./agent.ts";
+import { MCP_DOC } from "./mcp.ts";
 import { DAEMON_DOC } from "./daemon.ts";
 import { KEEPER_DOC } from "./keeper.ts";
 import { HISTORY_DOC } from "./history.ts";
@@ -41,6 +42,7 @@ export const OVERVIEW = `Usage:
   specter audit verify FILE|RUN_DIR   Check an audit log's hash chain; prints the last hash to pin
   specter view [--mode M] FILE.cast   A recording in a token view (compact, parsed), as events or --text
   specter agent [flags]               Agent tools (exec_command, write_stdin, …) as JSON-RPC on stdio
+  specter mcp [flags]                 The agent tools as an MCP server on stdio (Claude Code, Cursor, …)
   specter new NAME [flags] -- CMD…    Start a named session in the daemon, detached (like tmux new -d)
   specter attach NAME                 Attach this terminal to a session (Ctrl-] detaches)
   specter ls [--json]                 The daemon's sessions, running and ended
@@ -70,6 +72,7 @@ export const COMMAND_DOCS: readonly CommandDoc[] = [
   AUDIT_DOC,
   VIEW_DOC,
   AGENT_DOC,
+  MCP_DOC,
   NEW_DOC,
   ATTACH_DOC,
   LS_DOC,

@@ -61,6 +61,7 @@ import {
   startFailure,
 } from "./remote_access.ts";
 import type { AgentTools } from "../agent/mod.ts";
+import type { McpHttp } from "../mcp/mod.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { paramsOf, parseRequest, RpcError } from "./request.ts";
@@ -170,6 +171,12 @@ interface Entry {
 
 const encoder = new TextEncoder();
 
+/** Who MCP clients over HTTP are, to the agent tools: remote clients holding a control token. */
+const MCP_CLIENT = {
+  name: "MCP over HTTP",
+  access: { scope: "control", sessions: null, label: "MCP over HTTP" },
+} as const satisfies Pick<Peer, "name" | "access">;
+
 /** A method that answered itself (it had to send frames right after its answer). */
 const ANSWERED = Symbol("answered");
 
@@ -184,6 +191,8 @@ export class Daemon {
   readonly #entries = new Map<string, Entry>();
   readonly #connections = new Set<Peer>();
   #remote: RemoteServer | null = null;
+  /** The `/mcp` endpoint, once a client used it. */
+  #mcp: McpHttp | null = null;
   /** Agent tools by the flags and directory agents opened them with. */
   readonly #agents = new Map<string, AgentTools>();
   #keeper: KeeperClient;
@@ -280,6 +289,7 @@ export class Daemon {
     );
     reactor().remove(this.#listenClient);
     closeQuietly(this.#listener);
+    this.#mcp?.close();
     if (this.#remote !== null) {
       await this.#remote.close();
       try {
@@ -888,6 +898,16 @@ export class Daemon {
         closed: (peer, reason) => this.#closed(peer, reason),
       },
       accepted: (peer: WsPeer) => this.#connections.add(peer),
+      mcp: async (request) => {
+        // MCP (and the agent tools) load with the first request to /mcp: most daemons serve none.
+        if (this.#mcp === null) {
+          const { McpHttp } = await import("../mcp/mod.ts");
+          // Every MCP client's sessions run as a remote client's agent with no flags: the default policy,
+          // in "/" (a remote client names no host path); they outlive the MCP session that started them.
+          this.#mcp ??= new McpHttp(() => this.#agentTools(MCP_CLIENT, "/", {}));
+        }
+        return await this.#mcp.handle(request);
+      },
     });
     this.#log(`listening on ${this.#remote.url} too (the web viewer and ${"/v1/ws"}; audit in "${dir}")`);
   }
@@ -1119,7 +1139,7 @@ export class Daemon {
    * What `peer` is told of a session that could not start (see `startFailure`); the reason is logged when
    * a remote client is told less. `null`: a unix socket peer.
    */
-  #startFailed(peer: Peer | null, error: unknown): unknown {
+  #startFailed(peer: Pick<Peer, "name" | "access"> | null, error: unknown): unknown {
     const remote = peer !== null && peer.access.scope !== "local";
     const told = startFailure(remote, error);
     if (told !== error) {
@@ -1131,26 +1151,29 @@ export class Daemon {
     return told;
   }
 
-  /** Switches `connection` to the agent tools (after the answer, every line is theirs). */
-  async #openAgent(
-    connection: Peer,
-    params: z.infer<typeof AgentOpenParamsSchema>,
-    id: string | number | null,
-  ): Promise<symbol> {
+  /**
+   * The agent tools for `cwd` and `flags` (one set per directory and flags, remote clients' apart): made
+   * with the first agent that asks, found again by every later one (`agent.open`, and MCP over HTTP).
+   */
+  async #agentTools(
+    connection: Pick<Peer, "name" | "access">,
+    cwd: string,
+    flags: CreateParams["flags"],
+  ): Promise<AgentTools> {
     const agentBase = this.#options.agentBase;
     if (agentBase === undefined) throw new UsageError("This daemon serves no agent tools");
     // Remote clients' agents have tools of their own, which tell them of sessions that cannot start only
     // that they cannot (see `startFailure`).
     const remote = connection.access.scope !== "local";
-    const flags = Object.entries(params.flags).sort();
-    const key = JSON.stringify(remote ? ["remote", params.cwd, flags] : [params.cwd, flags]);
+    const sorted = Object.entries(flags).sort();
+    const key = JSON.stringify(remote ? ["remote", cwd, sorted] : [cwd, sorted]);
     // The agent tools (and their tokenizer's tables) load with the first agent: most daemons serve none.
-    const { AgentTools, serveAgent } = await import("../agent/mod.ts");
+    const { AgentTools } = await import("../agent/mod.ts");
     let tools = this.#agents.get(key);
     if (tools === undefined) {
       let base;
       try {
-        base = await agentBase(params.flags, params.cwd);
+        base = await agentBase(flags, cwd);
       } catch (error: unknown) {
         throw this.#startFailed(connection, error);
       }
@@ -1159,7 +1182,7 @@ export class Daemon {
         base,
         spawn: (options) => {
           try {
-            return this.#launchForAgent(options, params.flags, key);
+            return this.#launchForAgent(options, flags, key);
           } catch (error: unknown) {
             throw this.#startFailed(who, error);
           }
@@ -1173,6 +1196,17 @@ export class Daemon {
         }
       }
     }
+    return tools;
+  }
+
+  /** Switches `connection` to the agent tools (after the answer, every line is theirs). */
+  async #openAgent(
+    connection: Peer,
+    params: z.infer<typeof AgentOpenParamsSchema>,
+    id: string | number | null,
+  ): Promise<symbol> {
+    const tools = await this.#agentTools(connection, params.cwd, params.flags);
+    const { serveAgent } = await import("../agent/mod.ts");
     connection.send({ jsonrpc: "2.0", id, result: { agent: true } });
     const input = new ReadableStream<Uint8Array>({
       start: (controller) => {

@@ -21,6 +21,7 @@ export * from "./asciicast.ts";
 export * from "./bundle.ts";
 export * from "./views.ts";
 export * from "./agent.ts";
+export * from "./mcp.ts";
 export * from "./daemon.ts";
 export * from "./remote.ts";
 export * from "./durations.ts";

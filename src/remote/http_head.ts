@@ -96,11 +96,16 @@ export function parseHead(text: string): RequestHead | null {
 const REASONS: Record<number, string> = {
   101: "Switching Protocols",
   200: "OK",
+  202: "Accepted",
   400: "Bad Request",
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  406: "Not Acceptable",
+  411: "Length Required",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
   429: "Too Many Requests",
   503: "Service Unavailable",
 };

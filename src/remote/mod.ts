@@ -14,3 +14,4 @@ export { type Grant, newToken, readTokenFile, TokenSet } from "./tokens.ts";
 export { RemoteError } from "./errors.ts";
 export { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
 export { FailureLimiter } from "./limiter.ts";
+export { type HttpHandler, type HttpReply, type HttpRequest, MAX_BODY_BYTES } from "./http_route.ts";

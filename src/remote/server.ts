@@ -18,6 +18,7 @@
 import { createHash } from "node:crypto";
 import type { AuditLog } from "../artifacts/mod.ts";
 import {
+  MCP_PATH,
   REMOTE_REFUSALS,
   type RemoteRefusal,
   WS_PATH,
@@ -29,6 +30,7 @@ import { RemoteError } from "./errors.ts";
 import { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
 import { encodeResponse, readHead, type RequestHead, writeAll } from "./http_head.ts";
 import { FailureLimiter } from "./limiter.ts";
+import { type HttpHandler, type RouteContext, serveRoute } from "./http_route.ts";
 import type { Peer, PeerHost } from "./peer.ts";
 import type { Grant, TokenSet } from "./tokens.ts";
 import { WsPeer } from "./ws_peer.ts";
@@ -70,6 +72,8 @@ export interface RemoteServerOptions {
   readonly host: PeerHost;
   /** A peer was let in. */
   readonly accepted: (peer: WsPeer) => void;
+  /** Serves `/mcp` (MCP's Streamable HTTP) for a control token given every session; none: 404. */
+  readonly mcp?: HttpHandler;
 }
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -242,6 +246,10 @@ export class RemoteServer {
       );
       return;
     }
+    if (head.path === MCP_PATH && this.#options.mcp !== undefined) {
+      await serveRoute(conn, head, rest, address, name, this.#route(this.#options.mcp));
+      return;
+    }
     if (head.path === WS_PATH) {
       const peer = await this.#upgrade(conn, head, rest, address, name);
       if (peer !== null) await peer.done;
@@ -272,6 +280,22 @@ export class RemoteServer {
       // The client went away.
     }
     closeConn(conn);
+  }
+
+  /** `/mcp`: what the route needs of the listener (`http_route.ts` does the rest). */
+  #route(handler: HttpHandler): RouteContext {
+    return {
+      handler,
+      limiter: this.#limiter,
+      tokens: this.#options.tokens,
+      audit: this.#options.audit,
+      refused: (peer, code, noToken) => this.#refused(peer, code, MCP_PATH, noToken),
+      refuse: (conn, code, message, status, extra) =>
+        this.#respond(conn, refusal(code, message, status, extra)),
+      respond: (conn, status, headers, body) =>
+        this.#respond(conn, { status, headers: { ...SECURITY_HEADERS, ...headers }, body }),
+      headers: SECURITY_HEADERS,
+    };
   }
 
   /** The WebSocket handshake's checks, in order; the peer, or null after a refusal. */
