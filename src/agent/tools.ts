@@ -28,6 +28,8 @@ import { PAGER_PROMPT } from "../views/mod.ts";
 import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
+import type { OutputLogFactory } from "./output_log.ts";
+import type { Page } from "./paging.ts";
 
 /** Environment that tames pagers and colour in agent sessions (TERM stays xterm-256color). */
 export const AGENT_ENV: Readonly<Record<string, string>> = {
@@ -78,6 +80,9 @@ export const DENIED_ENV: readonly RegExp[] = [
   /^PS4$/,
 ];
 
+/** Sessions most recently used (by calls) that pruning never ends (as Codex's unified exec). */
+export const PROTECTED_RECENT = 8;
+
 /** How long `close` waits for the sessions' exits. */
 const CLOSE_WAIT_MS = 10_000;
 
@@ -116,6 +121,11 @@ export interface ToolOptions {
    * agents' sessions as its own named sessions, so that they outlive the agent.
    */
   readonly spawn?: (options: SpawnOptions) => { readonly session: Session; readonly id: string };
+  /**
+   * Opens each session's output log, which keeps every frame for `read_output` (`specter agent` keeps
+   * them on disk, within budgets). None: `read_output` reads the session's memory window.
+   */
+  readonly outputLog?: OutputLogFactory;
 }
 
 function clamp(value: number | undefined, limits: { min: number; max: number; default: number }): number {
@@ -151,12 +161,29 @@ export class AgentTools {
 
   async execCommand(params: ExecCommandParams): Promise<ToolResult> {
     const { agent, shell, pruned } = this.#start(params);
-    const started = performance.now();
-    const returnedOn = await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true });
-    return await this.#result(agent, params, returnedOn, started, {
-      ...(shell === undefined ? {} : { shell }),
-      ...(pruned === undefined ? {} : { pruned }),
+    return await this.#owed(agent, async () => {
+      const started = performance.now();
+      const returnedOn = await agent.wait({
+        yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS),
+        prompt: true,
+      });
+      return await this.#result(agent, params, returnedOn, started, {
+        ...(shell === undefined ? {} : { shell }),
+        ...(pruned === undefined ? {} : { pruned }),
+      });
     });
+  }
+
+  /** Runs a call on `agent`, which is never pruned while its result is owed. */
+  async #owed<T>(agent: AgentSession, call: () => Promise<T>): Promise<T> {
+    agent.busy++;
+    agent.lastUsed = performance.now();
+    try {
+      return await call();
+    } finally {
+      agent.busy--;
+      agent.lastUsed = performance.now();
+    }
   }
 
   /**
@@ -182,6 +209,8 @@ export class AgentTools {
         );
       }
     }
+    // Room first: a session that cannot be held is refused before it starts.
+    const victim = this.#victim();
     const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
     const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
     const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
@@ -217,9 +246,16 @@ export class AgentTools {
     }
     audit?.launched(session);
     // Room is made only for a session that started: a call that fails ends nobody's session.
-    const pruned = this.#makeRoom();
+    const pruned = this.#prune(victim);
     const id = named ?? String(this.#next++);
-    const agent = new AgentSession(id, session, cwd, shell, audit);
+    let log = null;
+    try {
+      log = this.#options.outputLog?.(id, audit?.artifacts) ?? null;
+    } catch (error: unknown) {
+      // The session runs on with its memory window: read_output says what it no longer holds.
+      console.error(`specter: agent session ${id}: no output log: ${String(error)}`);
+    }
+    const agent = new AgentSession(id, session, cwd, shell, audit, undefined, log);
     this.#sessions.set(id, agent);
     return { agent, shell, pruned };
   }
@@ -237,17 +273,23 @@ export class AgentTools {
 
   async writeStdin(params: WriteStdinParams): Promise<ToolResult> {
     const agent = this.get(params.session_id);
+    return await this.#owed(agent, () => this.#writeStdin(agent, params));
+  }
+
+  async #writeStdin(agent: AgentSession, params: WriteStdinParams): Promise<ToolResult> {
     agent.lastActivity = new Date();
     const started = performance.now();
     const chars = params.chars ?? "";
     const keys = params.keys ?? [];
-    const typing = chars !== "" || keys.length > 0;
+    const typing = chars !== "" || keys.length > 0 || params.close_stdin === true;
     if (typing) {
       if (agent.exit !== null) {
         throw new SessionError("E_SESSION_CLOSED", `Session "${agent.id}" has exited: nothing can be typed`);
       }
       if (chars !== "") agent.session.write(chars);
       for (const key of keys) agent.session.press(key);
+      // After what was typed: the program reads it all, then end of input.
+      if (params.close_stdin === true) agent.session.closeInput();
     }
     const returnedOn = typing
       ? await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true })
@@ -259,22 +301,30 @@ export class AgentTools {
     return await this.#result(agent, params, returnedOn, started, {});
   }
 
+  /**
+   * One page of a session's output from `from_seq` (see `paging.ts`): whole frames within
+   * `max_output_tokens`, `next_from_seq` and `more` to go on, `dropped` for frames a budget dropped.
+   */
   async readOutput(params: ReadOutputParams): Promise<ToolResult> {
     const agent = this.get(params.session_id);
-    const mode = params.token_mode ?? "compact";
-    const taken = await agent.read(params.from_seq, params.to_seq, mode);
-    // A read returns at once: "exit" once the program has ended, else "yield" (it runs on).
-    const returnedOn = agent.exit === null ? "yield" : "exit";
-    return this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, 0);
+    return await this.#owed(agent, async () => {
+      const mode = params.token_mode ?? "compact";
+      const maxTokens = params.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+      const page = await agent.readPage(params.from_seq, params.to_seq, mode, maxTokens, params.from_offset);
+      // A read returns at once: "exit" once the program has ended, else "yield" (it runs on).
+      return this.#page(agent, page, mode, agent.exit === null ? "yield" : "exit");
+    });
   }
 
   async closeSession(params: CloseSessionParams): Promise<ToolResult> {
     const agent = this.get(params.session_id);
-    const started = performance.now();
-    await agent.session.terminate(params.force === true ? 0 : undefined);
-    const result = await this.#result(agent, {}, "exit", started, {});
-    this.#remove(agent);
-    return result;
+    return await this.#owed(agent, async () => {
+      const started = performance.now();
+      await agent.session.terminate(params.force === true ? 0 : undefined);
+      const result = await this.#result(agent, {}, "exit", started, {});
+      this.#remove(agent);
+      return result;
+    });
   }
 
   listSessions(): { sessions: SessionListing[] } {
@@ -329,13 +379,32 @@ export class AgentTools {
     return existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
   }
 
-  /** At the cap, ends one session (the least recently used exited one, else the least recently used). */
-  #makeRoom(): string | undefined {
-    if (this.#sessions.size < this.#max) return undefined;
-    const byUse = [...this.#sessions.values()].sort((a, b) =>
-      a.lastActivity.getTime() - b.lastActivity.getTime()
-    );
-    const victim = byUse.find((agent) => agent.exit !== null) ?? byUse[0]!;
+  /**
+   * At the cap, the session to end for a new one: never one whose result is still owed (a call in
+   * progress), never one of the {@link PROTECTED_RECENT} most recently used (at most all but one); of the
+   * rest the least recently used exited one, else the least recently used. None left: `E_SESSION_LIMIT`.
+   */
+  #victim(): AgentSession | null {
+    if (this.#sessions.size < this.#max) return null;
+    const byUse = [...this.#sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed);
+    const open = byUse.slice(0, Math.max(0, byUse.length - Math.min(PROTECTED_RECENT, this.#max - 1)))
+      .filter((agent) => agent.busy === 0);
+    const victim = open.find((agent) => agent.exit !== null) ?? open[0];
+    if (victim === undefined) {
+      throw new SessionError(
+        "E_SESSION_LIMIT",
+        `All ${this.#max} sessions are in use (a call in progress, or among the ${
+          Math.min(PROTECTED_RECENT, this.#max - 1)
+        } most recently used): close one with close_session, or try again when a call has returned`,
+        { details: { max_sessions: this.#max } },
+      );
+    }
+    return victim;
+  }
+
+  /** Ends `victim` (chosen by {@link #victim}) and forgets it; its id, for the result's `pruned`. */
+  #prune(victim: AgentSession | null): string | undefined {
+    if (victim === null) return undefined;
     void victim.session.terminate(0);
     this.#remove(victim);
     return victim.id;
@@ -380,8 +449,11 @@ export class AgentTools {
     returnedOn: ReturnedOn,
     started: number,
   ): ToolResult {
-    const hint = `read_output {"session_id": "${agent.id}", "from_seq": ${taken.fromSeq}} returns all of it`;
-    const cut = truncateOutput(taken.text, maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, hint);
+    const cut = truncateOutput(
+      taken.text,
+      maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      agent.readHint(taken.fromSeq, taken.toSeq),
+    );
     agent.outputTokens += cut.truncated ? tokenCount(cut.output) : cut.originalTokens;
     const exit = agent.exit;
     return {
@@ -392,13 +464,42 @@ export class AgentTools {
       ...(exit?.signal ? { signal: exit.signal } : {}),
       timed_out: agent.timedOut || exit?.timed_out === true,
       wall_time_ms: started === 0 ? 0 : Math.round(performance.now() - started),
-      truncated: cut.truncated,
+      truncated: cut.truncated || taken.missed !== undefined,
       original_token_count: cut.originalTokens,
       token_mode: mode,
       returned_on: returnedOn,
       screen: agent.alternate ? "alternate" : "normal",
       from_seq: taken.fromSeq,
       to_seq: taken.toSeq,
+      ...(exit === null ? {} : { last_lines: exit.last_lines }),
+      ...(taken.dropped === undefined ? {} : { dropped: taken.dropped }),
+    };
+  }
+
+  /** A `read_output` page as a tool result. */
+  #page(agent: AgentSession, page: Page, mode: TokenMode, returnedOn: ReturnedOn): ToolResult {
+    const tokens = tokenCount(page.text);
+    agent.outputTokens += tokens;
+    const exit = agent.exit;
+    return {
+      session_id: agent.id,
+      output: page.text,
+      running: exit === null,
+      ...(exit?.code === null || exit === null ? {} : { exit_code: exit.code }),
+      ...(exit?.signal ? { signal: exit.signal } : {}),
+      timed_out: agent.timedOut || exit?.timed_out === true,
+      wall_time_ms: 0,
+      truncated: page.truncated,
+      original_token_count: page.originalTokens,
+      token_mode: mode,
+      returned_on: returnedOn,
+      screen: agent.alternate ? "alternate" : "normal",
+      from_seq: page.fromSeq,
+      to_seq: page.toSeq,
+      next_from_seq: page.nextFromSeq,
+      next_from_offset: page.nextFromOffset,
+      more: page.more,
+      ...(page.dropped === null ? {} : { dropped: page.dropped }),
       ...(exit === null ? {} : { last_lines: exit.last_lines }),
     };
   }

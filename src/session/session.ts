@@ -26,6 +26,7 @@ import {
   type ExitWatcher,
   libc,
   setWindowSize,
+  shutdownWrite,
   signalName,
   type WaitStatus,
 } from "../pty/mod.ts";
@@ -374,6 +375,24 @@ export class Session {
   }
 
   /**
+   * Ends the program's input (`tty: false` only): once what was typed is written, the socket's writing
+   * side is shut down, and the program reads end-of-file (its output still comes). Typing afterwards is
+   * `E_SESSION_CLOSED`; on a terminal it is `E_USAGE` (a terminal has no end of input: press ctrl-d, which
+   * the line discipline turns into end-of-file at the start of a line).
+   */
+  closeInput(): void {
+    this.#assertOpen();
+    if (this.#io === this.#master) {
+      throw new UsageError(
+        'Input can only be closed without a terminal (tty false); on a terminal press "ctrl-d"',
+      );
+    }
+    const io = this.#io;
+    this.#pump.end(() => shutdownWrite(io));
+    this.#afterInput();
+  }
+
+  /**
    * Bytes typed but not yet written to the terminal: the program is not reading them. The kernel's
    * terminal buffer (a few KiB) is full by then.
    */
@@ -523,6 +542,9 @@ export class Session {
 
   #input(bytes: Uint8Array, text: string | undefined, key?: string): void {
     this.#assertOpen();
+    if (this.#pump.ended) {
+      throw new SessionError("E_SESSION_CLOSED", `The input of session "${this.info.id}" was closed`);
+    }
     const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     this.#marks.input(text ?? lossy.decode(bytes));
