@@ -15,8 +15,8 @@ import type { Frame } from "../protocol/mod.ts";
 import { stripAnsi } from "../session/mod.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
 
-/** Frames read from a log at once: at most 32 terminal reads (2 MiB) held while a page is measured. */
-const READ_BATCH = 32;
+/** Frames read from a log at once: at most 4 terminal reads (256 KiB), about a page of 10,000 tokens. */
+const READ_BATCH = 4;
 /** Most frames in one page, whatever their size (frames without output cost no tokens). */
 export const MAX_PAGE_FRAMES = 4096;
 
@@ -84,24 +84,43 @@ function textTokens(text: string): number {
   return tokenCount(stripAnsi(text));
 }
 
+/** Characters counted at once while a page is filled (cut after a newline, where the tokenizer splits). */
+const COUNT_GROUP = 4096;
+
 /**
- * The longest start of `text` within `budget` tokens that ends at the end of a line; when not even one
- * line fits and `mustMove`, the longest start of the first line that fits (at least one character).
+ * The longest start of `text` within `budget` tokens that ends at the end of a line (or is all of it),
+ * and its tokens; when not even one line fits and `mustMove`, the longest start of the first line that
+ * fits (at least one character). Counted a few KiB at a time, so a page costs what it holds, not the frame.
  */
-function fitting(text: string, budget: number, mustMove: boolean): string {
+function fitting(text: string, budget: number, mustMove: boolean): { part: string; tokens: number } {
   let end = 0;
   let used = 0;
-  for (;;) {
-    const nl = text.indexOf("\n", end);
-    if (nl < 0) break;
-    const cost = textTokens(text.slice(end, nl + 1));
-    if (used + cost > budget) break;
-    used += cost;
-    end = nl + 1;
+  while (end < text.length) {
+    let stop = text.indexOf("\n", Math.min(text.length, end + COUNT_GROUP) - 1);
+    if (stop < 0) stop = text.lastIndexOf("\n");
+    // No newline left: the unfinished last line, whole or not at all.
+    const next = stop < end ? text.length : stop + 1;
+    const cost = textTokens(text.slice(end, next));
+    if (used + cost <= budget) {
+      used += cost;
+      end = next;
+      continue;
+    }
+    // Over: line by line within the group.
+    for (;;) {
+      const nl = text.indexOf("\n", end);
+      if (nl < 0 || nl + 1 > next) break;
+      const line = textTokens(text.slice(end, nl + 1));
+      if (used + line > budget) break;
+      used += line;
+      end = nl + 1;
+    }
+    break;
   }
-  if (end > 0 || !mustMove) return text.slice(0, end);
+  if (end > 0 || !mustMove) return { part: text.slice(0, end), tokens: used };
   // Not one whole line fits an empty page: the longest start of the line that does (binary search).
-  const line = text.indexOf("\n") < 0 ? text : text.slice(0, text.indexOf("\n") + 1);
+  const nl = text.indexOf("\n");
+  const line = nl < 0 ? text : text.slice(0, nl + 1);
   let lo = 1;
   let hi = line.length;
   while (lo < hi) {
@@ -112,7 +131,7 @@ function fitting(text: string, budget: number, mustMove: boolean): string {
   // Never half a surrogate pair.
   const code = line.charCodeAt(lo - 1);
   if (lo > 1 && code >= 0xd800 && code <= 0xdbff) lo--;
-  return line.slice(0, lo);
+  return { part: line.slice(0, lo), tokens: textTokens(line.slice(0, lo)) };
 }
 
 /** Reads one page (see the module documentation). */
@@ -158,20 +177,19 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
         offset = 0;
         continue;
       }
+      // Whole lines within what is left (something, on an empty page); all of it when it fits.
       const text = payloadText(frame).slice(offset);
-      const cost = textTokens(text);
-      if (tokens + cost <= maxTokens) {
+      const { part, tokens: cost } = fitting(text, maxTokens - tokens, tokens === 0);
+      if (part.length === text.length) {
         frames.push(offset === 0 ? frame : textPart(frame, text));
         tokens += cost;
         next = frame.seq + 1;
         offset = 0;
         continue;
       }
-      // Part of the frame: whole lines within what is left (something, on an empty page).
-      const part = fitting(text, maxTokens - tokens, tokens === 0);
       if (part !== "") {
         frames.push(textPart(frame, part));
-        tokens += textTokens(part);
+        tokens += cost;
         next = frame.seq;
         offset += part.length;
       }

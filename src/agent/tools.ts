@@ -268,7 +268,14 @@ export class AgentTools {
   adopt(id: string, session: Session, cwd: string): void {
     if (this.#sessions.has(id)) return;
     const reader = session.subscribe({ authoritative: true });
-    this.#sessions.set(id, new AgentSession(id, session, cwd, undefined, undefined, reader));
+    let log = null;
+    try {
+      log = this.#options.outputLog?.(id, undefined) ?? null;
+    } catch (error: unknown) {
+      // As for a new session: its memory window serves read_output.
+      console.error(`specter: agent session ${id}: no output log: ${String(error)}`);
+    }
+    this.#sessions.set(id, new AgentSession(id, session, cwd, undefined, undefined, reader, log));
   }
 
   async writeStdin(params: WriteStdinParams): Promise<ToolResult> {

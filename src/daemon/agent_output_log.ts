@@ -210,3 +210,32 @@ class DiskOutputLog implements OutputLog {
     return freed;
   }
 }
+
+/**
+ * An agent session's output log when the daemon runs it: the session's own durable frame log (written
+ * before a frame reaches any reader, within the daemon's per-session budget), read where the daemon keeps
+ * it. `loggedTo` is the last seq that log holds: a frame past it was not logged (logging failed), and the
+ * agent tools then read the rest from memory. The files are the daemon's: removing is its business.
+ */
+export function sessionOutputLog(dir: string, loggedTo: () => number): OutputLog {
+  return {
+    append(frame: Frame): void {
+      if (frame.seq > loggedTo()) {
+        throw new Error(`The daemon's frame log of this session stops at frame ${loggedTo()}`);
+      }
+    },
+    oldest: () => listSegments(dir)[0] ?? 0,
+    read(from: number, to: number, limit: number): Frame[] {
+      const start = Math.max(from, listSegments(dir)[0] ?? 0);
+      const last = Math.min(to, start + limit - 1, loggedTo());
+      if (limit < 1 || start > last) return [];
+      return readLog(dir, { from: start, to: last, before: loggedTo() + 1 }).map((record) => record.frame);
+    },
+    close(): void {
+      // The daemon closes its store when the session ends.
+    },
+    remove(): void {
+      // The daemon's session keeps its log until it is purged.
+    },
+  };
+}

@@ -60,7 +60,8 @@ import {
   seenBy,
   startFailure,
 } from "./remote_access.ts";
-import type { AgentTools } from "../agent/mod.ts";
+import type { AgentTools, OutputLog } from "../agent/mod.ts";
+import { sessionOutputLog } from "./agent_output_log.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { paramsOf, parseRequest, RpcError } from "./request.ts";
@@ -561,6 +562,13 @@ export class Daemon {
 
   #persistRoot(): string {
     return this.#options.persistRoot ?? join(this.#options.stateDir, "..", "persist");
+  }
+
+  /** The output log of an agent's session `name`: its durable frame log (none when it has no store). */
+  #agentOutputLog(name: string): OutputLog | null {
+    const entry = this.#entries.get(name);
+    if (entry === undefined || entry.store === null) return null;
+    return sessionOutputLog(join(entry.dir, "frames"), () => entry.loggedTo);
   }
 
   /** An agent's session: a named session of the daemon (`agent-N`), read by the agent's tools too. */
@@ -1157,6 +1165,8 @@ export class Daemon {
       const who = remote ? connection : null;
       tools = new AgentTools({
         base,
+        // read_output pages through the session's own durable frame log.
+        outputLog: (name) => this.#agentOutputLog(name),
         spawn: (options) => {
           try {
             return this.#launchForAgent(options, params.flags, key);
