@@ -128,9 +128,9 @@ function fitting(text: string, budget: number, mustMove: boolean): { part: strin
     if (textTokens(line.slice(0, mid)) <= budget) lo = mid;
     else hi = mid - 1;
   }
-  // Never half a surrogate pair.
+  // Never half a surrogate pair (a whole character when not even one fits).
   const code = line.charCodeAt(lo - 1);
-  if (lo > 1 && code >= 0xd800 && code <= 0xdbff) lo--;
+  if (code >= 0xd800 && code <= 0xdbff) lo += lo > 1 ? -1 : 1;
   return { part: line.slice(0, lo), tokens: textTokens(line.slice(0, lo)) };
 }
 

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import type { Frame } from "../protocol/mod.ts";
+import { type FrameSource, type Page, readPage } from "./paging.ts";
+import { tokenCount } from "./truncate.ts";
+
+function out(seq: number, data: string): Frame {
+  return { seq, ts: 0, type: "stdout", data } as Frame;
+}
+
+/** A source over `frames` (by seq), of which those before `oldest` were dropped. */
+function source(frames: readonly Frame[], oldest = 0): FrameSource & { reads: number } {
+  const s = {
+    reads: 0,
+    oldest: () => oldest,
+    read(from: number, to: number, limit: number): Frame[] {
+      s.reads++;
+      return frames.filter((f) => f.seq >= Math.max(from, oldest) && f.seq <= to).slice(0, limit);
+    },
+  };
+  return s;
+}
+
+const raw = (frames: readonly Frame[]) =>
+  Promise.resolve(frames.map((f) => f.type === "stdout" ? f.data : "").join(""));
+
+function request(from: number, to: number, maxTokens: number, fromOffset = 0) {
+  return {
+    from,
+    fromOffset,
+    to,
+    maxTokens,
+    render: raw,
+    call: (a: number, b: number, t: number) => `read_output {"from_seq": ${a}, "to_seq": ${b}, "max": ${t}}`,
+  };
+}
+
+async function all(frames: readonly Frame[], maxTokens: number, oldest = 0): Promise<Page[]> {
+  const pages: Page[] = [];
+  let from = 0;
+  let offset = 0;
+  const to = frames.at(-1)!.seq;
+  for (;;) {
+    const page = await readPage(source(frames, oldest), request(from, to, maxTokens, offset));
+    pages.push(page);
+    if (!page.more) return pages;
+    assert.ok(page.nextFromSeq > from || page.nextFromOffset > offset, "a page moves on");
+    from = page.nextFromSeq;
+    offset = page.nextFromOffset;
+  }
+}
+
+const lines = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}\n`).join("");
+
+Deno.test("readPage: pages of whole lines inside big frames add up to every byte, once, in order", async () => {
+  const frames = [{ seq: 0, ts: 0, type: "start" } as unknown as Frame];
+  for (let i = 0; i < 6; i++) frames.push(out(i + 1, lines(i * 2000 + 1, i * 2000 + 2000)));
+  const pages = await all(frames, 700);
+  const text = pages.map((p) => p.text).join("");
+  assert.equal(text, frames.map((f) => f.type === "stdout" ? f.data : "").join(""));
+  assert.ok(pages.length > 20, `${pages.length} pages`);
+  for (const page of pages) {
+    assert.ok(tokenCount(page.text) <= 700, `${tokenCount(page.text)} tokens`);
+    assert.ok(page.text === "" || page.text.endsWith("\n"), "a page ends at the end of a line");
+    assert.equal(page.truncated, false);
+    assert.equal(page.dropped, null);
+  }
+  assert.equal(pages.at(-1)!.more, false);
+});
+
+Deno.test("readPage: a range that starts before the oldest frame held names exactly what is gone", async () => {
+  const frames = [1, 2, 3, 4, 5].map((seq) => out(seq, `frame ${seq}\n`));
+  const page = await readPage(source(frames, 3), request(1, 5, 1000));
+  assert.deepEqual(page.dropped, { from_seq: 1, to_seq: 2 });
+  assert.equal(page.truncated, true);
+  assert.equal(
+    page.text,
+    "[frames 1-2 were dropped by the output log's budget; they cannot be read]\nframe 3\nframe 4\nframe 5\n",
+  );
+  assert.equal(page.more, false);
+  // A gap inside the range (dropped while reading) is named too, never skipped silently.
+  const gap = await readPage(source(frames.filter((f) => f.seq !== 3)), request(1, 5, 1000));
+  assert.deepEqual(gap.dropped, { from_seq: 3, to_seq: 3 });
+  // An overflow frame of a memory window stands for the frames it lost.
+  const lagged = [
+    out(1, "a\n"),
+    { seq: 4, ts: 0, type: "overflow", reason: "lagged", missed_from: 2, missed_to: 4 } as unknown as Frame,
+    out(5, "e\n"),
+  ];
+  const window = await readPage(source(lagged), request(1, 5, 1000));
+  assert.deepEqual(window.dropped, { from_seq: 2, to_seq: 4 });
+  assert.match(window.text, /a\ne\n$/);
+});
+
+Deno.test("readPage: a budget of one token still moves on, never splitting a character", async () => {
+  const frames = [out(0, "🙂🙂🙂 wide line without a newline")];
+  const pages = await all(frames, 1);
+  assert.equal(pages.map((p) => p.text).join(""), frames[0]!.type === "stdout" ? frames[0]!.data : "");
+  for (const page of pages) {
+    const last = page.text.charCodeAt(page.text.length - 1);
+    assert.ok(!(last >= 0xd800 && last <= 0xdbff), "no half surrogate pair at a page's end");
+  }
+});
+
+Deno.test("readPage: a range past the newest frame is an empty last page, not a loop", async () => {
+  const page = await readPage(source([out(1, "x\n")]), request(5, 9, 100));
+  assert.equal(page.text, "");
+  assert.equal(page.more, false);
+  assert.equal(page.nextFromSeq, 5);
+});
