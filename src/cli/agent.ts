@@ -38,8 +38,9 @@ const AGENT_FLAGS = {
   "max-sessions": {
     type: "string",
     value: "N",
-    description: "Most sessions held at once (default 64); at the cap the least recently used exited " +
-      "session is ended first, else the least recently used one, and the result names it",
+    description: "Most sessions held at once (default 64); at the cap one is ended for a new one and the " +
+      "result names it: never one with a call in progress nor one of the 8 most recently used; the least " +
+      "recently used exited one first, else the least recently used; when none may go, E_SESSION_LIMIT",
   },
   "idle-timeout": {
     type: "string",
@@ -52,7 +53,7 @@ const AGENT_FLAGS = {
     value: "SIZE",
     description: "Disk budget of one session's output log, which keeps every frame for read_output in the " +
       "session's audit directory (default 256MiB; its oldest 1 MiB segments go first; 0: no log, " +
-      "read_output has the first 64 KiB and the last MiB in memory)",
+      "read_output has the first 64 KiB and the last MiB in memory); with --daemon, the daemon's own log",
   },
   "output-log-total": {
     type: "string",
