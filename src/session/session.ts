@@ -126,6 +126,11 @@ export class Session {
   readonly #master: number;
   /** Where the program's output is read and its input written: the master, or the socket without a tty. */
   readonly #io: number;
+  /**
+   * `#io` is the program's own socket (`tty: false`, spawned here), whose writing side can be shut down to
+   * end its input; a daemon's session reads a relay from its keeper instead.
+   */
+  readonly #ownSocket: boolean;
   /** Every frame of the session, for its subscribers. */
   readonly #log: FrameLog;
   /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
@@ -176,6 +181,8 @@ export class Session {
     this.#master = child.master;
     // Without a terminal (`tty: false`) the program's fds are a socket: its input and output go there.
     this.#io = child.io ?? child.master;
+    this.#ownSocket = options.tty === false && child.io !== undefined && launched.watcher === undefined &&
+      hooks.resume === undefined;
     this.#pump = new InputPump(terminalWrite(this.#io));
     this.pid = child.pid;
     this.argv = options.argv;
@@ -382,10 +389,14 @@ export class Session {
    */
   closeInput(): void {
     this.#assertOpen();
-    if (this.#io === this.#master) {
+    if (this.#options.tty !== false) {
       throw new UsageError(
         'Input can only be closed without a terminal (tty false); on a terminal press "ctrl-d"',
       );
+    }
+    if (!this.#ownSocket) {
+      // The keeper holds the program's socket and relays input over a connection of its own.
+      throw new UsageError("Input cannot be closed in a session the daemon runs (not yet supported)");
     }
     const io = this.#io;
     this.#pump.end(() => shutdownWrite(io));
