@@ -130,8 +130,8 @@ export const ToolResultSchema = z.object({
       "from_offset; 0 when the next page starts at a frame's start)",
   ),
   more: z.boolean().optional().describe(
-    "read_output: true while frames of the range asked for remain after this page (call again from " +
-      "next_from_seq)",
+    "read_output: true while frames of the range asked for remain after this page (call again with " +
+      "next_from_seq and next_from_offset)",
   ),
   dropped: z.object({ from_seq: z.int().nonnegative(), to_seq: z.int().nonnegative() }).optional().describe(
     "Frames of the range that no log holds any more (an output-log budget dropped them): they cannot be read",

@@ -61,7 +61,7 @@ class ToolResult:
     next_from_seq: int | None = None
     # read_output: characters of frame next_from_seq's output this and earlier pages showed (pass as from_offset; 0 when the next page starts at a frame's start)
     next_from_offset: int | None = None
-    # read_output: true while frames of the range asked for remain after this page (call again from next_from_seq)
+    # read_output: true while frames of the range asked for remain after this page (call again with next_from_seq and next_from_offset)
     more: bool | None = None
     # Frames of the range that no log holds any more (an output-log budget dropped them): they cannot be read
     dropped: dict[str, Any] | None = None
