@@ -26,6 +26,11 @@ export const DEFAULT_TOTAL_LOG_BYTES = 1024 * 1024 * 1024;
 export const OUTPUT_LOG_SEGMENT_BYTES = 1024 * 1024;
 /** Index entries every this many bytes of records: a page read starts at most this far before its frame. */
 const INDEX_EVERY = 16 * 1024;
+/**
+ * How the daemon shapes an agent session's durable frame log: `read_output` pages through it, and a page
+ * reads from an index entry to the end of its segment (16 MiB for other sessions).
+ */
+export const AGENT_LOG_SHAPE = { segmentBytes: OUTPUT_LOG_SEGMENT_BYTES, indexEvery: INDEX_EVERY } as const;
 
 /** Budgets of {@link AgentOutputLogs}. */
 export interface OutputLogBudgets {

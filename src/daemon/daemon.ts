@@ -61,7 +61,7 @@ import {
   startFailure,
 } from "./remote_access.ts";
 import type { AgentTools, OutputLog } from "../agent/mod.ts";
-import { sessionOutputLog } from "./agent_output_log.ts";
+import { AGENT_LOG_SHAPE, sessionOutputLog } from "./agent_output_log.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { paramsOf, parseRequest, RpcError } from "./request.ts";
@@ -338,7 +338,11 @@ export class Daemon {
   #takeBackOne(name: string, heldFrom: number): void {
     const dir = sessionDir(this.#options.stateDir, name);
     const saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
-    const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+    const store = FrameStore.open({
+      dir: join(dir, "frames"),
+      session: name,
+      ...(saved.agent_key === null ? {} : AGENT_LOG_SHAPE),
+    });
     const from = Math.max(store.lastRaw, heldFrom);
     const oldest = listSegments(join(dir, "frames"))[0] ?? 0;
     const history = readLog(join(dir, "frames"), {
@@ -604,7 +608,11 @@ export class Daemon {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+    const store = FrameStore.open({
+      dir: join(dir, "frames"),
+      session: name,
+      ...(who.agentKey === undefined ? {} : AGENT_LOG_SHAPE),
+    });
     let audit: RunAudit | null = null;
     try {
       // An audited session never runs unaudited: a log that cannot be opened refuses the session.
