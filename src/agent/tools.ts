@@ -28,8 +28,9 @@ import { PAGER_PROMPT } from "../views/mod.ts";
 import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
-import type { OutputLogFactory } from "./output_log.ts";
-import type { Page } from "./paging.ts";
+import type { OutputLog, OutputLogFactory } from "./output_log.ts";
+import { pageResult } from "./page_result.ts";
+import { victimFor } from "./pruning.ts";
 
 /** Environment that tames pagers and colour in agent sessions (TERM stays xterm-256color). */
 export const AGENT_ENV: Readonly<Record<string, string>> = {
@@ -79,9 +80,6 @@ export const DENIED_ENV: readonly RegExp[] = [
   /^BASHOPTS$/,
   /^PS4$/,
 ];
-
-/** Sessions most recently used (by calls) that pruning never ends (as Codex's unified exec). */
-export const PROTECTED_RECENT = 8;
 
 /** How long `close` waits for the sessions' exits. */
 const CLOSE_WAIT_MS = 10_000;
@@ -210,7 +208,7 @@ export class AgentTools {
       }
     }
     // Room first: a session that cannot be held is refused before it starts.
-    const victim = this.#victim();
+    const victim = victimFor(this.#sessions.values(), this.#max);
     const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
     const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
     const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
@@ -248,14 +246,15 @@ export class AgentTools {
     // Room is made only for a session that started: a call that fails ends nobody's session.
     const pruned = this.#prune(victim);
     const id = named ?? String(this.#next++);
-    let log = null;
-    try {
-      log = this.#options.outputLog?.(id, audit?.artifacts) ?? null;
-    } catch (error: unknown) {
-      // The session runs on with its memory window: read_output says what it no longer holds.
-      console.error(`specter: agent session ${id}: no output log: ${String(error)}`);
-    }
-    const agent = new AgentSession(id, session, cwd, shell, audit, undefined, log);
+    const agent = new AgentSession(
+      id,
+      session,
+      cwd,
+      shell,
+      audit,
+      undefined,
+      this.#openLog(id, audit?.artifacts),
+    );
     this.#sessions.set(id, agent);
     return { agent, shell, pruned };
   }
@@ -268,14 +267,21 @@ export class AgentTools {
   adopt(id: string, session: Session, cwd: string): void {
     if (this.#sessions.has(id)) return;
     const reader = session.subscribe({ authoritative: true });
-    let log = null;
+    this.#sessions.set(
+      id,
+      new AgentSession(id, session, cwd, undefined, undefined, reader, this.#openLog(id)),
+    );
+  }
+
+  /** The output log of session `id`; none when the host keeps none or it cannot be opened. */
+  #openLog(id: string, artifacts?: string): OutputLog | null {
     try {
-      log = this.#options.outputLog?.(id, undefined) ?? null;
+      return this.#options.outputLog?.(id, artifacts) ?? null;
     } catch (error: unknown) {
-      // As for a new session: its memory window serves read_output.
+      // The session runs on with its memory window: read_output says what it no longer holds.
       console.error(`specter: agent session ${id}: no output log: ${String(error)}`);
+      return null;
     }
-    this.#sessions.set(id, new AgentSession(id, session, cwd, undefined, undefined, reader, log));
   }
 
   async writeStdin(params: WriteStdinParams): Promise<ToolResult> {
@@ -309,7 +315,7 @@ export class AgentTools {
   }
 
   /**
-   * One page of a session's output from `from_seq` (see `paging.ts`): whole frames within
+   * One page of a session's output from `from_seq` (see `paging.ts`): whole lines within
    * `max_output_tokens`, `next_from_seq` and `more` to go on, `dropped` for frames a budget dropped.
    */
   async readOutput(params: ReadOutputParams): Promise<ToolResult> {
@@ -319,7 +325,7 @@ export class AgentTools {
       const maxTokens = params.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
       const page = await agent.readPage(params.from_seq, params.to_seq, mode, maxTokens, params.from_offset);
       // A read returns at once: "exit" once the program has ended, else "yield" (it runs on).
-      return this.#page(agent, page, mode, agent.exit === null ? "yield" : "exit");
+      return pageResult(agent, page, mode, agent.exit === null ? "yield" : "exit");
     });
   }
 
@@ -386,30 +392,7 @@ export class AgentTools {
     return existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
   }
 
-  /**
-   * At the cap, the session to end for a new one: never one whose result is still owed (a call in
-   * progress), never one of the {@link PROTECTED_RECENT} most recently used (at most all but one); of the
-   * rest the least recently used exited one, else the least recently used. None left: `E_SESSION_LIMIT`.
-   */
-  #victim(): AgentSession | null {
-    if (this.#sessions.size < this.#max) return null;
-    const byUse = [...this.#sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed);
-    const open = byUse.slice(0, Math.max(0, byUse.length - Math.min(PROTECTED_RECENT, this.#max - 1)))
-      .filter((agent) => agent.busy === 0);
-    const victim = open.find((agent) => agent.exit !== null) ?? open[0];
-    if (victim === undefined) {
-      throw new SessionError(
-        "E_SESSION_LIMIT",
-        `All ${this.#max} sessions are in use (a call in progress, or among the ${
-          Math.min(PROTECTED_RECENT, this.#max - 1)
-        } most recently used): close one with close_session, or try again when a call has returned`,
-        { details: { max_sessions: this.#max } },
-      );
-    }
-    return victim;
-  }
-
-  /** Ends `victim` (chosen by {@link #victim}) and forgets it; its id, for the result's `pruned`. */
+  /** Ends `victim` (chosen by {@link victimFor}) and forgets it; its id, for the result's `pruned`. */
   #prune(victim: AgentSession | null): string | undefined {
     if (victim === null) return undefined;
     void victim.session.terminate(0);
@@ -480,34 +463,6 @@ export class AgentTools {
       to_seq: taken.toSeq,
       ...(exit === null ? {} : { last_lines: exit.last_lines }),
       ...(taken.dropped === undefined ? {} : { dropped: taken.dropped }),
-    };
-  }
-
-  /** A `read_output` page as a tool result. */
-  #page(agent: AgentSession, page: Page, mode: TokenMode, returnedOn: ReturnedOn): ToolResult {
-    const tokens = tokenCount(page.text);
-    agent.outputTokens += tokens;
-    const exit = agent.exit;
-    return {
-      session_id: agent.id,
-      output: page.text,
-      running: exit === null,
-      ...(exit?.code === null || exit === null ? {} : { exit_code: exit.code }),
-      ...(exit?.signal ? { signal: exit.signal } : {}),
-      timed_out: agent.timedOut || exit?.timed_out === true,
-      wall_time_ms: 0,
-      truncated: page.truncated,
-      original_token_count: page.originalTokens,
-      token_mode: mode,
-      returned_on: returnedOn,
-      screen: agent.alternate ? "alternate" : "normal",
-      from_seq: page.fromSeq,
-      to_seq: page.toSeq,
-      next_from_seq: page.nextFromSeq,
-      next_from_offset: page.nextFromOffset,
-      more: page.more,
-      ...(page.dropped === null ? {} : { dropped: page.dropped }),
-      ...(exit === null ? {} : { last_lines: exit.last_lines }),
     };
   }
 }
