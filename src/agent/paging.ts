@@ -149,6 +149,8 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
   let full = false;
   let exhausted = false;
   let offset = request.fromOffset ?? 0;
+  /** Where in its frame the last output taken starts (for a page cut back to a line's end). */
+  let lastStart = 0;
   while (!full && next <= to) {
     const batch = source.read(next, to, READ_BATCH);
     if (batch.length === 0) {
@@ -182,6 +184,7 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
       const { part, tokens: cost } = fitting(text, maxTokens - tokens, tokens === 0);
       if (part.length === text.length) {
         frames.push(offset === 0 ? frame : textPart(frame, text));
+        lastStart = offset;
         tokens += cost;
         next = frame.seq + 1;
         offset = 0;
@@ -189,12 +192,25 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
       }
       if (part !== "") {
         frames.push(textPart(frame, part));
+        lastStart = offset;
         tokens += cost;
         next = frame.seq;
         offset += part.length;
       }
       full = true;
       break;
+    }
+  }
+  // A full page that ends inside a line (a terminal read ends anywhere) ends at that line's start
+  // instead: a view would show the line's two halves as two lines.
+  const last = frames.at(-1);
+  if (full && last?.type === "stdout") {
+    const shown = payloadText(last);
+    const nl = shown.lastIndexOf("\n");
+    if (!shown.endsWith("\n") && nl >= 0) {
+      frames[frames.length - 1] = textPart(last, shown.slice(0, nl + 1));
+      next = last.seq;
+      offset = lastStart + nl + 1;
     }
   }
   let text = await request.render(frames);

@@ -108,3 +108,22 @@ Deno.test("readPage: a range past the newest frame is an empty last page, not a 
   assert.equal(page.more, false);
   assert.equal(page.nextFromSeq, 5);
 });
+
+Deno.test("readPage: a full page ends at a line's end even when a frame ended inside the line", async () => {
+  // Frames end mid-line, as terminal reads do.
+  const text = lines(1, 3000);
+  const frames: Frame[] = [];
+  for (let at = 0, seq = 0; at < text.length; at += 1000, seq++) {
+    frames.push(out(seq, text.slice(at, at + 1000)));
+  }
+  const pages = await all(frames, 300);
+  assert.equal(pages.map((p) => p.text).join(""), text);
+  for (const page of pages) assert.ok(page.text.endsWith("\n"), JSON.stringify(page.text.slice(-20)));
+  // A frame that fits whole but ends inside a line whose rest does not fit: the page ends before the line.
+  const split = [out(0, "a\nb\nc\nhalf"), out(1, "x".repeat(200) + "\nend\n")];
+  const parts = await all(split, 30);
+  assert.equal(parts.map((p) => p.text).join(""), "a\nb\nc\nhalf" + "x".repeat(200) + "\nend\n");
+  assert.equal(parts[0]!.text, "a\nb\nc\n");
+  assert.deepEqual([parts[0]!.nextFromSeq, parts[0]!.nextFromOffset], [0, 6]);
+  for (const page of parts) assert.ok(page.text.endsWith("\n"), JSON.stringify(page.text));
+});
