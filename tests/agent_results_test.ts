@@ -453,3 +453,62 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "agent results: an output log that fails (a full disk) keeps what it has; the rest comes from memory " +
+    "with its gap named, and no marker promises the lost part",
+  ...sanitize,
+  async fn() {
+    const root = Deno.makeTempDirSync({ prefix: "specter-results-" });
+    const logs = new AgentOutputLogs();
+    const tools = new AgentTools({
+      base: { sandbox: NO_SANDBOX, cwd: ROOT },
+      outputLog: (id) => {
+        const log = logs.open(`${root}/${id}`, id);
+        let appended = 0;
+        return {
+          ...log,
+          oldest: () => log.oldest(),
+          read: (from, to, limit) => log.read(from, to, limit),
+          close: () => log.close(),
+          remove: () => log.remove(),
+          append: (frame) => {
+            if (++appended > 20) throw new Error("No space left on device (a test)");
+            log.append(frame);
+          },
+        };
+      },
+    });
+    try {
+      const ran = await tools.execCommand({ cmd: "seq 1 300000", yield_time_ms: 30_000, token_mode: "raw" });
+      assert.equal(ran.exit_code, 0);
+      assert.ok(!/pages through all of it/.test(ran.output), "no promise the log cannot keep");
+      const { pages, text } = await pageAll((from, offset) =>
+        tools.readOutput({
+          session_id: ran.session_id!,
+          from_seq: from,
+          from_offset: offset,
+          token_mode: "raw",
+        })
+      );
+      const gap = pages.find((p) => p.dropped !== undefined)?.dropped;
+      assert.ok(gap !== undefined && gap.from_seq === 20, JSON.stringify(gap));
+      // What the log kept, then the gap named where it is, then what memory held: each side in order, once;
+      // the line the gap cut is a fragment on either side of it.
+      const marker = `[frames ${gap.from_seq}-${gap.to_seq} are no longer held (no output log kept them, ` +
+        "and the memory window passed them); they cannot be read]\n";
+      const [kept, held, ...rest] = text.split(marker);
+      assert.equal(rest.length, 0);
+      const keptLines = kept!.split("\r\n").slice(0, -1).map(Number);
+      const heldLines = held!.split("\r\n").slice(1).filter((l) => l !== "").map(Number);
+      keptLines.forEach((n, i) => assert.equal(n, i + 1));
+      heldLines.forEach((n, i) => assert.equal(n, heldLines[0]! + i));
+      assert.equal(heldLines.at(-1), 300_000);
+      assert.ok(heldLines[0]! > keptLines.at(-1)! + 1);
+    } finally {
+      await tools.close();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});

@@ -151,6 +151,9 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
   let offset = request.fromOffset ?? 0;
   /** Where in its frame the last output taken starts (for a page cut back to a line's end). */
   let lastStart = 0;
+  /** The page ends at a gap; a gap it starts with was the memory window's, not a budget's. */
+  let atGap = false;
+  let memoryGap = false;
   while (!full && next <= to) {
     const batch = source.read(next, to, READ_BATCH);
     if (batch.length === 0) {
@@ -158,13 +161,23 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
       break;
     }
     for (const frame of batch) {
-      if (frame.type === "overflow" && frame.reason === "lagged") {
+      const lagged = frame.type === "overflow" && frame.reason === "lagged";
+      // A gap (a budget dropped frames while pages were read; the memory window passed them): said where
+      // it is, never skipped silently. A page with text ends before it, so the next one starts with it
+      // (and the text on either side is never joined into one line).
+      if ((lagged || frame.seq > next) && frames.length > 0) {
+        full = true;
+        atGap = true;
+        break;
+      }
+      if (lagged) {
         const gone = { from: frame.missed_from ?? frame.seq, to: frame.missed_to ?? frame.seq };
         dropped = widen(dropped, gone.from, gone.to);
+        memoryGap = true;
         next = Math.max(next, gone.to + 1);
+        offset = 0;
         continue;
       }
-      // A gap in the seqs (a budget dropped frames while the page was read): said, never skipped silently.
       if (frame.seq > next) {
         dropped = widen(dropped, next, frame.seq - 1);
         offset = 0;
@@ -204,7 +217,7 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
   // A full page that ends inside a line (a terminal read ends anywhere) ends at that line's start
   // instead: a view would show the line's two halves as two lines.
   const last = frames.at(-1);
-  if (full && last?.type === "stdout") {
+  if (full && !atGap && last?.type === "stdout") {
     const shown = payloadText(last);
     const nl = shown.lastIndexOf("\n");
     if (!shown.endsWith("\n") && nl >= 0) {
@@ -226,8 +239,10 @@ export async function readPage(source: FrameSource, request: PageRequest): Promi
     truncated = true;
   }
   if (dropped !== null) {
-    text = `[frames ${dropped.from_seq}-${dropped.to_seq} were dropped by the output log's budget; ` +
-      `they cannot be read]\n${text}`;
+    const why = memoryGap
+      ? "are no longer held (no output log kept them, and the memory window passed them)"
+      : "were dropped by the output log's budget";
+    text = `[frames ${dropped.from_seq}-${dropped.to_seq} ${why}; they cannot be read]\n${text}`;
   }
   return {
     text,

@@ -78,18 +78,30 @@ Deno.test("readPage: a range that starts before the oldest frame held names exac
     "[frames 1-2 were dropped by the output log's budget; they cannot be read]\nframe 3\nframe 4\nframe 5\n",
   );
   assert.equal(page.more, false);
-  // A gap inside the range (dropped while reading) is named too, never skipped silently.
-  const gap = await readPage(source(frames.filter((f) => f.seq !== 3)), request(1, 5, 1000));
-  assert.deepEqual(gap.dropped, { from_seq: 3, to_seq: 3 });
+  // A gap inside the range (dropped while reading) is named where it is: the page before it ends there
+  // (text on either side is never joined), and the next one starts with it.
+  const holed = source(frames.filter((f) => f.seq !== 3));
+  const before = await readPage(holed, request(1, 5, 1000));
+  assert.equal(before.text, "frame 1\nframe 2\n");
+  assert.deepEqual([before.dropped, before.more, before.nextFromSeq], [null, true, 3]);
+  const after = await readPage(holed, request(3, 5, 1000));
+  assert.deepEqual(after.dropped, { from_seq: 3, to_seq: 3 });
+  assert.match(after.text, /cannot be read\]\nframe 4\nframe 5\n$/);
   // An overflow frame of a memory window stands for the frames it lost.
-  const lagged = [
-    out(1, "a\n"),
+  const lagged = source([
+    out(1, "half a li"),
     { seq: 4, ts: 0, type: "overflow", reason: "lagged", missed_from: 2, missed_to: 4 } as unknown as Frame,
-    out(5, "e\n"),
-  ];
-  const window = await readPage(source(lagged), request(1, 5, 1000));
+    out(5, "ne\ne\n"),
+  ]);
+  const first = await readPage(lagged, request(1, 5, 1000));
+  assert.deepEqual([first.text, first.nextFromSeq, first.more], ["half a li", 2, true]);
+  const window = await readPage(lagged, request(2, 5, 1000));
   assert.deepEqual(window.dropped, { from_seq: 2, to_seq: 4 });
-  assert.match(window.text, /a\ne\n$/);
+  assert.equal(
+    window.text,
+    "[frames 2-4 are no longer held (no output log kept them, and the memory window " +
+      "passed them); they cannot be read]\nne\ne\n",
+  );
 });
 
 Deno.test("readPage: a budget of one token still moves on, never splitting a character", async () => {
