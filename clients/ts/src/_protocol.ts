@@ -498,7 +498,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   },
   {
     "name": "write_stdin",
-    "description": "Type into a running session (chars, keys) and get the output since the last call. With nothing to type it waits (up to 30 s by default) until something happens: do not poll in a loop.",
+    "description": "Type into a running session (chars, keys) and get the output since the last call. With nothing to type it waits (up to 30 s by default) until something happens: do not poll in a loop. close_stdin ends the input of a tty false program (wc, sort, jq -s then finish).",
     "parameters": {
       "type": "object",
       "properties": {
@@ -560,7 +560,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   },
   {
     "name": "read_output",
-    "description": "Read any part of a session's output again by frame sequence numbers (results give their from_seq and to_seq; a cut output says which range to read).",
+    "description": "Read any part of a session's output again by frame sequence numbers (results give their from_seq and to_seq; a cut output names the exact call). One page per call within max_output_tokens: while more is true, call again from next_from_seq and next_from_offset.",
     "parameters": {
       "type": "object",
       "properties": {
