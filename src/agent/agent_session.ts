@@ -96,6 +96,10 @@ export class AgentSession {
     this.#audit = audit;
     this.#log = log ?? null;
     this.#frames = frames ?? session.frames();
+    // A session taken over mid-way (a restarted daemon's): its frames so far are in its log already.
+    if (frames !== undefined && "cursor" in frames) {
+      this.#lastSeq = Math.max(0, (frames as Subscription).cursor - 1);
+    }
     this.id = id;
     this.session = session;
     this.argv = session.argv;
