@@ -48,8 +48,14 @@ export class AgentOutputLogs {
   readonly #sessionBytes: number;
   readonly #totalBytes: number;
   readonly #segmentBytes: number;
-  /** Bytes appended (roughly) since the total was last checked. */
+  /** Bytes appended since the total was last measured. */
   #since = 0;
+  /**
+   * At most what the logs hold: the last measured total plus what was appended since (the stores' own
+   * budgets and removed logs only make it less; indexes add a few per cent). Below the total budget,
+   * nothing is measured.
+   */
+  #upTo = 0;
 
   constructor(budgets: OutputLogBudgets = {}) {
     this.#segmentBytes = budgets.segmentBytes ?? OUTPUT_LOG_SEGMENT_BYTES;
@@ -86,8 +92,10 @@ export class AgentOutputLogs {
 
   #appended(bytes: number): void {
     this.#since += bytes;
-    // Checked about once a segment (a stat per segment): appends stay cheap, the budget holds to a segment.
-    if (this.#since < this.#segmentBytes) return;
+    this.#upTo += bytes;
+    // Measured (a stat per segment) only near the budget, and then about once a segment: appends stay
+    // cheap, and the budget holds to a segment.
+    if (this.#since < this.#segmentBytes || this.#upTo <= this.#totalBytes) return;
     this.#since = 0;
     this.enforce();
   }
@@ -108,6 +116,7 @@ export class AgentOutputLogs {
       if (total <= this.#totalBytes) break;
       total -= segment.log.drop(segment.first);
     }
+    this.#upTo = total;
   }
 }
 
@@ -122,11 +131,6 @@ interface LogFile {
 
 function segmentPath(dir: string, first: number, ext: "ndjson" | "idx"): string {
   return join(dir, `${String(first).padStart(20, "0")}.${ext}`);
-}
-
-/** Roughly the bytes a frame's record takes (its payload and the JSON around it). */
-function recordBytes(frame: Frame): number {
-  return ("data" in frame ? frame.data.length : 0) + 96;
 }
 
 class DiskOutputLog implements OutputLog {
@@ -146,8 +150,11 @@ class DiskOutputLog implements OutputLog {
 
   append(frame: Frame): void {
     if (this.#store === null) return; // Closed: the session's last frames came after its exit was kept.
+    const before = this.#store.segmentSize;
     this.#store.append(frame);
-    this.#owner.appended(recordBytes(frame));
+    const after = this.#store.segmentSize;
+    // What the record took on disk (after a roll, the new segment is its header and this record).
+    this.#owner.appended(after >= before ? after - before : after);
   }
 
   oldest(): number {
