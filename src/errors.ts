@@ -22,6 +22,8 @@ export const ERROR_CODES = {
     "The program could not be started: what a remote client is told of any program that cannot start (the daemon's log says why)",
   E_SESSION_CLOSED: "The session has already ended",
   E_SESSION_UNKNOWN: "No session has that id (agent tools): it never existed, was closed or was pruned",
+  E_SESSION_LIMIT:
+    "Every session the agent tools may hold is in use (a call in progress on it, or recently used): none may be pruned for a new one",
   E_DAEMON_UNAVAILABLE:
     "No daemon answers on the socket and none may be started (`--no-autostart`), or the one started did not come up",
   E_DAEMON_LOCKED:
@@ -145,6 +147,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_SPAWN_FAILED: "0.8.0",
   E_SESSION_CLOSED: "0.1.0",
   E_SESSION_UNKNOWN: "0.7.0",
+  E_SESSION_LIMIT: "0.8.0",
   E_EXPECT_TIMEOUT: "0.7.0",
   E_DAEMON_UNAVAILABLE: "0.7.0",
   E_DAEMON_LOCKED: "0.7.0",
@@ -342,13 +345,14 @@ export class ProtocolError extends SpecterError {
 /** An operation on a session failed (the session ended, a recording, audit log or bundle could not be written, I/O failed). */
 export class SessionError extends SpecterError {
   /**
-   * Creates an `E_SESSION_CLOSED`, `E_SESSION_UNKNOWN`, `E_EXPECT_TIMEOUT`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS`, `E_IO` or
+   * Creates an `E_SESSION_CLOSED`, `E_SESSION_UNKNOWN`, `E_SESSION_LIMIT`, `E_EXPECT_TIMEOUT`, `E_RECORD`, `E_AUDIT`, `E_ARTIFACTS`, `E_IO` or
    * `E_STDOUT_CLOSED` error.
    */
   constructor(
     code:
       | "E_SESSION_CLOSED"
       | "E_SESSION_UNKNOWN"
+      | "E_SESSION_LIMIT"
       | "E_EXPECT_TIMEOUT"
       | "E_RECORD"
       | "E_AUDIT"

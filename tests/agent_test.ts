@@ -75,7 +75,7 @@ Deno.test({
       assert.ok(result.original_token_count > 10_000, `${result.original_token_count}`);
       assert.match(result.output, /^L\d+: src\/net\.c:88: error: undefined symbol parse_port$/m);
       assert.match(result.output, /BUILD FAILED: 1 error\n?$/);
-      assert.match(result.output, /read_output \{"session_id": "\d+", "from_seq": 0\}/);
+      assert.match(result.output, /read_output \{"session_id": "\d+", "from_seq": 0, "to_seq": \d+\}/);
       const all = await tools.readOutput({
         session_id: result.session_id!,
         from_seq: result.from_seq,

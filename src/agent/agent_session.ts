@@ -11,6 +11,8 @@ import type { Session, Subscription } from "../session/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import { feedView } from "./view_stream.ts";
+import type { OutputLog } from "./output_log.ts";
+import { type FrameSource, type Page, readPage } from "./paging.ts";
 
 /** Entering (`h`) or leaving (`l`) the alternate screen, in any of its three spellings. */
 // deno-lint-ignore no-control-regex -- the sequence starts with ESC
@@ -36,6 +38,10 @@ export interface Taken {
   readonly text: string;
   readonly fromSeq: number;
   readonly toSeq: number;
+  /** Frames of the range the text does not show (the memory window passed them), if any. */
+  readonly missed?: { readonly from_seq: number; readonly to_seq: number };
+  /** Of those, the ones no output log holds either (gone for good). */
+  readonly dropped?: { readonly from_seq: number; readonly to_seq: number };
 }
 
 /** A session of the agent tools. */
@@ -51,6 +57,10 @@ export class AgentSession {
   outputTokens = 0;
   /** Ended by the idle sweep. */
   timedOut = false;
+  /** Calls in progress on the session: its result is owed, so it is never pruned. */
+  busy = 0;
+  /** The last call on the session (start or end): the most recently used are never pruned. */
+  lastUsed = performance.now();
   #exit: ExitFrame | null = null;
   /** The last `seq` seen by the drain, and of the last prompt frame. */
   #lastSeq = 0;
@@ -71,6 +81,10 @@ export class AgentSession {
   readonly #audit: { frame(frame: Frame): void; close(): void } | undefined;
   /** The frames it reads: the session's main reader, or a subscription (a session another host owns). */
   readonly #frames: AsyncIterable<Frame>;
+  /** Every frame, for `read_output` (null: the session's memory window serves it). */
+  readonly #log: OutputLog | null;
+  /** The seq of the first frame the output log failed to keep (later ones are read from memory). */
+  #logBroken: number | null = null;
 
   constructor(
     id: string,
@@ -79,9 +93,15 @@ export class AgentSession {
     shell: string | undefined,
     audit?: { frame(frame: Frame): void; close(): void },
     frames?: AsyncIterable<Frame>,
+    log?: OutputLog | null,
   ) {
     this.#audit = audit;
+    this.#log = log ?? null;
     this.#frames = frames ?? session.frames();
+    // A session taken over mid-way (a restarted daemon's): its frames so far are in its log already.
+    if (frames !== undefined && "cursor" in frames) {
+      this.#lastSeq = Math.max(0, (frames as Subscription).cursor - 1);
+    }
     this.id = id;
     this.session = session;
     this.argv = session.argv;
@@ -120,6 +140,7 @@ export class AgentSession {
   async #drain(): Promise<void> {
     for await (const frame of this.#frames) {
       this.#audit?.frame(frame);
+      this.#keep(frame);
       this.#lastSeq = frame.seq;
       if (frame.type === "stdout") {
         this.#lastOutputAt = performance.now();
@@ -141,8 +162,49 @@ export class AgentSession {
       this.#wake();
     }
     this.#audit?.close();
+    this.#log?.close();
   }
 
+  /** Appends `frame` to the output log; a log that fails (a full disk) keeps what it has, memory the rest. */
+  #keep(frame: Frame): void {
+    if (this.#log === null || this.#logBroken !== null) return;
+    try {
+      this.#log.append(frame);
+    } catch (error: unknown) {
+      this.#logBroken = frame.seq;
+      console.error(
+        `specter: agent session ${this.id}: its output log stopped at frame ${frame.seq}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+  }
+
+  /** True when the output log holds every frame from `seq` on (as far as the session has gone). */
+  #logHolds(seq: number): boolean {
+    return this.#log !== null && this.#logBroken === null && this.#log.oldest() <= seq;
+  }
+
+  /**
+   * What `read_output` can give of frames `from`…`to`, as the end of a cut marker: the exact call when the
+   * output log holds them, what is gone when its budget dropped some, and no promise without a log.
+   */
+  readHint(from: number, to: number): string {
+    const call = (a: number) => `read_output {"session_id": "${this.id}", "from_seq": ${a}, "to_seq": ${to}}`;
+    if (this.#log !== null && this.#logBroken === null) {
+      const oldest = this.#log.oldest();
+      if (oldest <= from) return `${call(from)} pages through all of it`;
+      if (oldest <= to) {
+        return `frames ${from}-${oldest - 1} were dropped by the output log's budget; ${
+          call(oldest)
+        } pages through the rest`;
+      }
+      return "the output log's budget dropped all of it";
+    }
+    return `${
+      call(from)
+    } returns what the session's memory still holds of it (its first 64 KiB and last MiB)`;
+  }
   #wake(): void {
     const waiters = this.#waiters;
     this.#waiters = [];
@@ -205,8 +267,73 @@ export class AgentSession {
   async #take(mode: TokenMode): Promise<Taken> {
     const fromSeq = this.#reader.cursor;
     const frames = this.#reader.takeNow();
-    const text = await this.#render(frames, mode, true);
-    return { text, fromSeq, toSeq: frames.at(-1)?.seq ?? Math.max(0, fromSeq - 1) };
+    let missed: { from_seq: number; to_seq: number } | undefined;
+    let dropped: { from_seq: number; to_seq: number } | undefined;
+    const text = await this.#render(frames, mode, true, (from, to) => {
+      missed = { from_seq: Math.min(missed?.from_seq ?? from, from), to_seq: to };
+      if (this.#logHolds(from)) {
+        return `[frames ${from}-${to} are not shown here: ${this.readHint(from, to)}]\n`;
+      }
+      dropped = { from_seq: Math.min(dropped?.from_seq ?? from, from), to_seq: to };
+      return `[frames ${from}-${to} are no longer held]\n`;
+    });
+    return {
+      text,
+      fromSeq,
+      toSeq: frames.at(-1)?.seq ?? Math.max(0, fromSeq - 1),
+      ...(missed === undefined ? {} : { missed }),
+      ...(dropped === undefined ? {} : { dropped }),
+    };
+  }
+
+  /**
+   * One page of frames `from`…`to` (default: the newest), rendered in `mode` with a fresh view, within
+   * `maxTokens` (see `paging.ts`); the agent's cursor stays. From the output log when there is one.
+   */
+  readPage(
+    from: number,
+    to: number | undefined,
+    mode: TokenMode,
+    maxTokens: number,
+    fromOffset = 0,
+  ): Promise<Page> {
+    return this.#serial(() =>
+      readPage(this.#source(), {
+        from,
+        fromOffset,
+        to: Math.min(to ?? this.#lastSeq, this.#lastSeq),
+        maxTokens,
+        render: (frames) => this.#render(frames, mode, false),
+        call: (a, b, tokens) =>
+          `read_output {"session_id": "${this.id}", "from_seq": ${a}, "to_seq": ${b}, ` +
+          `"max_output_tokens": ${tokens}}`,
+      })
+    );
+  }
+
+  /** The frames `read_output` pages through: the output log, and memory past a failure of it. */
+  #source(): FrameSource {
+    const memory: FrameSource = {
+      oldest: () => 0,
+      read: (from, to, limit) => {
+        const reader = this.session.subscribe({ from });
+        try {
+          return reader.takeNow().filter((f) => f.seq <= to).slice(0, limit);
+        } finally {
+          reader.close();
+        }
+      },
+    };
+    const log = this.#log;
+    if (log === null) return memory;
+    return {
+      oldest: () => log.oldest(),
+      read: (from, to, limit) => {
+        const broken = this.#logBroken;
+        if (broken === null || to < broken) return log.read(from, to, limit);
+        return from < broken ? log.read(from, broken - 1, limit) : memory.read(from, to, limit);
+      },
+    };
   }
 
   /** Frames `fromSeq`…`toSeq` again, rendered in `mode` with a fresh view (the agent's cursor stays). */
@@ -226,7 +353,12 @@ export class AgentSession {
   }
 
   /** Renders output frames in `mode`; `keep` uses (and keeps) the session's view of that mode. */
-  async #render(frames: readonly Frame[], mode: TokenMode, keep: boolean): Promise<string> {
+  async #render(
+    frames: readonly Frame[],
+    mode: TokenMode,
+    keep: boolean,
+    note: (from: number, to: number) => string = (from, to) => `[frames ${from}-${to} are no longer held]\n`,
+  ): Promise<string> {
     let raw = "";
     let missed = "";
     const view = mode === "raw" ? null : (keep ? this.#views.get(mode) : undefined) ??
@@ -236,7 +368,7 @@ export class AgentSession {
       if (view !== null) feedView(view, frame);
       else if (frame.type === "stdout") raw += payloadText(frame);
       if (frame.type === "overflow" && frame.reason === "lagged") {
-        missed += `[frames ${frame.missed_from}-${frame.missed_to} are no longer held]\n`;
+        missed += note(frame.missed_from ?? frame.seq, frame.missed_to ?? frame.seq);
       }
     }
     if (view === null) return missed + raw;
@@ -246,8 +378,16 @@ export class AgentSession {
     return missed + renderText(events);
   }
 
-  /** Stops reading (the session is gone from the store). */
+  /** Stops reading (the session is gone from the store); its output log goes. */
   close(): void {
     this.#reader.close();
+    try {
+      this.#log?.remove();
+    } catch (error: unknown) {
+      // The session is forgotten either way; the files stay for the host's budget to reclaim.
+      console.error(
+        `specter: agent session ${this.id}: its output log could not be removed: ${String(error)}`,
+      );
+    }
   }
 }

@@ -14,6 +14,9 @@ export {
   WAIT_QUIET_MS,
 } from "./tools.ts";
 export { AgentSession } from "./agent_session.ts";
+export type { OutputLog, OutputLogFactory } from "./output_log.ts";
+export { PROTECTED_RECENT, victimFor } from "./pruning.ts";
+export { type Dropped, type FrameSource, MAX_PAGE_FRAMES, type Page, readPage } from "./paging.ts";
 export { feedView, type ViewFrame, viewFrames } from "./view_stream.ts";
 export { MAX_REQUEST_BYTES, type RpcIo, serveAgent } from "./server.ts";
 export { IMPORTANT_LINE, tokenCount, type Truncated, truncateOutput } from "./truncate.ts";

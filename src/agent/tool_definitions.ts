@@ -32,13 +32,15 @@ const TOOLS = [
   {
     name: "write_stdin",
     description: "Type into a running session (chars, keys) and get the output since the last call. With " +
-      "nothing to type it waits (up to 30 s by default) until something happens: do not poll in a loop.",
+      "nothing to type it waits (up to 30 s by default) until something happens: do not poll in a loop. " +
+      "close_stdin ends the input of a tty false program (wc, sort, jq -s then finish).",
     params: WriteStdinParamsSchema,
   },
   {
     name: "read_output",
     description: "Read any part of a session's output again by frame sequence numbers (results give their " +
-      "from_seq and to_seq; a cut output says which range to read).",
+      "from_seq and to_seq; a cut output names the exact call). One page per call within " +
+      "max_output_tokens: while more is true, call again from next_from_seq and next_from_offset.",
     params: ReadOutputParamsSchema,
   },
   {

@@ -28,6 +28,9 @@ import { PAGER_PROMPT } from "../views/mod.ts";
 import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
+import type { OutputLog, OutputLogFactory } from "./output_log.ts";
+import { pageResult } from "./page_result.ts";
+import { victimFor } from "./pruning.ts";
 
 /** Environment that tames pagers and colour in agent sessions (TERM stays xterm-256color). */
 export const AGENT_ENV: Readonly<Record<string, string>> = {
@@ -127,6 +130,11 @@ export interface ToolOptions {
    * agents' sessions as its own named sessions, so that they outlive the agent.
    */
   readonly spawn?: (options: SpawnOptions) => { readonly session: Session; readonly id: string };
+  /**
+   * Opens each session's output log, which keeps every frame for `read_output` (`specter agent` keeps
+   * them on disk, within budgets). None: `read_output` reads the session's memory window.
+   */
+  readonly outputLog?: OutputLogFactory;
 }
 
 function clamp(value: number | undefined, limits: { min: number; max: number; default: number }): number {
@@ -162,17 +170,31 @@ export class AgentTools {
 
   async execCommand(params: ExecCommandParams, watch?: CallWatch): Promise<ToolResult> {
     const { agent, shell, pruned } = this.#start(params);
-    const started = performance.now();
     this.#watch(agent, watch);
-    const returnedOn = await agent.wait({
-      yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS),
-      prompt: true,
-      ...(watch?.signal === undefined ? {} : { signal: watch.signal }),
+    return await this.#owed(agent, async () => {
+      const started = performance.now();
+      const returnedOn = await agent.wait({
+        yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS),
+        prompt: true,
+        ...(watch?.signal === undefined ? {} : { signal: watch.signal }),
+      });
+      return await this.#result(agent, params, returnedOn, started, {
+        ...(shell === undefined ? {} : { shell }),
+        ...(pruned === undefined ? {} : { pruned }),
+      });
     });
-    return await this.#result(agent, params, returnedOn, started, {
-      ...(shell === undefined ? {} : { shell }),
-      ...(pruned === undefined ? {} : { pruned }),
-    });
+  }
+
+  /** Runs a call on `agent`, which is never pruned while its result is owed. */
+  async #owed<T>(agent: AgentSession, call: () => Promise<T>): Promise<T> {
+    agent.busy++;
+    agent.lastUsed = performance.now();
+    try {
+      return await call();
+    } finally {
+      agent.busy--;
+      agent.lastUsed = performance.now();
+    }
   }
 
   /**
@@ -198,6 +220,8 @@ export class AgentTools {
         );
       }
     }
+    // Room first: a session that cannot be held is refused before it starts.
+    const victim = victimFor(this.#sessions.values(), this.#max);
     const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
     const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
     const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
@@ -233,9 +257,17 @@ export class AgentTools {
     }
     audit?.launched(session);
     // Room is made only for a session that started: a call that fails ends nobody's session.
-    const pruned = this.#makeRoom();
+    const pruned = this.#prune(victim);
     const id = named ?? String(this.#next++);
-    const agent = new AgentSession(id, session, cwd, shell, audit);
+    const agent = new AgentSession(
+      id,
+      session,
+      cwd,
+      shell,
+      audit,
+      undefined,
+      this.#openLog(id, audit?.artifacts),
+    );
     this.#sessions.set(id, agent);
     return { agent, shell, pruned };
   }
@@ -248,24 +280,44 @@ export class AgentTools {
   adopt(id: string, session: Session, cwd: string): void {
     if (this.#sessions.has(id)) return;
     const reader = session.subscribe({ authoritative: true });
-    this.#sessions.set(id, new AgentSession(id, session, cwd, undefined, undefined, reader));
+    this.#sessions.set(
+      id,
+      new AgentSession(id, session, cwd, undefined, undefined, reader, this.#openLog(id)),
+    );
+  }
+
+  /** The output log of session `id`; none when the host keeps none or it cannot be opened. */
+  #openLog(id: string, artifacts?: string): OutputLog | null {
+    try {
+      return this.#options.outputLog?.(id, artifacts) ?? null;
+    } catch (error: unknown) {
+      // The session runs on with its memory window: read_output says what it no longer holds.
+      console.error(`specter: agent session ${id}: no output log: ${String(error)}`);
+      return null;
+    }
   }
 
   async writeStdin(params: WriteStdinParams, watch?: CallWatch): Promise<ToolResult> {
     const agent = this.get(params.session_id);
     this.#watch(agent, watch);
+    return await this.#owed(agent, () => this.#writeStdin(agent, params, watch));
+  }
+
+  async #writeStdin(agent: AgentSession, params: WriteStdinParams, watch?: CallWatch): Promise<ToolResult> {
     const signal = watch?.signal === undefined ? {} : { signal: watch.signal };
     agent.lastActivity = new Date();
     const started = performance.now();
     const chars = params.chars ?? "";
     const keys = params.keys ?? [];
-    const typing = chars !== "" || keys.length > 0;
+    const typing = chars !== "" || keys.length > 0 || params.close_stdin === true;
     if (typing) {
       if (agent.exit !== null) {
         throw new SessionError("E_SESSION_CLOSED", `Session "${agent.id}" has exited: nothing can be typed`);
       }
       if (chars !== "") agent.session.write(chars);
       for (const key of keys) agent.session.press(key);
+      // After what was typed: the program reads it all, then end of input.
+      if (params.close_stdin === true) agent.session.closeInput();
     }
     const returnedOn = typing
       ? await agent.wait({ yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS), prompt: true, ...signal })
@@ -278,22 +330,30 @@ export class AgentTools {
     return await this.#result(agent, params, returnedOn, started, {});
   }
 
+  /**
+   * One page of a session's output from `from_seq` (see `paging.ts`): whole lines within
+   * `max_output_tokens`, `next_from_seq` and `more` to go on, `dropped` for frames a budget dropped.
+   */
   async readOutput(params: ReadOutputParams): Promise<ToolResult> {
     const agent = this.get(params.session_id);
-    const mode = params.token_mode ?? "compact";
-    const taken = await agent.read(params.from_seq, params.to_seq, mode);
-    // A read returns at once: "exit" once the program has ended, else "yield" (it runs on).
-    const returnedOn = agent.exit === null ? "yield" : "exit";
-    return this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, 0);
+    return await this.#owed(agent, async () => {
+      const mode = params.token_mode ?? "compact";
+      const maxTokens = params.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+      const page = await agent.readPage(params.from_seq, params.to_seq, mode, maxTokens, params.from_offset);
+      // A read returns at once: "exit" once the program has ended, else "yield" (it runs on).
+      return pageResult(agent, page, mode, agent.exit === null ? "yield" : "exit");
+    });
   }
 
   async closeSession(params: CloseSessionParams): Promise<ToolResult> {
     const agent = this.get(params.session_id);
-    const started = performance.now();
-    await agent.session.terminate(params.force === true ? 0 : undefined);
-    const result = await this.#result(agent, {}, "exit", started, {});
-    this.#remove(agent);
-    return result;
+    return await this.#owed(agent, async () => {
+      const started = performance.now();
+      await agent.session.terminate(params.force === true ? 0 : undefined);
+      const result = await this.#result(agent, {}, "exit", started, {});
+      this.#remove(agent);
+      return result;
+    });
   }
 
   listSessions(): { sessions: SessionListing[] } {
@@ -360,13 +420,9 @@ export class AgentTools {
     return existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
   }
 
-  /** At the cap, ends one session (the least recently used exited one, else the least recently used). */
-  #makeRoom(): string | undefined {
-    if (this.#sessions.size < this.#max) return undefined;
-    const byUse = [...this.#sessions.values()].sort((a, b) =>
-      a.lastActivity.getTime() - b.lastActivity.getTime()
-    );
-    const victim = byUse.find((agent) => agent.exit !== null) ?? byUse[0]!;
+  /** Ends `victim` (chosen by {@link victimFor}) and forgets it; its id, for the result's `pruned`. */
+  #prune(victim: AgentSession | null): string | undefined {
+    if (victim === null) return undefined;
     void victim.session.terminate(0);
     this.#remove(victim);
     return victim.id;
@@ -411,8 +467,11 @@ export class AgentTools {
     returnedOn: ReturnedOn,
     started: number,
   ): ToolResult {
-    const hint = `read_output {"session_id": "${agent.id}", "from_seq": ${taken.fromSeq}} returns all of it`;
-    const cut = truncateOutput(taken.text, maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, hint);
+    const cut = truncateOutput(
+      taken.text,
+      maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      agent.readHint(taken.fromSeq, taken.toSeq),
+    );
     agent.outputTokens += cut.truncated ? tokenCount(cut.output) : cut.originalTokens;
     const exit = agent.exit;
     return {
@@ -423,7 +482,7 @@ export class AgentTools {
       ...(exit?.signal ? { signal: exit.signal } : {}),
       timed_out: agent.timedOut || exit?.timed_out === true,
       wall_time_ms: started === 0 ? 0 : Math.round(performance.now() - started),
-      truncated: cut.truncated,
+      truncated: cut.truncated || taken.missed !== undefined,
       original_token_count: cut.originalTokens,
       token_mode: mode,
       returned_on: returnedOn,
@@ -431,6 +490,7 @@ export class AgentTools {
       from_seq: taken.fromSeq,
       to_seq: taken.toSeq,
       ...(exit === null ? {} : { last_lines: exit.last_lines }),
+      ...(taken.dropped === undefined ? {} : { dropped: taken.dropped }),
     };
   }
 }

@@ -54,6 +54,35 @@ export function tokenCount(text: string): number {
   return start === 0 ? countTokens(text) : total + (start < text.length ? countTokens(text.slice(start)) : 0);
 }
 
+/** Longest piece of one word shown when a budget is too small for a whole line. */
+const MAX_WORD_CHARS = 40;
+
+/**
+ * The first (or, `fromEnd`, the last) words of `line` within `tokens`: at least one word (at most
+ * {@link MAX_WORD_CHARS} characters of it), so that even a budget of one token shows how output starts
+ * and ends.
+ */
+function words(line: string, tokens: number, fromEnd: boolean): string {
+  const parts = line.trim().split(/\s+/).filter((part) => part !== "");
+  if (fromEnd) parts.reverse();
+  const out: string[] = [];
+  let used = 0;
+  for (const part of parts) {
+    const word = part.length <= MAX_WORD_CHARS
+      ? part
+      : fromEnd
+      ? part.slice(-MAX_WORD_CHARS)
+      : part.slice(0, MAX_WORD_CHARS);
+    const cost = tokenCount(word) + 1;
+    if (out.length > 0 && used + cost > tokens) break;
+    out.push(word);
+    used += cost;
+    if (word !== part) break;
+  }
+  if (fromEnd) out.reverse();
+  return out.join(" ");
+}
+
 /**
  * `text` within `maxTokens` (see the module documentation). `hint` is appended to the marker (e.g. how to
  * read the cut part with `read_output`).
@@ -95,8 +124,21 @@ export function truncateOutput(text: string, maxTokens: number, hint = ""): Trun
     const last = lines[lines.length - 1]!;
     tail = [last.slice(-Math.max(1, Math.floor(budget * TAIL_SHARE) * 3))];
   }
+  if (!tail.some((line) => line.trim() !== "")) {
+    // Only blank lines fit (a budget of a few tokens): the last words of the last line with any.
+    let last = Math.min(tailStart, lines.length) - 1;
+    while (last >= headEnd && lines[last]!.trim() === "") last--;
+    if (last >= headEnd) {
+      tail = [words(lines[last]!, Math.max(1, Math.floor(budget * TAIL_SHARE)), true), ...tail];
+    }
+  }
+  // No whole line fits the head's share: the first words of the first line with any.
+  const first = headEnd === 0 ? lines.findIndex((line) => line.trim() !== "") : -1;
+  const head = first < 0 || first >= tailStart
+    ? lines.slice(0, headEnd)
+    : [words(lines[first]!, Math.max(1, Math.floor(budget * HEAD_SHARE)), false)];
   const output = [
-    ...lines.slice(0, headEnd),
+    ...head,
     marker,
     ...kept,
     ...(kept.length > 0 ? ["[… end of cut …]"] : []),

@@ -41,3 +41,20 @@ Deno.test("tokenCount: exact for ordinary text, linear for a hostile megabyte-lo
   assert.ok(count >= 100_000 && count <= 130_000, `${count}`);
   assert.ok(performance.now() - started < 10_000, `${performance.now() - started} ms`);
 });
+
+Deno.test("truncateOutput: a budget of a few tokens still shows the first and the last words", () => {
+  const seq = Array.from({ length: 5000 }, (_, i) => `${i + 1}`).join("\n") + "\n";
+  for (const budget of [1, 2, 3, 4, 5]) {
+    const cut = truncateOutput(seq, budget, "read_output for the rest");
+    assert.equal(cut.truncated, true);
+    const lines = cut.output.split("\n");
+    assert.equal(lines[0], "1", `${budget}: ${JSON.stringify(cut.output)}`);
+    assert.ok(lines.includes("5000"), `${budget}: ${JSON.stringify(cut.output)}`);
+  }
+  const prose = "The quick brown fox jumps over the lazy dog and keeps running until the very end\n".repeat(
+    50,
+  );
+  const cut = truncateOutput(prose, 3);
+  assert.match(cut.output, /^The\b/);
+  assert.match(cut.output, /\bend\n?$/);
+});

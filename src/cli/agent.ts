@@ -13,13 +13,15 @@ import {
   toolDefinitions,
 } from "../agent/mod.ts";
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
-import { parseCount, parseDuration } from "./units.ts";
+import { parseCount, parseDuration, parseSize } from "./units.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
 import { openSessionRows, type SessionRows } from "./history_rows.ts";
 import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
 import type { SpawnOptions } from "../session/mod.ts";
+import { AgentOutputLogs, DEFAULT_SESSION_LOG_BYTES, DEFAULT_TOTAL_LOG_BYTES } from "../daemon/mod.ts";
+import { join } from "node:path";
 
 /** `specter agent`'s own flags (`specter mcp` shares its limits). */
 export const AGENT_FLAGS = {
@@ -37,14 +39,28 @@ export const AGENT_FLAGS = {
   "max-sessions": {
     type: "string",
     value: "N",
-    description: "Most sessions held at once (default 64); at the cap the least recently used exited " +
-      "session is ended first, else the least recently used one, and the result names it",
+    description: "Most sessions held at once (default 64); at the cap one is ended for a new one and the " +
+      "result names it: never one with a call in progress nor one of the 8 most recently used; the least " +
+      "recently used exited one first, else the least recently used; when none may go, E_SESSION_LIMIT",
   },
   "idle-timeout": {
     type: "string",
     value: "DUR",
     description: "End a session nobody called and that printed nothing for DUR (default 30m); it is " +
       "listed with timed_out true",
+  },
+  "output-log-max": {
+    type: "string",
+    value: "SIZE",
+    description: "Disk budget of one session's output log, which keeps every frame for read_output in the " +
+      "session's audit directory (default 256MiB; its oldest 1 MiB segments go first; 0: no log, " +
+      "read_output has the first 64 KiB and the last MiB in memory); with --daemon, the daemon's own log",
+  },
+  "output-log-total": {
+    type: "string",
+    value: "SIZE",
+    description: "Disk budget of all sessions' output logs together (default 1GiB; the oldest segments of " +
+      "any session go first)",
   },
 } as const satisfies FlagTable;
 
@@ -105,8 +121,14 @@ export function agentTools(values: FlagValues, warn: (text: string) => void): Ag
   const idleTimeoutMs = typeof values["idle-timeout"] === "string"
     ? parseDuration(values["idle-timeout"], "idle-timeout")
     : undefined;
+  const logs = outputLogs(values);
   return new AgentTools({
     base,
+    ...(logs === null ? {} : {
+      // In the session's audit directory: private (0700) and out of every sandbox's sight and reach.
+      outputLog: (id: string, artifacts: string | undefined) =>
+        artifacts === undefined ? null : logs.open(join(artifacts, "frames"), id),
+    }),
     ...(maxSessions === undefined ? {} : { maxSessions }),
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
     audit: (argv, cwd): SessionAudit => {
@@ -134,6 +156,19 @@ export function agentTools(values: FlagValues, warn: (text: string) => void): Ag
   });
 }
 
+/** The output logs `--output-log-max` and `--output-log-total` ask for; null for `--output-log-max 0`. */
+export function outputLogs(values: FlagValues): AgentOutputLogs | null {
+  const size = (name: string, fallback: number) =>
+    typeof values[name] === "string" ? parseSize(values[name] as string, name) : fallback;
+  const sessionBytes = size("output-log-max", DEFAULT_SESSION_LOG_BYTES);
+  const totalBytes = size("output-log-total", DEFAULT_TOTAL_LOG_BYTES);
+  if (sessionBytes === 0) return null;
+  if (totalBytes < sessionBytes) {
+    throw new UsageError('Flag "--output-log-total" must be at least "--output-log-max"');
+  }
+  return new AgentOutputLogs({ sessionBytes, totalBytes });
+}
+
 /** The options every agent session starts from, from `specter agent`'s flags. */
 export function agentBase(values: FlagValues): Omit<SpawnOptions, "argv"> {
   for (const name of ["record", "record-input", "id", "artifacts"]) {
@@ -159,6 +194,8 @@ const CLIENT_ONLY = [
   "schema",
   "max-sessions",
   "idle-timeout",
+  "output-log-max",
+  "output-log-total",
 ];
 
 /**

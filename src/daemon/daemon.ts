@@ -60,8 +60,9 @@ import {
   seenBy,
   startFailure,
 } from "./remote_access.ts";
-import type { AgentTools } from "../agent/mod.ts";
+import type { AgentTools, OutputLog } from "../agent/mod.ts";
 import type { McpHttp } from "../mcp/mod.ts";
+import { AGENT_LOG_SHAPE, sessionOutputLog } from "./agent_output_log.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
 import { KeeperClient } from "./keeper_client.ts";
 import { paramsOf, parseRequest, RpcError } from "./request.ts";
@@ -347,7 +348,11 @@ export class Daemon {
   #takeBackOne(name: string, heldFrom: number): void {
     const dir = sessionDir(this.#options.stateDir, name);
     const saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
-    const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+    const store = FrameStore.open({
+      dir: join(dir, "frames"),
+      session: name,
+      ...(saved.agent_key === null ? {} : AGENT_LOG_SHAPE),
+    });
     const from = Math.max(store.lastRaw, heldFrom);
     const oldest = listSegments(join(dir, "frames"))[0] ?? 0;
     const history = readLog(join(dir, "frames"), {
@@ -573,6 +578,13 @@ export class Daemon {
     return this.#options.persistRoot ?? join(this.#options.stateDir, "..", "persist");
   }
 
+  /** The output log of an agent's session `name`: its durable frame log (none when it has no store). */
+  #agentOutputLog(name: string): OutputLog | null {
+    const entry = this.#entries.get(name);
+    if (entry === undefined || entry.store === null) return null;
+    return sessionOutputLog(join(entry.dir, "frames"), () => entry.loggedTo);
+  }
+
   /** An agent's session: a named session of the daemon (`agent-N`), read by the agent's tools too. */
   #launchForAgent(
     options: SpawnOptions,
@@ -606,7 +618,11 @@ export class Daemon {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const store = FrameStore.open({ dir: join(dir, "frames"), session: name });
+    const store = FrameStore.open({
+      dir: join(dir, "frames"),
+      session: name,
+      ...(who.agentKey === undefined ? {} : AGENT_LOG_SHAPE),
+    });
     let audit: RunAudit | null = null;
     try {
       // An audited session never runs unaudited: a log that cannot be opened refuses the session.
@@ -1180,6 +1196,8 @@ export class Daemon {
       const who = remote ? connection : null;
       tools = new AgentTools({
         base,
+        // read_output pages through the session's own durable frame log.
+        outputLog: (name) => this.#agentOutputLog(name),
         spawn: (options) => {
           try {
             return this.#launchForAgent(options, flags, key);

@@ -384,6 +384,11 @@ export class FrameStore {
     return this.#lastRaw;
   }
 
+  /** Bytes of the segment being written (its header and records). */
+  get segmentSize(): number {
+    return this.#size;
+  }
+
   /** True when records were appended since the last {@link sync}. */
   get dirty(): boolean {
     return this.#dirty;

@@ -16,6 +16,13 @@ export {
   type Recovery,
   type SyncPolicy,
 } from "./frame_store.ts";
+export {
+  AgentOutputLogs,
+  DEFAULT_SESSION_LOG_BYTES,
+  DEFAULT_TOTAL_LOG_BYTES,
+  OUTPUT_LOG_SEGMENT_BYTES,
+  type OutputLogBudgets,
+} from "./agent_output_log.ts";
 export { type CreateParams, Daemon, type DaemonOptions, type RemoteListen } from "./daemon.ts";
 export { authorize, LOCAL_METHODS, VIEWER_METHODS } from "./remote_access.ts";
 export { defaultPersistRoot, defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";

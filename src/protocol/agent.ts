@@ -57,6 +57,10 @@ export const WriteStdinParamsSchema = z.strictObject({
       "command, a prompt, or new output followed by quiet) instead of polling; do not poll in a loop.",
   ),
   keys: z.array(z.string()).optional().describe('Named keys to press after chars, e.g. ["ctrl-c"], ["up"]'),
+  close_stdin: z.boolean().optional().describe(
+    "After chars and keys, end the program's input (it reads end-of-file: wc, sort, jq -s then finish). " +
+      'Only for tty false; on a terminal press keys ["ctrl-d"] instead',
+  ),
   yield_time_ms: z.number().optional().describe(
     "Return after this long at most (default 10000, clamped 250-30000; for a wait, default 30000, " +
       "clamped 5000-300000)",
@@ -70,8 +74,16 @@ export type WriteStdinParams = z.infer<typeof WriteStdinParamsSchema>;
 /** `read_output`: any part of a session's output again, by frame sequence numbers. */
 export const ReadOutputParamsSchema = z.strictObject({
   session_id: sessionId,
-  from_seq: z.int().nonnegative().describe("First frame to read (results carry their seq range)"),
-  to_seq: z.int().nonnegative().optional().describe("Last frame to read (default: the latest)"),
+  from_seq: z.int().nonnegative().describe(
+    "First frame to read (results carry their seq range; a page's next_from_seq continues it)",
+  ),
+  from_offset: z.int().nonnegative().optional().describe(
+    "Characters of frame from_seq's output already read: a page's next_from_offset (default 0)",
+  ),
+  to_seq: z.int().nonnegative().optional().describe(
+    "Last frame to read (default: the latest). One call returns one page of whole lines within " +
+      "max_output_tokens; while more is true, call again with next_from_seq and next_from_offset",
+  ),
   token_mode: tokenMode,
   max_output_tokens: maxOutputTokens,
 });
@@ -101,7 +113,10 @@ export const ToolResultSchema = z.object({
   signal: z.string().optional().describe("The signal that ended it, if one did"),
   timed_out: z.boolean(),
   wall_time_ms: z.number().nonnegative(),
-  truncated: z.boolean().describe("True when output was cut to max_output_tokens"),
+  truncated: z.boolean().describe(
+    "True when output does not show all of its range: cut to max_output_tokens, or frames not shown or " +
+      "dropped (see dropped)",
+  ),
   original_token_count: z.int().nonnegative().describe("Tokens of the output before any cut"),
   token_mode: TokenModeSchema,
   returned_on: z.enum(RETURNED_ON).describe("What ended the wait"),
@@ -109,6 +124,18 @@ export const ToolResultSchema = z.object({
   from_seq: z.int().nonnegative().describe("First frame the output covers"),
   to_seq: z.int().nonnegative().describe("Last frame the output covers"),
   last_lines: z.array(z.string()).optional().describe("Once the program exited: its last lines of output"),
+  next_from_seq: z.int().nonnegative().optional().describe("read_output: the frame the next page starts in"),
+  next_from_offset: z.int().nonnegative().optional().describe(
+    "read_output: characters of frame next_from_seq's output this and earlier pages showed (pass as " +
+      "from_offset; 0 when the next page starts at a frame's start)",
+  ),
+  more: z.boolean().optional().describe(
+    "read_output: true while frames of the range asked for remain after this page (call again with " +
+      "next_from_seq and next_from_offset)",
+  ),
+  dropped: z.object({ from_seq: z.int().nonnegative(), to_seq: z.int().nonnegative() }).optional().describe(
+    "Frames of the range that no log holds any more (an output-log budget dropped them): they cannot be read",
+  ),
   shell: z.string().optional().describe("The shell that ran a string cmd"),
   command: z.object({
     command: z.string().optional(),

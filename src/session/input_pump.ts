@@ -19,6 +19,8 @@ export class InputPump {
   readonly #write: NonBlockingWrite;
   #queue: Uint8Array[] = [];
   #pending = 0;
+  /** End of input asked for: called once everything queued before it was written. */
+  #end: (() => void) | null = null;
 
   constructor(write: NonBlockingWrite) {
     this.#write = write;
@@ -34,6 +36,26 @@ export class InputPump {
     return this.#queue.length > 0;
   }
 
+  /** True once end of input was asked for: nothing more may be queued. */
+  get ended(): boolean {
+    return this.#end !== null;
+  }
+
+  /**
+   * Ends the input: `shutdown` runs once every byte queued so far is written (at once when none waits),
+   * so the program reads all of it before end-of-file.
+   */
+  end(shutdown: () => void): void {
+    if (this.#end !== null) return;
+    let done = false;
+    this.#end = () => {
+      if (done) return;
+      done = true;
+      shutdown();
+    };
+    this.flush();
+  }
+
   /** Queues `bytes` and writes what the terminal takes now. */
   push(bytes: Uint8Array): void {
     this.#queue.push(bytes);
@@ -46,6 +68,11 @@ export class InputPump {
    * dropped: nobody can read it any more.
    */
   flush(): void {
+    this.#flushQueue();
+    if (this.#queue.length === 0) this.#end?.();
+  }
+
+  #flushQueue(): void {
     while (this.#queue.length > 0) {
       const chunk = this.#queue[0]!;
       const outcome = this.#write(chunk);

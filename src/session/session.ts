@@ -26,6 +26,7 @@ import {
   type ExitWatcher,
   libc,
   setWindowSize,
+  shutdownWrite,
   signalName,
   type WaitStatus,
 } from "../pty/mod.ts";
@@ -125,6 +126,11 @@ export class Session {
   readonly #master: number;
   /** Where the program's output is read and its input written: the master, or the socket without a tty. */
   readonly #io: number;
+  /**
+   * `#io` is the program's own socket (`tty: false`, spawned here), whose writing side can be shut down to
+   * end its input; a daemon's session reads a relay from its keeper instead.
+   */
+  readonly #ownSocket: boolean;
   /** Every frame of the session, for its subscribers. */
   readonly #log: FrameLog;
   /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
@@ -175,6 +181,8 @@ export class Session {
     this.#master = child.master;
     // Without a terminal (`tty: false`) the program's fds are a socket: its input and output go there.
     this.#io = child.io ?? child.master;
+    this.#ownSocket = options.tty === false && child.io !== undefined && launched.watcher === undefined &&
+      hooks.resume === undefined;
     this.#pump = new InputPump(terminalWrite(this.#io));
     this.pid = child.pid;
     this.argv = options.argv;
@@ -374,6 +382,28 @@ export class Session {
   }
 
   /**
+   * Ends the program's input (`tty: false` only): once what was typed is written, the socket's writing
+   * side is shut down, and the program reads end-of-file (its output still comes). Typing afterwards is
+   * `E_SESSION_CLOSED`; on a terminal it is `E_USAGE` (a terminal has no end of input: press ctrl-d, which
+   * the line discipline turns into end-of-file at the start of a line).
+   */
+  closeInput(): void {
+    this.#assertOpen();
+    if (this.#options.tty !== false) {
+      throw new UsageError(
+        'Input can only be closed without a terminal (tty false); on a terminal press "ctrl-d"',
+      );
+    }
+    if (!this.#ownSocket) {
+      // The keeper holds the program's socket and relays input over a connection of its own.
+      throw new UsageError("Input cannot be closed in a session the daemon runs (not yet supported)");
+    }
+    const io = this.#io;
+    this.#pump.end(() => shutdownWrite(io));
+    this.#afterInput();
+  }
+
+  /**
    * Bytes typed but not yet written to the terminal: the program is not reading them. The kernel's
    * terminal buffer (a few KiB) is full by then.
    */
@@ -523,6 +553,9 @@ export class Session {
 
   #input(bytes: Uint8Array, text: string | undefined, key?: string): void {
     this.#assertOpen();
+    if (this.#pump.ended) {
+      throw new SessionError("E_SESSION_CLOSED", `The input of session "${this.info.id}" was closed`);
+    }
     const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
     this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
     this.#marks.input(text ?? lossy.decode(bytes));

@@ -36,7 +36,7 @@ class ToolResult:
     running: bool
     timed_out: bool
     wall_time_ms: float
-    # True when output was cut to max_output_tokens
+    # True when output does not show all of its range: cut to max_output_tokens, or frames not shown or dropped (see dropped)
     truncated: bool
     # Tokens of the output before any cut
     original_token_count: int
@@ -57,6 +57,14 @@ class ToolResult:
     signal: str | None = None
     # Once the program exited: its last lines of output
     last_lines: list[str] | None = None
+    # read_output: the frame the next page starts in
+    next_from_seq: int | None = None
+    # read_output: characters of frame next_from_seq's output this and earlier pages showed (pass as from_offset; 0 when the next page starts at a frame's start)
+    next_from_offset: int | None = None
+    # read_output: true while frames of the range asked for remain after this page (call again with next_from_seq and next_from_offset)
+    more: bool | None = None
+    # Frames of the range that no log holds any more (an output-log budget dropped them): they cannot be read
+    dropped: dict[str, Any] | None = None
     # The shell that ran a string cmd
     shell: str | None = None
     # With returned_on command: the command a shell finished (OSC 133) and its status, as the shell claims it (exit_code above is the kernel's, for the program itself)
@@ -83,6 +91,10 @@ class ToolResult:
             exit_code=data.get("exit_code"),
             signal=data.get("signal"),
             last_lines=data.get("last_lines"),
+            next_from_seq=data.get("next_from_seq"),
+            next_from_offset=data.get("next_from_offset"),
+            more=data.get("more"),
+            dropped=data.get("dropped"),
             shell=data.get("shell"),
             command=None if data.get("command") is None else CommandInfo.from_json(data.get("command")),
             pruned=data.get("pruned"),

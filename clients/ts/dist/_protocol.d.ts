@@ -23,6 +23,8 @@ export type WriteStdinParams = {
     chars?: string;
     /** Named keys to press after chars, e.g. ["ctrl-c"], ["up"] */
     keys?: string[];
+    /** After chars and keys, end the program's input (it reads end-of-file: wc, sort, jq -s then finish). Only for tty false; on a terminal press keys ["ctrl-d"] instead */
+    close_stdin?: boolean;
     /** Return after this long at most (default 10000, clamped 250-30000; for a wait, default 30000, clamped 5000-300000) */
     yield_time_ms?: number;
     /** Most tokens of output to return (default 10000). Over it, the head and tail are kept with every error, failure and warning line from the middle; the rest stays readable with read_output. */
@@ -34,9 +36,11 @@ export type WriteStdinParams = {
 export type ReadOutputParams = {
     /** A session id returned by exec_command (a number is taken as its decimal string) */
     session_id: string | number;
-    /** First frame to read (results carry their seq range) */
+    /** First frame to read (results carry their seq range; a page's next_from_seq continues it) */
     from_seq: number;
-    /** Last frame to read (default: the latest) */
+    /** Characters of frame from_seq's output already read: a page's next_from_offset (default 0) */
+    from_offset?: number;
+    /** Last frame to read (default: the latest). One call returns one page of whole lines within max_output_tokens; while more is true, call again with next_from_seq and next_from_offset */
     to_seq?: number;
     /** compact (default): text without colours, progress bars in their final state, repeats counted; parsed: full-screen programs as their screen and changed rows; raw: the bytes as written */
     token_mode?: "raw" | "compact" | "parsed";
@@ -70,7 +74,7 @@ export type ToolResult = {
     signal?: string;
     timed_out: boolean;
     wall_time_ms: number;
-    /** True when output was cut to max_output_tokens */
+    /** True when output does not show all of its range: cut to max_output_tokens, or frames not shown or dropped (see dropped) */
     truncated: boolean;
     /** Tokens of the output before any cut */
     original_token_count: number;
@@ -85,6 +89,17 @@ export type ToolResult = {
     to_seq: number;
     /** Once the program exited: its last lines of output */
     last_lines?: string[];
+    /** read_output: the frame the next page starts in */
+    next_from_seq?: number;
+    /** read_output: characters of frame next_from_seq's output this and earlier pages showed (pass as from_offset; 0 when the next page starts at a frame's start) */
+    next_from_offset?: number;
+    /** read_output: true while frames of the range asked for remain after this page (call again with next_from_seq and next_from_offset) */
+    more?: boolean;
+    /** Frames of the range that no log holds any more (an output-log budget dropped them): they cannot be read */
+    dropped?: {
+        from_seq: number;
+        to_seq: number;
+    };
     /** The shell that ran a string cmd */
     shell?: string;
     /** With returned_on command: the command a shell finished (OSC 133) and its status, as the shell claims it (exit_code above is the kernel's, for the program itself) */

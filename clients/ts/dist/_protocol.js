@@ -69,7 +69,7 @@ export const TOOL_DEFINITIONS = [
     },
     {
         "name": "write_stdin",
-        "description": "Type into a running session (chars, keys) and get the output since the last call. With nothing to type it waits (up to 30 s by default) until something happens: do not poll in a loop.",
+        "description": "Type into a running session (chars, keys) and get the output since the last call. With nothing to type it waits (up to 30 s by default) until something happens: do not poll in a loop. close_stdin ends the input of a tty false program (wc, sort, jq -s then finish).",
         "parameters": {
             "type": "object",
             "properties": {
@@ -99,6 +99,10 @@ export const TOOL_DEFINITIONS = [
                         "type": "string"
                     }
                 },
+                "close_stdin": {
+                    "description": "After chars and keys, end the program's input (it reads end-of-file: wc, sort, jq -s then finish). Only for tty false; on a terminal press keys [\"ctrl-d\"] instead",
+                    "type": "boolean"
+                },
                 "yield_time_ms": {
                     "description": "Return after this long at most (default 10000, clamped 250-30000; for a wait, default 30000, clamped 5000-300000)",
                     "type": "number"
@@ -127,7 +131,7 @@ export const TOOL_DEFINITIONS = [
     },
     {
         "name": "read_output",
-        "description": "Read any part of a session's output again by frame sequence numbers (results give their from_seq and to_seq; a cut output says which range to read).",
+        "description": "Read any part of a session's output again by frame sequence numbers (results give their from_seq and to_seq; a cut output names the exact call). One page per call within max_output_tokens: while more is true, call again from next_from_seq and next_from_offset.",
         "parameters": {
             "type": "object",
             "properties": {
@@ -150,10 +154,16 @@ export const TOOL_DEFINITIONS = [
                     "type": "integer",
                     "minimum": 0,
                     "maximum": 9007199254740991,
-                    "description": "First frame to read (results carry their seq range)"
+                    "description": "First frame to read (results carry their seq range; a page's next_from_seq continues it)"
+                },
+                "from_offset": {
+                    "description": "Characters of frame from_seq's output already read: a page's next_from_offset (default 0)",
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 9007199254740991
                 },
                 "to_seq": {
-                    "description": "Last frame to read (default: the latest)",
+                    "description": "Last frame to read (default: the latest). One call returns one page of whole lines within max_output_tokens; while more is true, call again with next_from_seq and next_from_offset",
                     "type": "integer",
                     "minimum": 0,
                     "maximum": 9007199254740991
