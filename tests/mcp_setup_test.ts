@@ -14,12 +14,24 @@ interface Launch {
   readonly args: string[];
 }
 
-/** The fenced blocks after "### Setting up a host", with their language. */
+/** The fenced blocks of `file` after `heading` (up to the first `console` block or the next `## `), with their language. */
+function blocks(file: string, heading: string): { lang: string; text: string }[] {
+  const text = Deno.readTextFileSync(join(ROOT, file));
+  const at = text.indexOf(heading);
+  assert.ok(at >= 0, `${file} has no "${heading}"`);
+  const rest = text.slice(at + heading.length);
+  const end = rest.search(/\n## |```console/);
+  return [...rest.slice(0, end < 0 ? undefined : end).matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({
+    lang: m[1]!,
+    text: m[2]!,
+  }));
+}
+
+/** The set-up snippets of spec/agent.md ("Setting up a host"), which the README repeats word for word. */
 function snippets(): { lang: string; text: string }[] {
-  const spec = Deno.readTextFileSync(join(ROOT, "spec", "agent.md"));
-  const at = spec.indexOf("### Setting up a host");
-  assert.ok(at >= 0, "spec/agent.md has no set-up section");
-  return [...spec.slice(at).matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, text: m[2]! }));
+  const spec = blocks("spec/agent.md", "### Setting up a host");
+  assert.deepEqual(blocks("README.md", "## Use it from an agent"), spec, "README and spec/agent.md differ");
+  return spec;
 }
 
 function launches(): Launch[] {
