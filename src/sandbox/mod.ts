@@ -24,6 +24,14 @@ export { PERSIST_HOME } from "./launch_plan.ts";
 export { findPrlimit, hostFacts, probeBwrap } from "./probe.ts";
 export { type ProtectedWatch } from "./protected_walk.ts";
 export { type RealizedPolicy, realizePolicy } from "./realize.ts";
+export {
+  coverSecrets,
+  SECRET_PATHS,
+  secretHomes,
+  type SecretMasks,
+  secretMasks,
+  type SecretPath,
+} from "./secrets.ts";
 export { attachForRoot, idmapNamespace, ROOT_SANDBOX_UIDS, rootSandboxUid } from "./root_mapping.ts";
 export { ATTACH_ROOT, MountAttachments } from "./mount_attachments.ts";
 export { SANDBOX_EXEC } from "./seatbelt/mod.ts";

@@ -17,6 +17,7 @@ import { CastWriter } from "../recording/mod.ts";
 import {
   attachForRoot,
   compileLaunchPlan,
+  coverSecrets,
   findPrlimit,
   guardArtifacts,
   guardPolicyFile,
@@ -253,7 +254,8 @@ function prepare(
       protect: realized.protect,
       persistProtect: realized.persistProtect,
       opened: realized.opened,
-      hide,
+      // Secrets a grant only contains (~/.ssh under a working directory of ~): covered, never shown.
+      ...coverSecrets(realized.policy, hide, hostHome(), backend === "bwrap"),
       ...(tmpDir === null ? {} : { tmpDir }),
       ...(resolved.persistDir === null ? {} : { persist: resolved.persistDir }),
     });
