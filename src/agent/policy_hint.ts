@@ -101,6 +101,7 @@ const NOT_FOUND = [
   /(?:^|: )([^\s:]+): command not found$/, // bash
   /command not found: (\S+)$/, // zsh
   /^\S*sh: \d+: ([^\s:]+): not found$/, // dash
+  /^(?:\/usr)?\/bin\/env: ['‘]([^'’/]+)['’]: No such file or directory$/, // a script's "#!/usr/bin/env NAME"
 ];
 const EXECVP = /^bwrap: execvp (.+): No such file or directory$/;
 

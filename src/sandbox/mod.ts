@@ -6,6 +6,7 @@
  */
 export { guardArtifacts } from "./artifact_guard.ts";
 export { guardPolicyFile } from "./policy_file_guard.ts";
+export { checkInterpreter, interpreterOf } from "./interpreter.ts";
 export { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "./bwrap.ts";
 export { fingerprintPlan, type PlanFingerprint, REDACTED, redactedArgv, sha256 } from "./fingerprint.ts";
 export { seccompOptionsOf } from "./host_sockets.ts";

@@ -16,6 +16,7 @@ import {
 import { CastWriter } from "../recording/mod.ts";
 import {
   attachForRoot,
+  checkInterpreter,
   compileLaunchPlan,
   coverSecrets,
   findPrlimit,
@@ -224,6 +225,7 @@ function prepare(
     }
   }
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
+  checkInterpreter(program, policy); // A script's interpreter must be visible too (bwrap names the script).
   const realized = realizePolicy(policy, {
     cwd: resolved.cwd,
     home: hostHome(),

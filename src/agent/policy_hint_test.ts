@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { type HintContext, policyHint, visibility } from "./policy_hint.ts";
+import type { Policy } from "../policy/mod.ts";
+
+const AGENT = {
+  source: "preset:agent",
+  exec: ["/usr/local/bin", "/usr/bin", "/bin"],
+  fs: { read: ["/work/proj", "/usr/include"], write: [] },
+} as unknown as Policy;
+const STRICT = { source: "preset:strict", exec: [], fs: { read: [], write: [] } } as unknown as Policy;
+
+function ctx(policy: Policy, existing: string[], firstLine: string | null = null): HintContext {
+  return {
+    policy,
+    cwd: "/work/proj",
+    home: "/home/me",
+    sandboxPath: "/usr/local/bin:/usr/bin:/bin",
+    exists: (path) => existing.includes(path),
+    firstLine: () => firstLine,
+  };
+}
+
+Deno.test("visibility: write and read grants, the scratch /tmp, system binds, secrets, the rest hidden", () => {
+  const c = ctx({ ...AGENT, fs: { read: ["/work/proj"], write: ["/work/proj/out"] } } as Policy, []);
+  assert.equal(visibility("/work/proj/out/a", c), "writable");
+  assert.equal(visibility("/work/proj/src", c), "read_only");
+  assert.equal(visibility("/tmp/x", c), "writable");
+  assert.equal(visibility("/usr/share/zoneinfo", c), "read_only");
+  assert.equal(visibility("/home/me/.ssh/id_ed25519", c), "secret");
+  assert.equal(visibility("/etc/shadow", c), "secret");
+  assert.equal(visibility("/srv/data", c), "hidden");
+  // A workspace in /tmp is a read-only bind on top of the scratch tmpfs.
+  const tmp = ctx({ ...AGENT, fs: { read: ["/tmp/proj"], write: [] } } as Policy, []);
+  assert.equal(visibility("/tmp/proj/a", tmp), "read_only");
+});
+
+Deno.test("policy hint: a program the policy hides, named by bash, dash and zsh", () => {
+  for (
+    const line of [
+      "/bin/bash: line 1: ls: command not found",
+      "sh: 1: ls: not found",
+      "zsh:1: command not found: ls",
+    ]
+  ) {
+    assert.equal(
+      policyHint(`${line}\n`, ctx(STRICT, ["/usr/bin/ls"])),
+      '[specter: "ls" (/usr/bin/ls) is not visible under policy "strict"; --policy agent (or a --policy FILE ' +
+        'with exec ["/usr/bin"]) lets it run]',
+      line,
+    );
+  }
+  // Not installed anywhere: not the policy's doing.
+  assert.equal(policyHint("bash: line 1: nosuch: command not found\n", ctx(STRICT, [])), undefined);
+  // Visible and on PATH (a genuine failure elsewhere): none.
+  assert.equal(policyHint("bash: line 1: ls: command not found\n", ctx(AGENT, ["/usr/bin/ls"])), undefined);
+});
+
+Deno.test("policy hint: a read-only file system names the flag that makes the workspace writable", () => {
+  assert.equal(
+    policyHint("touch: cannot touch 'a.txt': Read-only file system\n", ctx(AGENT, [])),
+    '[specter: "/work/proj/a.txt" is read-only under policy "agent"; writes go to /tmp (private to the ' +
+      "session); --policy workspace --ack-unsafe-write makes the working directory writable]",
+  );
+  assert.match(
+    policyHint("mkdir: cannot create directory '/srv/x': Read-only file system\n", ctx(AGENT, []))!,
+    /"\/srv\/x" is read-only under policy "agent".*--policy FILE with fs\.write/,
+  );
+  assert.equal(
+    policyHint("touch: cannot touch '/tmp/a': Read-only file system\n", ctx(AGENT, [])),
+    undefined,
+  );
+});
+
+Deno.test("policy hint: a hidden path or a secret that exists on the host; nothing for one that does not", () => {
+  assert.equal(
+    policyHint("cat: /srv/data/x: No such file or directory\n", ctx(AGENT, ["/srv/data/x"])),
+    '[specter: "/srv/data/x" is hidden by policy "agent"; --policy FILE with fs.read ["/srv/data/x"] would show it]',
+  );
+  assert.equal(
+    policyHint("cat: /home/me/.ssh/id_rsa: Permission denied\n", ctx(AGENT, ["/home/me/.ssh/id_rsa"])),
+    '[specter: "/home/me/.ssh/id_rsa" holds secrets and is hidden by policy "agent"; only a --policy FILE ' +
+      "whose fs.read names it shows it]",
+  );
+  assert.match(
+    policyHint(
+      "PermissionError: [Errno 13] Permission denied: '/etc/shadow'\n",
+      ctx(AGENT, ["/etc/shadow"]),
+    )!,
+    /"\/etc\/shadow" holds secrets/,
+  );
+  assert.equal(policyHint("cat: /srv/none: No such file or directory\n", ctx(AGENT, [])), undefined);
+  assert.equal(policyHint("cat: src/none.c: No such file or directory\n", ctx(AGENT, [])), undefined);
+  // Only the last lines count, and the nearest one wins.
+  const old = "cat: /srv/data/x: No such file or directory\n" + "ok\n".repeat(30);
+  assert.equal(policyHint(old, ctx(AGENT, ["/srv/data/x"])), undefined);
+});
+
+Deno.test("policy hint: a script whose interpreter is hidden (execvp, bad interpreter)", () => {
+  assert.equal(
+    policyHint("bwrap: execvp /work/proj/s.sh: No such file or directory\n", ctx(STRICT, [], "#!/bin/sh")),
+    '[specter: "/work/proj/s.sh" is a script for "/bin/sh", which is not visible under policy "strict"; ' +
+      '--policy agent (or a --policy FILE with exec ["/bin"]) lets it run]',
+  );
+  assert.match(
+    policyHint(
+      "./run.sh: /opt/py/bin/python: bad interpreter: No such file or directory\n",
+      ctx(AGENT, ["/opt/py/bin/python"]),
+    )!,
+    /"\/opt\/py\/bin\/python" is hidden by policy "agent"/,
+  );
+});
