@@ -25,7 +25,7 @@ export const HINT_LINES = 20;
 const MAX_PATH = 1024;
 
 /** Where a path stands under a policy. */
-export type Visibility = "writable" | "read_only" | "hidden" | "secret";
+export type Visibility = "writable" | "read_only" | "scratch" | "hidden" | "secret";
 
 /** What the hint needs to know besides the output. */
 export interface HintContext {
@@ -56,7 +56,8 @@ export function visibility(path: string, ctx: HintContext): Visibility {
   if (policy.fs.write.some((root) => isWithin(path, root))) return "writable";
   // Grants are bound on top of the scratch /tmp: a workspace in /tmp is read-only there.
   if (roots.some((root) => isWithin(path, root))) return "read_only";
-  if (SCRATCH.some((tree) => isWithin(path, tree))) return "writable";
+  // The sandbox's own /tmp: writable, and not the host's (a host path there is hidden).
+  if (SCRATCH.some((tree) => isWithin(path, tree))) return "scratch";
   const system = [...SYSTEM_BINDS, ...ETC_BINDS, "/lib", "/lib64", "/proc", "/dev"];
   if (system.some((root) => isWithin(path, root))) return "read_only";
   const secret = SECRET_PATHS.some(({ path: entry }) =>
@@ -168,7 +169,7 @@ function pathHint(
   const path = absolute(written, ctx);
   const seen = visibility(path, ctx);
   if (kind === "read_only") {
-    if (seen === "writable") return undefined;
+    if (seen === "writable" || seen === "scratch") return undefined;
     const inWorkspace = ctx.policy.fs.read.some((root) => isWithin(path, root) && isWithin(ctx.cwd, root));
     const how = inWorkspace
       ? "--policy workspace --ack-unsafe-write makes the working directory writable"
@@ -180,7 +181,8 @@ function pathHint(
     return `[specter: "${path}" holds secrets and is hidden by policy "${name}"; only a --policy FILE whose ` +
       `fs.read names it shows it]`;
   }
-  return `[specter: "${path}" is hidden by policy "${name}"; --policy FILE with fs.read ` +
+  const scratch = seen === "scratch" ? " (the sandbox's /tmp is its own)" : "";
+  return `[specter: "${path}" is hidden by policy "${name}"${scratch}; --policy FILE with fs.read ` +
     `${JSON.stringify([path])} would show it]`;
 }
 

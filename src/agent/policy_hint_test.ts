@@ -24,7 +24,7 @@ Deno.test("visibility: write and read grants, the scratch /tmp, system binds, se
   const c = ctx({ ...AGENT, fs: { read: ["/work/proj"], write: ["/work/proj/out"] } } as Policy, []);
   assert.equal(visibility("/work/proj/out/a", c), "writable");
   assert.equal(visibility("/work/proj/src", c), "read_only");
-  assert.equal(visibility("/tmp/x", c), "writable");
+  assert.equal(visibility("/tmp/x", c), "scratch");
   assert.equal(visibility("/usr/share/zoneinfo", c), "read_only");
   assert.equal(visibility("/home/me/.ssh/id_ed25519", c), "secret");
   assert.equal(visibility("/etc/shadow", c), "secret");
@@ -87,6 +87,11 @@ Deno.test("policy hint: a hidden path or a secret that exists on the host; nothi
       ctx(AGENT, ["/etc/shadow"]),
     )!,
     /"\/etc\/shadow" holds secrets/,
+  );
+  // A host path in /tmp: the sandbox's /tmp is its own.
+  assert.match(
+    policyHint("cat: /tmp/host.txt: No such file or directory\n", ctx(AGENT, ["/tmp/host.txt"]))!,
+    /"\/tmp\/host\.txt" is hidden by policy "agent" \(the sandbox's \/tmp is its own\)/,
   );
   assert.equal(policyHint("cat: /srv/none: No such file or directory\n", ctx(AGENT, [])), undefined);
   assert.equal(policyHint("cat: src/none.c: No such file or directory\n", ctx(AGENT, [])), undefined);
