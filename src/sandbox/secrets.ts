@@ -3,7 +3,7 @@
  * them (a working directory of `~/.config` shows `~/.config/gcloud`; the `agent` preset's `~/.cargo` shows
  * `~/.cargo/credentials.toml`). Every launch under bubblewrap covers each one present inside a grant: a
  * directory with an empty read-only tmpfs, a file with `/dev/null` (a `nodev` bind: opening it fails with
- * `EACCES`). A grant that names a secret itself, or a path inside it, is explicit and is honoured: the user
+ * `EACCES`); under Seatbelt the profile denies reading and writing them after every grant. A grant that names a secret itself, or a path inside it, is explicit and is honoured: the user
  * asked for it.
  *
  * Paths starting with `~/` are taken in every home: the caller's `HOME`, `/root` and each directory in
@@ -171,8 +171,9 @@ export function secretMasks(
 
 /**
  * The covers of a launch: the artifact guard's `hide` (directories) merged with the secrets `policy` (resolved)
- * shows, outermost only (nothing can be mounted inside a directory already covered). A backend that cannot
- * cover (`canHide` false: Seatbelt) refuses a launch that would show a secret (`E_SANDBOX_UNAVAILABLE`).
+ * shows, outermost only (nothing can be mounted inside a directory already covered). bubblewrap mounts over
+ * them, Seatbelt denies them after every grant; a backend that can do neither (`canHide` false) refuses a
+ * launch that would show a secret (`E_SANDBOX_UNAVAILABLE`).
  */
 export function coverSecrets(
   policy: Policy,

@@ -257,7 +257,7 @@ function prepare(
       persistProtect: realized.persistProtect,
       opened: realized.opened,
       // Secrets a grant only contains (~/.ssh under a working directory of ~): covered, never shown.
-      ...coverSecrets(realized.policy, hide, hostHome(), backend === "bwrap"),
+      ...coverSecrets(realized.policy, hide, hostHome(), backend === "bwrap" || backend === "seatbelt"),
       ...(tmpDir === null ? {} : { tmpDir }),
       ...(resolved.persistDir === null ? {} : { persist: resolved.persistDir }),
     });
