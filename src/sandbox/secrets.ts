@@ -155,6 +155,8 @@ export function secretMasks(
   const dirs = new Set<string>();
   const files = new Set<string>();
   for (const candidate of candidates) {
+    // Lexical first: most candidates lie in no grant, and need no system call.
+    if (!shows(candidate) || named(candidate)) continue;
     let path = candidate;
     let kind = fs.kind(path);
     if (kind === "symlink") {
