@@ -136,7 +136,7 @@ const HOME_SECRETS = SECRET_PATHS.filter((s) => s.path.startsWith("~/")).map((s)
 
 Deno.test({
   name: "agent preset: every ~/ secret of the caller's home is unreadable (also those inside the preset's " +
-    "~/.cargo and ~/.config/git grants)",
+    "~/.cargo grant)",
   ...sanitize,
   async fn() {
     await withProject(async ({ home, proj }) => {
