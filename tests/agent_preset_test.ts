@@ -383,6 +383,7 @@ Deno.test({
         { params: { cmd: `cat '${root}/outside/data.txt'` } },
         { params: { cmd: "cat no-such-file.txt" } },
         { params: { cmd: "grep -c beta notes.txt" } },
+        { params: { cmd: "exec 3<>/dev/tcp/192.0.2.1/80" } },
       ]);
       assert.equal(
         result(answers, 1).policy_hint,
@@ -401,6 +402,12 @@ Deno.test({
       );
       assert.equal(result(answers, 4).policy_hint, undefined); // Missing everywhere: not the policy.
       assert.equal(result(answers, 5).policy_hint, undefined); // Succeeded.
+      assert.match(result(answers, 6).output, /Network is unreachable/);
+      assert.equal(
+        result(answers, 6).policy_hint,
+        '[specter: there is no network under policy "agent"; a --policy FILE with network "on" (and ' +
+          "--ack-network) allows it]",
+      );
       for (const id of [1, 2, 3]) assert.ok(!result(answers, id).policy_hint!.includes("\n"));
       const strict = await agent(["--cwd", proj, "--policy", "strict"], { HOME: home }, [
         { params: { cmd: "ls" } },

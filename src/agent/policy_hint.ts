@@ -1,8 +1,8 @@
 /**
  * The policy hint: one line that tells an agent a command failed on something the sandbox forbids, not
  * on a bug of its own: "command not found" for a program the policy does not show, "Read-only file
- * system", and "Permission denied" or "No such file or directory" for a path the policy hides (or covers:
- * a secret). Without it, an agent reads `ls: command not found` as a broken machine and tries to install
+ * system", "Permission denied" or "No such file or directory" for a path the policy hides (or covers:
+ * a secret), and a network error when the policy has no network. Without it, an agent reads `ls: command not found` as a broken machine and tries to install
  * things.
  *
  * The last lines of a failed command's output are scanned for those messages (bash, dash, zsh, coreutils,
@@ -105,6 +105,9 @@ const NOT_FOUND = [
   /^(?:\/usr)?\/bin\/env: ['‘]([^'’/]+)['’]: No such file or directory$/, // a script's "#!/usr/bin/env NAME"
 ];
 const EXECVP = /^bwrap: execvp (.+): No such file or directory$/;
+/** What programs print when there is no network at all (no interface but a loopback, no resolver). */
+const NO_NETWORK =
+  /Network is unreachable|Temporary failure in name resolution|Could not resolve host|Name or service not known|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)|No address associated with hostname/;
 
 /** Path-like parts of a message line, nearest the error last. */
 function pathsIn(line: string): string[] {
@@ -130,6 +133,10 @@ export function policyHint(output: string, ctx: HintContext): string | undefined
     -HINT_LINES,
   );
   for (const line of lines.reverse()) {
+    if (ctx.policy.network === "off" && NO_NETWORK.test(line)) {
+      return `[specter: there is no network under policy "${name}"; a --policy FILE with network "on" ` +
+        `(and --ack-network) allows it]`;
+    }
     const execvp = EXECVP.exec(line);
     if (execvp !== null) {
       const hint = interpreterHint(execvp[1]!, ctx, name);

@@ -4,10 +4,16 @@ import type { Policy } from "../policy/mod.ts";
 
 const AGENT = {
   source: "preset:agent",
+  network: "off",
   exec: ["/usr/local/bin", "/usr/bin", "/bin"],
   fs: { read: ["/work/proj", "/usr/include"], write: [] },
 } as unknown as Policy;
-const STRICT = { source: "preset:strict", exec: [], fs: { read: [], write: [] } } as unknown as Policy;
+const STRICT = {
+  source: "preset:strict",
+  network: "off",
+  exec: [],
+  fs: { read: [], write: [] },
+} as unknown as Policy;
 
 function ctx(policy: Policy, existing: string[], firstLine: string | null = null): HintContext {
   return {
@@ -113,4 +119,24 @@ Deno.test("policy hint: a script whose interpreter is hidden (execvp, bad interp
     )!,
     /"\/opt\/py\/bin\/python" is hidden by policy "agent"/,
   );
+});
+
+Deno.test("policy hint: a network error under a policy without network; none when the policy has one", () => {
+  for (
+    const line of [
+      "bash: connect: Network is unreachable",
+      "curl: (6) Could not resolve host: example.com",
+      "ssh: Could not resolve hostname github.com: Temporary failure in name resolution",
+      "npm error code EAI_AGAIN getaddrinfo EAI_AGAIN registry.npmjs.org",
+    ]
+  ) {
+    assert.equal(
+      policyHint(`${line}\n`, ctx(AGENT, [])),
+      '[specter: there is no network under policy "agent"; a --policy FILE with network "on" (and --ack-network) ' +
+        "allows it]",
+      line,
+    );
+  }
+  const online = { ...AGENT, network: "on" } as Policy;
+  assert.equal(policyHint("curl: (6) Could not resolve host: example.com\n", ctx(online, [])), undefined);
 });
