@@ -11,10 +11,8 @@ import workspace from "../../profiles/presets/workspace.json" with { type: "json
 
 /**
  * The preset names: `strict` (only the target program runs, no host reads or writes, no network, minimal
- * env), `basic` (strict plus the programs in /usr/local/bin, /usr/bin and /bin) and `workspace` (basic
- * plus reading and writing the run's working directory; needs --ack-unsafe-write) and `agent` (what an
- * agent's shell commands need: every system program, the working directory, the system headers, the
- * non-secret parts of `/etc` and the home's toolchains, read-only; writes only to the private `/tmp`).
+ * env), `basic` (plus /usr/local/bin, /usr/bin and /bin), `workspace` (plus reading and writing the working
+ * directory; needs --ack-unsafe-write), `agent` (default of `specter agent`).
  */
 export const PRESET_NAMES = ["strict", "basic", "workspace", "agent"] as const;
 
@@ -26,7 +24,9 @@ export const DEFAULT_PRESET = "strict" satisfies PresetName;
 
 /**
  * The preset `specter agent` and `specter mcp` use when no policy is given: an agent's commands are shell
- * strings that run `ls`, `grep` and `git` in the project, which `strict` does not let run.
+ * strings that run `ls`, `grep` and `git` in the project, which `strict` does not let run. It shows every
+ * system program, the working directory, the system headers, a list of `/etc` files and the home's
+ * toolchains, read-only; writes go only to the private `/tmp` (spec/agent.md).
  */
 export const AGENT_DEFAULT_PRESET = "agent" satisfies PresetName;
 
