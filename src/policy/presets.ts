@@ -25,8 +25,8 @@ export const DEFAULT_PRESET = "strict" satisfies PresetName;
 /**
  * The preset `specter agent` and `specter mcp` use when no policy is given: an agent's commands are shell
  * strings that run `ls`, `grep` and `git` in the project, which `strict` does not let run. It shows every
- * system program, the working directory, the system headers, a list of `/etc` files and the home's
- * toolchains, read-only; writes go only to the private `/tmp` (spec/agent.md).
+ * system program, the working directory, the system headers and a list of `/etc` files, read-only; writes
+ * go only to the private `/tmp`; nothing of the home (spec/agent.md).
  */
 export const AGENT_DEFAULT_PRESET = "agent" satisfies PresetName;
 

@@ -82,20 +82,23 @@ Deno.test("workspace: a relative workspace is rejected before anything is expand
 });
 
 Deno.test("agent: every system program directory, the workspace and build inputs read-only, no writes", () => {
+  // Without HOME (an agent host may start the server with a bare environment) it still loads.
+  assert.deepEqual(check("agent", { ...CTX, home: "" }).problems, []);
   const { policy, problems } = check("agent");
   assert.deepEqual(problems, []);
   assert.ok(policy !== null);
   for (const dir of ["/usr/local/bin", "/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/libexec"]) {
     assert.ok(policy.exec.includes(dir), dir);
   }
-  for (const path of ["/work/proj", "/usr/include", "/usr/local", "/etc/profile", "/home/me/.cargo"]) {
+  for (const path of ["/work/proj", "/usr/include", "/usr/local", "/etc/profile"]) {
     assert.ok(policy.fs.read.includes(path), path);
   }
   assert.deepEqual(policy.fs.write, []);
   assert.deepEqual(policy.env, []);
   assert.equal(policy.network, "off");
-  // Nothing of /etc wholesale, of a home wholesale, or of a secret.
+  // Nothing of /etc wholesale, nothing of the home (so it needs no HOME), no secret.
   for (const path of policy.fs.read) {
+    assert.ok(!path.startsWith("/home/me"), path);
     assert.ok(!["/etc", "/home", "/home/me", "/root", "/opt", "/"].includes(path), path);
     assert.doesNotMatch(path, /shadow|sudoers|\/\.ssh|\/\.gnupg|\/\.aws|private|credential/, path);
   }

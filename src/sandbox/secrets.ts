@@ -1,6 +1,6 @@
 /**
  * Secrets a sandbox never shows by accident: credentials that a grant would expose only because it contains
- * them (a working directory of `~/.config` shows `~/.config/gcloud`; the `agent` preset's `~/.cargo` shows
+ * them (a working directory of `~/.config` shows `~/.config/gcloud`; a grant of `~/.cargo` shows
  * `~/.cargo/credentials.toml`). Every launch under bubblewrap covers each one present inside a grant: a
  * directory with an empty read-only tmpfs, a file with `/dev/null` (a `nodev` bind: opening it fails with
  * `EACCES`); under Seatbelt the profile denies reading and writing them after every grant. A grant that names a secret itself, or a path inside it, is explicit and is honoured: the user
