@@ -17,7 +17,8 @@ export const ERROR_CODES = {
   E_SPAWN: "posix_spawn() failed for a reason other than the ones below",
   E_SPAWN_NOT_FOUND: "The program was not found on the child's PATH",
   E_SPAWN_NOT_EXECUTABLE: "The program exists but cannot be executed",
-  E_SPAWN_CWD: "The working directory is not absolute or does not exist",
+  E_SPAWN_CWD:
+    "The working directory is not absolute or does not exist, or (an agent's workdir) is not a directory or not visible under the policy",
   E_SPAWN_FAILED:
     "The program could not be started: what a remote client is told of any program that cannot start (the daemon's log says why)",
   E_SESSION_CLOSED: "The session has already ended",

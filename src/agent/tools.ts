@@ -25,7 +25,10 @@ import {
   YIELD_LIMITS,
 } from "../protocol/mod.ts";
 import { PAGER_PROMPT } from "../views/mod.ts";
-import { type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { DEFAULTS, defaultSandbox, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import { hostHome, type Policy } from "../policy/mod.ts";
+import { policyHint } from "./policy_hint.ts";
+import { resolveWorkdir } from "./workdir.ts";
 import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
 import { tokenCount, truncateOutput } from "./truncate.ts";
 import type { OutputLog, OutputLogFactory } from "./output_log.ts";
@@ -222,9 +225,15 @@ export class AgentTools {
     }
     // Room first: a session that cannot be held is refused before it starts.
     const victim = victimFor(this.#sessions.values(), this.#max);
-    const shell = typeof params.cmd === "string" ? this.#shell() : undefined;
-    const cwd = params.workdir ?? this.#options.base.cwd ?? Deno.cwd();
-    const argv = typeof params.cmd === "string" ? [params.cmd] : params.cmd;
+    if (typeof params.cmd !== "string" && (params.shell !== undefined || params.login !== undefined)) {
+      throw new UsageError('exec_command "shell" and "login" apply to a string cmd, not to an argv array');
+    }
+    const shell = typeof params.cmd === "string" ? params.shell ?? this.#shell() : undefined;
+    // A workdir is honoured or refused (E_SPAWN_CWD), never replaced by another directory.
+    const cwd = resolveWorkdir(params.workdir, this.#options.base.cwd ?? Deno.cwd(), this.#policy());
+    const argv = typeof params.cmd === "string"
+      ? [shell!, ...(params.login === true ? ["-l"] : []), "-c", params.cmd]
+      : params.cmd;
     const audit = this.#options.audit?.(argv, cwd);
     let session: Session;
     let named: string | undefined;
@@ -232,7 +241,6 @@ export class AgentTools {
       const options: SpawnOptions = {
         ...this.#options.base,
         argv,
-        ...(shell === undefined ? {} : { shell }),
         cwd,
         env: {
           // The taming first: the host's own --env (e.g. PAGER=less) wins over it, the call's over both.
@@ -415,6 +423,19 @@ export class AgentTools {
     else signal.addEventListener("abort", interrupt, { once: true });
   }
 
+  /** The policy sessions run under (the default sandbox's when none is given), null without a sandbox. */
+  #policy(): Policy | null {
+    const sandbox = this.#options.base.sandbox ?? defaultSandbox(this.#options.base.cwd ?? Deno.cwd());
+    return "policy" in sandbox ? sandbox.policy : null;
+  }
+
+  /** The policy hint of a failed command's output (see `policy_hint.ts`), if the policy caused it. */
+  #hint(agent: AgentSession, text: string, failed: boolean): string | undefined {
+    const policy = this.#policy();
+    if (!failed || policy === null) return undefined;
+    return policyHint(text, { policy, cwd: agent.cwd, home: hostHome(), sandboxPath: DEFAULTS.path });
+  }
+
   /** The shell for string commands: bash when there is one, else sh. */
   #shell(): string {
     return existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
@@ -445,6 +466,8 @@ export class AgentTools {
     const taken = await agent.take(mode);
     agent.lastActivity = new Date();
     const command = returnedOn === "command" ? agent.lastCommand : null;
+    const code = command?.exit_code ?? agent.exit?.code;
+    const hint = this.#hint(agent, taken.text, code !== undefined && code !== null && code !== 0);
     return {
       ...this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, started),
       ...(command === null ? {} : {
@@ -455,6 +478,7 @@ export class AgentTools {
           reported_by: command.reported_by,
         },
       }),
+      ...(hint === undefined ? {} : { policy_hint: hint }),
       ...extra,
     };
   }

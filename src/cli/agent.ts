@@ -22,6 +22,7 @@ import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
 import type { SpawnOptions } from "../session/mod.ts";
 import { AgentOutputLogs, DEFAULT_SESSION_LOG_BYTES, DEFAULT_TOTAL_LOG_BYTES } from "../daemon/mod.ts";
 import { join } from "node:path";
+import { AGENT_DEFAULT_PRESET } from "../policy/mod.ts";
 
 /** `specter agent`'s own flags (`specter mcp` shares its limits). */
 export const AGENT_FLAGS = {
@@ -71,7 +72,8 @@ export const AGENT_DOC: CommandDoc = {
   about: `Serves the agent tools as JSON-RPC 2.0 over NDJSON on stdin/stdout, one request or response per
 line (spec/agent.md): exec_command, write_stdin, read_output, close_session, list_sessions, and
 session.subscribe / session.unsubscribe for programs (frames as session.frame notifications). Every session
-runs under the sandbox and policy given here (default: the default preset); no tool argument can change it.
+runs under the sandbox and policy given here (default: the "agent" preset, spec/agent.md); no tool argument
+can change it.
 Sessions get PAGER=cat, GIT_PAGER=cat and NO_COLOR=1 (TERM stays xterm-256color). Exits 0 when stdin ends,
 after ending every session.
   echo '{"jsonrpc":"2.0","id":1,"method":"exec_command","params":{"cmd":"echo hi"}}' | specter agent`,
@@ -178,7 +180,8 @@ export function agentBase(values: FlagValues): Omit<SpawnOptions, "argv"> {
       );
     }
   }
-  const { argv: _, ...options } = sessionOptions(values, ["/bin/true"]);
+  // Without --policy, the agent preset: an agent's shell strings run ls, grep and git in the project.
+  const { argv: _, ...options } = sessionOptions(values, ["/bin/true"], AGENT_DEFAULT_PRESET);
   // Agent sessions are short and many: the inline reactor. The reader thread (for high output rates) starts
   // with a session's first terminal and stops with its last, which would add about 30 ms to every call.
   return { ...options, readerThread: false };

@@ -8,7 +8,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
-import { DEFAULT_PRESET, hostHome, loadPolicy } from "../policy/mod.ts";
+import { DEFAULT_PRESET, hostHome, loadPolicy, type PresetName } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 import { type CommandDoc, commandOptions } from "./flag_table.ts";
 
@@ -58,8 +58,15 @@ function list(values: FlagValues, name: string): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 
-/** Builds spawn options from parsed flags (throws `E_USAGE` / `E_UNSAFE_ACK_REQUIRED`). */
-export function sessionOptions(values: FlagValues, command: string[]): SpawnOptions {
+/**
+ * Builds spawn options from parsed flags (throws `E_USAGE` / `E_UNSAFE_ACK_REQUIRED`). `defaultPolicy` is
+ * the preset used without `--policy` (`run`/`exec`: `strict`; `agent`/`mcp`: `agent`).
+ */
+export function sessionOptions(
+  values: FlagValues,
+  command: string[],
+  defaultPolicy: PresetName = DEFAULT_PRESET,
+): SpawnOptions {
   if (command.length === 0) {
     throw new UsageError('No command given: put it after "--", e.g. specter run -- bash');
   }
@@ -67,7 +74,7 @@ export function sessionOptions(values: FlagValues, command: string[]): SpawnOpti
   if (cwd !== undefined && !isAbsolute(cwd)) {
     throw new UsageError(`Flag "--cwd" must be an absolute path, got "${cwd}"`);
   }
-  const sandbox = sandboxOption(values, cwd ?? Deno.cwd());
+  const sandbox = sandboxOption(values, cwd ?? Deno.cwd(), defaultPolicy);
   const env: Record<string, string> = {};
   for (const pair of list(values, "env")) {
     const eq = pair.indexOf("=");
@@ -145,7 +152,11 @@ function requireFlags(what: string, flags: readonly string[], values: FlagValues
  * means `--sandbox none`, which also needs `--ack-no-network-enforcement`; `external` needs
  * `--ack-external-sandbox`. A policy given to a mode that does not enforce it is an error, not ignored.
  */
-export function sandboxOption(values: FlagValues, cwd: string): SandboxOption {
+export function sandboxOption(
+  values: FlagValues,
+  cwd: string,
+  defaultPolicy: PresetName = DEFAULT_PRESET,
+): SandboxOption {
   const modeFlag = text(values, "sandbox");
   if (modeFlag !== undefined && !(SANDBOX_MODES as readonly string[]).includes(modeFlag)) {
     throw new UsageError(`Flag "--sandbox" must be one of ${SANDBOX_MODES.join(", ")}, got "${modeFlag}"`);
@@ -168,7 +179,7 @@ export function sandboxOption(values: FlagValues, cwd: string): SandboxOption {
     case "seatbelt": {
       const strictWrite = values["strict-write"] === true;
       if (strictWrite) requireFlags('Flag "--strict-write"', ["ack-unsafe-write"], values);
-      const policy = loadPolicy(policyFlag ?? DEFAULT_PRESET, {
+      const policy = loadPolicy(policyFlag ?? defaultPolicy, {
         workspace: cwd,
         home: hostHome(),
         acks: {

@@ -71,7 +71,7 @@ export const POLICY_DOC: CommandDoc = {
     "specter policy render FILE|PRESET [--backend bwrap|seatbelt] [flags] [-- CMD ARGS…]",
   ],
   about: `Every subcommand first validates a policy file (.json or .toml, spec/policy.md) or a preset (strict,
-basic, workspace) for a run in --cwd. A bad policy prints every problem as "CODE field: message" (with
+basic, workspace, agent) for a run in --cwd. A bad policy prints every problem as "CODE field: message" (with
 --json: {ok, source, problems, policy}) and exits 2. For a valid policy (exit 0):
   check      One "ok: …" line that summarizes what the policy allows
   explain    What the program may do and what the sandbox always enforces, in plain words

@@ -110,7 +110,12 @@ function readSection(policy: Policy): ExplainSection {
     summary: `${plural(own.length, "this path", "these paths")} and everything under ${
       plural(own.length, "it", "them")
     }, plus what programs need to run (read-only)`,
-    items: [...own, ...system],
+    items: [
+      ...own,
+      ...system,
+      "note: secrets these paths only contain stay hidden (~/.ssh, ~/.gnupg, ~/.aws, ~/.netrc, credential " +
+      "files, /etc/shadow, …: SECRET_PATHS in src/sandbox/secrets.ts), unless a path names them",
+    ],
   };
 }
 

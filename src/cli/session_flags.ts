@@ -12,8 +12,8 @@ export const SANDBOX_FLAGS = {
   policy: {
     type: "string",
     value: "PRESET|FILE",
-    description: "strict (default: only the program runs, no host files, no network), basic (system " +
-      "programs may run), workspace (read/write the cwd; needs --ack-unsafe-write), or a policy file " +
+    description: "strict (default; agent/mcp: agent), basic (system programs), workspace (read/write the " +
+      "cwd; needs --ack-unsafe-write), agent (system programs, cwd read-only), or a policy file " +
       "(spec/policy.md)",
   },
   "sandbox-profile": { type: "string", value: "PRESET|FILE", description: "Alias of --policy" },

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { DaemonError, SpecterError, UsageError } from "../errors.ts";
+import { DaemonError, SpawnError, SpecterError, UsageError } from "../errors.ts";
 import {
   closeQuietly,
   decodeWaitStatus,
@@ -24,7 +24,13 @@ import {
 } from "../pty/mod.ts";
 import type { KeeperEvent, KeeperRequest, KeptSessionSchema } from "../protocol/mod.ts";
 import type { z } from "zod";
-import { decodeKeeperEvent, keeperFailure, keeperPaths, MAX_KEEPER_MESSAGE } from "../keeper/mod.ts";
+import {
+  decodeKeeperEvent,
+  keeperFailure,
+  keeperPaths,
+  MAX_KEEPER_MESSAGE,
+  MAX_SPAWN_FDS,
+} from "../keeper/mod.ts";
 import { connectOwnSocket } from "./trust.ts";
 
 /** How long the daemon waits for the keeper's answer (or for a started keeper to listen). */
@@ -117,6 +123,14 @@ export class KeeperClient implements ExitWatcher {
   /** Spawns `request` in the keeper as session `id` (the {@link SpawnRequest} of a launch). */
   spawn(id: string, request: SpawnRequest): SpawnedChild {
     const fds = (request.inheritFds ?? []).map((entry) => entry.fd);
+    if (fds.length > MAX_SPAWN_FDS) {
+      // Refused here: the keeper drops a daemon whose message it must cut short.
+      throw new SpawnError(
+        "E_FD_PASSING",
+        `A launch passes ${fds.length} descriptors; the keeper takes at most ${MAX_SPAWN_FDS}`,
+        { details: { fds: fds.length, max: MAX_SPAWN_FDS } },
+      );
+    }
     const handed = this.#roundTrip(
       {
         op: "spawn",

@@ -47,6 +47,13 @@ import { ServiceLog } from "../fsafe/mod.ts";
 export const HOLD_CAP = 4 * 1024 * 1024;
 /** Largest message the keeper takes (a spawn's argv and environment). */
 export const MAX_KEEPER_MESSAGE = 192 * 1024;
+/**
+ * Most descriptors one message to the keeper carries: a spawn passes every bind of its launch plan (the
+ * `agent` preset binds about 50 paths), its data files and the seccomp filter. The kernel allows 253; the
+ * daemon refuses a launch with more before sending (a message cut short drops the daemon, and with it every
+ * session).
+ */
+export const MAX_SPAWN_FDS = 200;
 const READ_CHUNK = 64 * 1024;
 /** Held output is kept in chunks of up to this size (see `Keeper.#hold`). */
 const MERGE_BYTES = 64 * 1024;
@@ -309,7 +316,7 @@ class Keeper {
     for (;;) {
       let message;
       try {
-        message = receiveFds(this.#daemon, { buffer: this.#message, dontWait: true, maxFds: 32 });
+        message = receiveFds(this.#daemon, { buffer: this.#message, dontWait: true, maxFds: MAX_SPAWN_FDS });
       } catch (error: unknown) {
         this.#dropDaemon(`receiving failed (${String(error)})`);
         return;

@@ -4,5 +4,5 @@
  *
  * @module
  */
-export { HOLD_CAP, keeperPaths, MAX_KEEPER_MESSAGE, runKeeper } from "./keeper.ts";
+export { HOLD_CAP, keeperPaths, MAX_KEEPER_MESSAGE, MAX_SPAWN_FDS, runKeeper } from "./keeper.ts";
 export { decodeKeeperEvent, decodeKeeperRequest, keeperFailure } from "./messages.ts";

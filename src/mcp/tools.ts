@@ -118,15 +118,25 @@ export function statusLine(result: ToolResult): string {
     parts.push(`shell command exit code ${result.command.exit_code ?? "unknown"}`);
   }
   if (result.screen === "alternate") parts.push("a full-screen program holds the screen (token_mode parsed)");
-  if (result.truncated) {
+  if (result.dropped !== undefined) {
+    parts.push(
+      `frames ${result.dropped.from_seq}-${result.dropped.to_seq} are gone (an output budget dropped them)`,
+    );
+  } else if (result.truncated && result.more === undefined) {
     parts.push(
       `output cut to max_output_tokens (${result.original_token_count} tokens in all): read_output ` +
         `{"session_id": "${id}", "from_seq": ${result.from_seq}} pages through it`,
     );
   }
+  if (result.more === true && result.next_from_seq !== undefined) {
+    const offset = result.next_from_offset === undefined ? "" : `, "from_offset": ${result.next_from_offset}`;
+    parts.push(`more: read_output {"session_id": "${id}", "from_seq": ${result.next_from_seq}${offset}}`);
+  }
   parts.push(`frames ${result.from_seq}-${result.to_seq}`);
   if (result.pruned !== undefined) parts.push(`session ${result.pruned} was ended to make room`);
-  return `[${parts.join("; ")}]`;
+  const status = `[${parts.join("; ")}]`;
+  // The policy's own line (it names the flag that would allow what failed) goes beside the status.
+  return result.policy_hint === undefined ? status : `${status}\n${result.policy_hint}`;
 }
 
 /** A tool's result as MCP content: the output text, then the status line; the whole object structured. */

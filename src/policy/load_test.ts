@@ -72,7 +72,7 @@ Deno.test("E_POLICY_NOT_FOUND: unknown name, missing file, empty name", async ()
   onlyProblem(
     "strcit",
     "E_POLICY_NOT_FOUND",
-    /^The policy "strcit" is neither a preset \(strict, basic, workspace\) nor a file: no such file$/,
+    /^The policy "strcit" is neither a preset \(strict, basic, workspace, agent\) nor a file: no such file$/,
   );
   await withDir(async (dir) => {
     onlyProblem(`${dir}/missing.toml`, "E_POLICY_NOT_FOUND", /neither a preset/);

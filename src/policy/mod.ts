@@ -11,7 +11,14 @@ export { BINARY_DIRS, FORBIDDEN_TREES, pathSafetyReason, type PathUse, SYSTEM_TR
 export { loadPolicy, MAX_POLICY_FILE_BYTES, type PolicyReading, readPolicy } from "./load.ts";
 export { formatOfPath, parsePolicyText, POLICY_FORMATS, type PolicyFormat } from "./parse.ts";
 export { pathFault } from "./path_rules.ts";
-export { DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES, type PresetName } from "./presets.ts";
+export {
+  AGENT_DEFAULT_PRESET,
+  DEFAULT_PRESET,
+  isPresetName,
+  PRESET_DOCUMENTS,
+  PRESET_NAMES,
+  type PresetName,
+} from "./presets.ts";
 export {
   BUDGET_KEYS,
   ENV_NAME_PATTERN,

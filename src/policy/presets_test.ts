@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { checkPolicyDocument, type PolicyContext } from "./check.ts";
-import { DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES, type PresetName } from "./presets.ts";
+import {
+  AGENT_DEFAULT_PRESET,
+  DEFAULT_PRESET,
+  isPresetName,
+  PRESET_DOCUMENTS,
+  PRESET_NAMES,
+  type PresetName,
+} from "./presets.ts";
 
 const CTX: PolicyContext = {
   workspace: "/work/proj",
@@ -14,9 +21,10 @@ function check(name: PresetName, ctx: PolicyContext = CTX) {
   return checkPolicyDocument(PRESET_DOCUMENTS[name], `preset:${name}`, ctx);
 }
 
-Deno.test("the presets are strict, basic and workspace; strict is the default", () => {
-  assert.deepEqual(PRESET_NAMES, ["strict", "basic", "workspace"]);
+Deno.test("the presets are strict, basic, workspace and agent; strict is the default, agent the agents'", () => {
+  assert.deepEqual(PRESET_NAMES, ["strict", "basic", "workspace", "agent"]);
   assert.equal(DEFAULT_PRESET, "strict");
+  assert.equal(AGENT_DEFAULT_PRESET, "agent");
   assert.ok(isPresetName("basic"));
   assert.ok(!isPresetName("Strict"));
   assert.ok(!isPresetName("strict.json"));
@@ -71,6 +79,41 @@ Deno.test("workspace: a relative workspace is rejected before anything is expand
     ["E_POLICY_PATH_RELATIVE", "fs.read[0]"],
     ["E_POLICY_PATH_RELATIVE", "fs.write[0]"],
   ]);
+});
+
+Deno.test("agent: every system program directory, the workspace and build inputs read-only, no writes", () => {
+  // Without HOME (an agent host may start the server with a bare environment) it still loads.
+  assert.deepEqual(check("agent", { ...CTX, home: "" }).problems, []);
+  const { policy, problems } = check("agent");
+  assert.deepEqual(problems, []);
+  assert.ok(policy !== null);
+  for (const dir of ["/usr/local/bin", "/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/libexec"]) {
+    assert.ok(policy.exec.includes(dir), dir);
+  }
+  for (const path of ["/work/proj", "/usr/include", "/usr/local", "/etc/profile"]) {
+    assert.ok(policy.fs.read.includes(path), path);
+  }
+  assert.deepEqual(policy.fs.write, []);
+  assert.deepEqual(policy.env, []);
+  assert.equal(policy.network, "off");
+  // Nothing of /etc wholesale, nothing of the home (so it needs no HOME), no secret.
+  for (const path of policy.fs.read) {
+    assert.ok(!path.startsWith("/home/me"), path);
+    assert.ok(!["/etc", "/home", "/home/me", "/root", "/opt", "/"].includes(path), path);
+    assert.doesNotMatch(path, /shadow|sudoers|\/\.ssh|\/\.gnupg|\/\.aws|private|credential/, path);
+  }
+});
+
+Deno.test("agent: a working directory that is a broad root or the home directory is refused", () => {
+  for (const workspace of ["/", "/home/me", "/tmp", "/etc"]) {
+    const { policy, problems } = check("agent", { ...CTX, workspace });
+    assert.equal(policy, null, workspace);
+    assert.deepEqual(
+      problems.map((p) => [p.code, p.field]),
+      [["E_POLICY_BROAD_ROOT", "fs.read[0]"]],
+      workspace,
+    );
+  }
 });
 
 /** Every preset's process cap: room for parallel builds (threads count under a pids cgroup), not for a fork bomb. */

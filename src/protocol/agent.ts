@@ -33,7 +33,17 @@ export const ExecCommandParamsSchema = z.strictObject({
   cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe(
     "A shell command line (run by the sandbox's shell) or an argv array (run directly)",
   ),
-  workdir: z.string().optional().describe("Working directory (absolute); default: the server's"),
+  workdir: z.string().min(1).optional().describe(
+    "Working directory: absolute, or relative to the server's (default: the server's). It must exist and be " +
+      "visible under the server's policy, else the call fails with E_SPAWN_CWD (never another directory)",
+  ),
+  shell: z.string().min(1).max(4096).optional().describe(
+    "The shell that runs a string cmd, a path or a name on PATH (bash, sh, zsh); default bash, else sh",
+  ),
+  login: z.boolean().optional().describe(
+    "Run a string cmd in a login shell (-l -c: it reads /etc/profile and the profile in HOME first); " +
+      "default false",
+  ),
   tty: z.boolean().optional().describe(
     "Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours " +
       "or pagers from programs that check for a terminal; control keys are bytes, not signals",
@@ -149,6 +159,10 @@ export const ToolResultSchema = z.object({
       "it (exit_code above is the kernel's, for the program itself)",
   ),
   pruned: z.string().optional().describe("A session ended to make room for this one"),
+  policy_hint: z.string().optional().describe(
+    "When the command failed on something the sandbox policy forbids (a hidden path or program, a " +
+      "read-only file system): one line naming the policy and the flag that would allow it",
+  ),
 });
 /** The result of a tool call that returns output. */
 export type ToolResult = z.infer<typeof ToolResultSchema>;
@@ -179,6 +193,8 @@ export const SubscribeParamsSchema = z.strictObject({
 export const StartParamsSchema = ExecCommandParamsSchema.pick({
   cmd: true,
   workdir: true,
+  shell: true,
+  login: true,
   tty: true,
   env: true,
 });

@@ -92,7 +92,7 @@ export const ETC_NETWORK_BINDS = [
   "/etc/ca-certificates",
 ] as const;
 
-/** Per-launch options of the bwrap plan (it reads `protect`, `opened` and `hide`). */
+/** Per-launch options of the bwrap plan (it reads `protect`, `opened`, `hide` and `hideFiles`). */
 export type BwrapOptions = PlanOptions;
 
 /** Facts of a path in a plan made without a realization (never spawned: it has no descriptors). */
@@ -303,6 +303,10 @@ export function bwrapPlan(
   for (const path of options.hide ?? []) {
     const dest = sandboxPath(path, host.mergedUsr);
     args.push("--tmpfs", dest, "--remount-ro", dest);
+  }
+  // Secret files a grant contains: /dev/null, read-only (bwrap's binds are nodev, so opening it fails).
+  for (const path of options.hideFiles ?? []) {
+    args.push("--ro-bind", "/dev/null", sandboxPath(path, host.mergedUsr));
   }
   // Everything not mounted writable above (the tmpfs root, /etc, bin dirs) becomes read-only.
   args.push("--remount-ro", "/");

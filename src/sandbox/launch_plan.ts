@@ -231,6 +231,11 @@ export interface PlanOptions {
    */
   readonly hide?: readonly string[];
   /**
+   * bubblewrap: host files inside grants to cover with `/dev/null`, read-only (secrets a grant only
+   * contains; computed by `secretMasks`). Empty or absent: none.
+   */
+  readonly hideFiles?: readonly string[];
+  /**
    * Seatbelt: a private temp directory the spawner created for this run (absolute, resolved through
    * symlinks): readable and writable, and `TMPDIR` in the plan's environment. macOS has no tmpfs to
    * mount, so without it nothing but `fs.write` is writable. Absent: none.

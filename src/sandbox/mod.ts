@@ -6,6 +6,7 @@
  */
 export { guardArtifacts } from "./artifact_guard.ts";
 export { guardPolicyFile } from "./policy_file_guard.ts";
+export { checkInterpreter, interpreterOf } from "./interpreter.ts";
 export { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "./bwrap.ts";
 export { fingerprintPlan, type PlanFingerprint, REDACTED, redactedArgv, sha256 } from "./fingerprint.ts";
 export { seccompOptionsOf } from "./host_sockets.ts";
@@ -24,6 +25,14 @@ export { PERSIST_HOME } from "./launch_plan.ts";
 export { findPrlimit, hostFacts, probeBwrap } from "./probe.ts";
 export { type ProtectedWatch } from "./protected_walk.ts";
 export { type RealizedPolicy, realizePolicy } from "./realize.ts";
+export {
+  coverSecrets,
+  SECRET_PATHS,
+  secretHomes,
+  type SecretMasks,
+  secretMasks,
+  type SecretPath,
+} from "./secrets.ts";
 export { attachForRoot, idmapNamespace, ROOT_SANDBOX_UIDS, rootSandboxUid } from "./root_mapping.ts";
 export { ATTACH_ROOT, MountAttachments } from "./mount_attachments.ts";
 export { SANDBOX_EXEC } from "./seatbelt/mod.ts";

@@ -16,7 +16,9 @@ import {
 import { CastWriter } from "../recording/mod.ts";
 import {
   attachForRoot,
+  checkInterpreter,
   compileLaunchPlan,
+  coverSecrets,
   findPrlimit,
   guardArtifacts,
   guardPolicyFile,
@@ -223,6 +225,7 @@ function prepare(
     }
   }
   const strictWrite = "strictWrite" in sandbox && sandbox.strictWrite === true;
+  checkInterpreter(program, policy); // A script's interpreter must be visible too (bwrap names the script).
   const realized = realizePolicy(policy, {
     cwd: resolved.cwd,
     home: hostHome(),
@@ -253,7 +256,8 @@ function prepare(
       protect: realized.protect,
       persistProtect: realized.persistProtect,
       opened: realized.opened,
-      hide,
+      // Secrets a grant only contains (~/.ssh under a working directory of ~): covered, never shown.
+      ...coverSecrets(realized.policy, hide, hostHome(), backend === "bwrap" || backend === "seatbelt"),
       ...(tmpDir === null ? {} : { tmpDir }),
       ...(resolved.persistDir === null ? {} : { persist: resolved.persistDir }),
     });

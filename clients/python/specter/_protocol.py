@@ -71,6 +71,8 @@ class ToolResult:
     command: CommandInfo | None | None = None
     # A session ended to make room for this one
     pruned: str | None = None
+    # When the command failed on something the sandbox policy forbids (a hidden path or program, a read-only file system): one line naming the policy and the flag that would allow it
+    policy_hint: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ToolResult":
@@ -98,6 +100,7 @@ class ToolResult:
             shell=data.get("shell"),
             command=None if data.get("command") is None else CommandInfo.from_json(data.get("command")),
             pruned=data.get("pruned"),
+            policy_hint=data.get("policy_hint"),
         )
 
 

@@ -2,8 +2,12 @@
 export type ExecCommandParams = {
     /** A shell command line (run by the sandbox's shell) or an argv array (run directly) */
     cmd: string | string[];
-    /** Working directory (absolute); default: the server's */
+    /** Working directory: absolute, or relative to the server's (default: the server's). It must exist and be visible under the server's policy, else the call fails with E_SPAWN_CWD (never another directory) */
     workdir?: string;
+    /** The shell that runs a string cmd, a path or a name on PATH (bash, sh, zsh); default bash, else sh */
+    shell?: string;
+    /** Run a string cmd in a login shell (-l -c: it reads /etc/profile and the profile in HOME first); default false */
+    login?: boolean;
     /** Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours or pagers from programs that check for a terminal; control keys are bytes, not signals */
     tty?: boolean;
     /** Return after this long if the program neither exits, finishes the command nor waits at a prompt (default 10000, clamped 250-30000). A program still running keeps its session_id. */
@@ -112,6 +116,8 @@ export type ToolResult = {
     };
     /** A session ended to make room for this one */
     pruned?: string;
+    /** When the command failed on something the sandbox policy forbids (a hidden path or program, a read-only file system): one line naming the policy and the flag that would allow it */
+    policy_hint?: string;
 };
 /** One session in list_sessions. */
 export type SessionListing = {

@@ -24,8 +24,19 @@ export const TOOL_DEFINITIONS = [
                     "description": "A shell command line (run by the sandbox's shell) or an argv array (run directly)"
                 },
                 "workdir": {
-                    "description": "Working directory (absolute); default: the server's",
-                    "type": "string"
+                    "description": "Working directory: absolute, or relative to the server's (default: the server's). It must exist and be visible under the server's policy, else the call fails with E_SPAWN_CWD (never another directory)",
+                    "type": "string",
+                    "minLength": 1
+                },
+                "shell": {
+                    "description": "The shell that runs a string cmd, a path or a name on PATH (bash, sh, zsh); default bash, else sh",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 4096
+                },
+                "login": {
+                    "description": "Run a string cmd in a login shell (-l -c: it reads /etc/profile and the profile in HOME first); default false",
+                    "type": "boolean"
                 },
                 "tty": {
                     "description": "Run on a terminal (default true). false: plain pipes-like stdio (a socket), no echo, no colours or pagers from programs that check for a terminal; control keys are bytes, not signals",

@@ -55,6 +55,12 @@ export interface SeatbeltOptions {
    * without it nothing but `fs.write` is writable. Absent: none.
    */
   readonly tmpDir?: string;
+  /**
+   * Secrets the grants only contain (directories and files; computed by `coverSecrets`): neither
+   * readable nor writable, denied after every grant. Empty or absent: none.
+   */
+  readonly hide?: readonly string[];
+  readonly hideFiles?: readonly string[];
 }
 
 /** How a path of the policy is used; the order is bubblewrap's bind order at equal depth. */
@@ -91,6 +97,9 @@ function checkPaths(policy: Policy, request: LaunchRequest, options: SeatbeltOpt
   policy.fs.read.forEach((path, i) => assertProfilePath(path, `fs.read[${i}]`));
   policy.fs.write.forEach((path, i) => assertProfilePath(path, `fs.write[${i}]`));
   (options.protect ?? []).forEach((path, i) => assertProfilePath(path, `protect[${i}]`));
+  [...(options.hide ?? []), ...(options.hideFiles ?? [])].forEach((path, i) =>
+    assertProfilePath(path, `hide[${i}]`)
+  );
   if (options.tmpDir !== undefined) assertProfilePath(options.tmpDir, "tmpDir");
 }
 
@@ -242,6 +251,14 @@ export function seatbeltProfile(
       "; The directories above writable roots and read-only paths cannot be renamed or removed: moving a",
       "; parent away would carry the path out from under its rules.",
       rule("deny", ["file-write-unlink"], unlinkDenied.map((path) => pathFilter("literal", path))),
+    );
+  }
+  const hidden = sortedUnique([...(options.hide ?? []), ...(options.hideFiles ?? [])]);
+  if (hidden.length > 0) {
+    out.push(
+      "",
+      "; Secrets the grants above only contain (src/sandbox/secrets.ts): last, so no grant overrides it.",
+      rule("deny", ["file-read*", "file-write*"], hidden.map((path) => pathFilter("subpath", path))),
     );
   }
   return `${out.join("\n")}\n`;

@@ -197,6 +197,26 @@ Deno.test("strict-write protect paths: write denied after the root, their parent
   ]);
 });
 
+Deno.test("secrets a grant contains: reading and writing denied after every grant, the last rule", () => {
+  const policy = testPolicy({ fs: { read: ["/Users/other"], write: ["/Users/other/.config"] } });
+  const rules = rulesOf(policy, request, {
+    hide: ["/Users/other/.ssh"],
+    hideFiles: ["/Users/other/.netrc", "/Users/other/.config/gh/hosts.yml"],
+  });
+  const write = indexOf(rules, "allow", ["file-read*", "file-write*"], "subpath", "/Users/other/.config");
+  const denied = rulesFor(rules, "deny", ["file-read*", "file-write*"]);
+  assert.equal(denied.length, 1);
+  assert.deepEqual(filterValues(denied, "subpath"), [
+    "/Users/other/.config/gh/hosts.yml",
+    "/Users/other/.netrc",
+    "/Users/other/.ssh",
+  ]);
+  assert.equal(rules.indexOf(denied[0]!), rules.length - 1);
+  assert.ok(write < rules.length - 1);
+  // None: no such rule.
+  assert.deepEqual(rulesFor(rulesOf(policy, request), "deny", ["file-read*", "file-write*"]), []);
+});
+
 Deno.test("a private temp dir is readable and writable, and its parents are not renamable", () => {
   const tmpDir = "/private/var/folders/zz/abc/T/specter-1";
   const text = seatbeltProfile(testPolicy(), request, { tmpDir });
