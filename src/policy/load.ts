@@ -10,7 +10,8 @@ import { readRegularFile } from "../fsafe/mod.ts";
 import { checkPolicyDocument, type PolicyContext } from "./check.ts";
 import { WHOLE_DOCUMENT } from "./field_path.ts";
 import { formatOfPath, parsePolicyText } from "./parse.ts";
-import { isPresetName, PRESET_DOCUMENTS, PRESET_NAMES } from "./presets.ts";
+import { AGENT_DEFAULT_PRESET, isPresetName, PRESET_DOCUMENTS, PRESET_NAMES } from "./presets.ts";
+import { pathSafetyReason } from "./path_safety.ts";
 import type { Policy } from "./types.ts";
 
 /** Largest policy file read, in bytes. Real policies are a few hundred bytes; this stops accidents early. */
@@ -40,7 +41,7 @@ function failed(source: string, code: PolicyProblem["code"], message: string): P
 export function readPolicy(spec: string, ctx: PolicyContext): PolicyReading {
   if (isPresetName(spec)) {
     const source = `preset:${spec}`;
-    return { ...checkPolicyDocument(PRESET_DOCUMENTS[spec], source, ctx), source };
+    return { ...checkPolicyDocument(presetDocument(spec, ctx), source, ctx), source };
   }
   const presets = PRESET_NAMES.join(", ");
   if (spec === "") {
@@ -93,4 +94,17 @@ export function loadPolicy(spec: string, ctx: PolicyContext): Policy {
   const { policy, problems, source } = readPolicy(spec, ctx);
   if (policy === null) throw new PolicyError(problems, { details: { source } });
   return policy;
+}
+
+/**
+ * The agent preset shows the working directory, except a broad root (`/`, a home, `/tmp`…): an MCP host may
+ * start its server anywhere, and the server must still start. Then it shows none; a session needs a
+ * `workdir` the policy shows (or is refused with `E_SPAWN_CWD`, never moved elsewhere). Every other preset
+ * refuses a broad working directory (`E_POLICY_BROAD_ROOT`), as a policy file does.
+ */
+function presetDocument(name: keyof typeof PRESET_DOCUMENTS, ctx: PolicyContext): unknown {
+  const doc = PRESET_DOCUMENTS[name] as Record<string, unknown>;
+  if (name !== AGENT_DEFAULT_PRESET || pathSafetyReason(ctx.workspace, "read", ctx.home) === null) return doc;
+  const fs = (doc as { fs: { read: string[] } }).fs;
+  return { ...doc, fs: { ...fs, read: fs.read.filter((path) => path !== "${workspace}") } };
 }

@@ -160,3 +160,21 @@ Deno.test("deeply nested JSON and TOML policies are typed problems, never a stac
     onlyProblem(`${dir}/deep.toml`, "E_POLICY_PARSE", /not valid TOML/);
   });
 });
+
+Deno.test("the agent preset shows a broad working directory as nothing; other presets refuse it", () => {
+  const project = readPolicy("agent", CTX);
+  assert.ok(project.policy?.fs.read.includes("/work/proj"));
+  for (const workspace of ["/", "/home/me", "/tmp", "/etc", "/root"]) {
+    const agent = readPolicy("agent", { ...CTX, workspace });
+    assert.deepEqual(agent.problems, [], workspace);
+    assert.ok(!agent.policy!.fs.read.includes(workspace), workspace);
+    assert.deepEqual(agent.policy!.fs.read, project.policy!.fs.read.filter((p) => p !== "/work/proj"));
+  }
+  const workspace = readPolicy("workspace", {
+    ...CTX,
+    workspace: "/",
+    acks: { unsafeWrite: true, network: false },
+  });
+  assert.equal(workspace.policy, null);
+  assert.ok(workspace.problems.some((p) => p.code === "E_POLICY_BROAD_ROOT"));
+});
