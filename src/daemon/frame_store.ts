@@ -102,6 +102,24 @@ function lines(
   return { lines: out, end: base + start };
 }
 
+/** The record lines' writer order: `seq` first, so most lines give theirs without a parse. */
+const SEQ_FIRST = /^\{"seq":(\d{1,15}),/;
+
+/**
+ * The highest seq of the records in `bytes` (whole lines), -1 when none: what a reader could take from
+ * them. A line in the writer's shape gives its seq at once (one that is then no record only makes the
+ * answer higher, and a next seq above it is always safe); any other line is parsed as readers do.
+ */
+function highestSeqIn(bytes: Uint8Array): number {
+  let highest = -1;
+  for (const line of lines(bytes, 0).lines) {
+    const fast = SEQ_FIRST.exec(line.text);
+    const seq = fast !== null ? Number(fast[1]) : parseRecord(line.text)?.seq ?? -1;
+    if (seq > highest) highest = seq;
+  }
+  return highest;
+}
+
 /**
  * Whether a record of `seq` can come next in a segment, after the record before `expected` and `damaged`
  * lines that are no record (or one out of order): the next seq itself; after damage, any later one too (a
@@ -329,7 +347,12 @@ export class FrameStore {
     // log as damage (a whole record before the cut) is still read, so it must never be handed out again.
     // The next seq is above the highest record before the cut, and that next seq is taken when it follows
     // (it is what the writer appended after such a recovery).
-    let highest = expected - 1;
+    // When the scan starts at an index entry, the records before it count too: a reader reads the segment
+    // from its header, so a damaged seq there (above the entry's) is one it takes.
+    let highest = Math.max(
+      expected - 1,
+      start > headerEnd ? highestSeqIn(bytes.subarray(headerEnd, start)) : -1,
+    );
     let highestKept = highest;
     for (const line of lines(bytes.subarray(start), start).lines) {
       const record = parseRecord(line.text);

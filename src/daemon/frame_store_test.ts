@@ -315,6 +315,26 @@ Deno.test("a seq out of order that stays in the log as damage is never handed ou
   assert.deepEqual(readLog(dir, { before: 5, onCorrupt: () => {} }).map((r) => r.frame.seq), [0, 3, 4]);
 });
 
+Deno.test("recovery that starts at an index entry counts a damaged seq before it (found by fuzzing)", () => {
+  // 9 sits before the index entry recovery starts from (4): it scanned 4…8 only and handed out 9 again,
+  // which a reader (reading from the header) had taken already; the appended frame was not read last.
+  const dir = tempDir();
+  writeSegment(dir, 0, [0, 9, 2, 3, 4, 5, 6, 7, 8]);
+  const text = Deno.readTextFileSync(segmentPath(dir, 0));
+  const offsetOf = (seq: number) => text.indexOf(`{"seq":${seq},`);
+  Deno.writeTextFileSync(
+    join(dir, "00000000000000000000.idx"),
+    [0, 2, 4].map((seq) => `${seq} ${offsetOf(seq)}\n`).join(""),
+  );
+  const store = FrameStore.open({ dir, session: "s" });
+  assert.equal(store.nextSeq, 10);
+  store.append(frame(10, "after"), 99);
+  store.close();
+  const read = readLog(dir, { before: 11, onCorrupt: () => {} });
+  assert.deepEqual(read.map((r) => r.frame.seq), [0, 9, 10]);
+  assert.deepEqual(read.at(-1)?.frame, frame(10, "after"));
+});
+
 Deno.test("a seq in an older segment at or past a later segment's name is damage to a reader (found by fuzzing)", () => {
   // 305 in the segment before the one named 303: recovery counts from 303's records (it reads only the
   // older segments' last records); a reader took 305, and hid 303, 304 and what was appended after them.
