@@ -474,7 +474,7 @@ Deno.test({
           close: () => log.close(),
           remove: () => log.remove(),
           append: (frame) => {
-            if (++appended > 20) throw new Error("No space left on device (a test)");
+            if (++appended > 5) throw new Error("No space left on device (a test)"); // At most 5 reads of 64 KiB: the gap is never inside the memory window.
             log.append(frame);
           },
         };
@@ -493,7 +493,7 @@ Deno.test({
         })
       );
       const gap = pages.find((p) => p.dropped !== undefined)?.dropped;
-      assert.ok(gap !== undefined && gap.from_seq === 20, JSON.stringify(gap));
+      assert.ok(gap !== undefined && gap.from_seq === 5, JSON.stringify(gap));
       // What the log kept, then the gap named where it is, then what memory held: each side in order, once;
       // the line the gap cut is a fragment on either side of it.
       const marker = `[frames ${gap.from_seq}-${gap.to_seq} are no longer held (no output log kept them, ` +
