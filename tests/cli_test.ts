@@ -403,7 +403,7 @@ sessionTest("--version and help", async () => {
   const unknown = await runCli(["help", "nope"]);
   assert.match(
     unknown.stderr,
-    /commands: run, exec, policy, sandbox, test, replay, verify, audit, view, agent, new, attach, ls, send, kill, logs, history, daemon, url, keeper\)/,
+    /commands: run, exec, policy, sandbox, test, replay, verify, audit, view, agent, mcp, new, attach, ls, send, kill, logs, history, daemon, url, keeper\)/,
   );
 }, 90_000); // Ten CLI starts one after another: on a loaded 2-core CI machine, 30 s was not always enough.
 
