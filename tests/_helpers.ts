@@ -114,7 +114,7 @@ export class CliProcess {
       // --quiet: Deno's own diagnostics (e.g. "Download …" when it refreshes npm metadata) are not
       // Specter's output, and tests compare stderr exactly.
       args: ["run", "--quiet", "-A", `${ROOT}/main.ts`, ...args],
-      env,
+      env: { ...keepDenoDir(env), ...env },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -221,4 +221,16 @@ export async function jobControlRoundTrip(r: Transcript, prompt: RegExp): Promis
   r.session.write("jobs; echo jobs-done\r");
   await r.output(/jobs-done\r\n/, 5_000, mark);
   if (r.textSince(mark).includes("sleep 100")) throw new Error("The job is still there after ctrl-c");
+}
+
+/**
+ * `DENO_DIR` as this process has it, when `env` moves `HOME` (a test's fake home): Deno's cache is found
+ * from `HOME`, and a fresh one downloads every npm package again (15 s and more per start).
+ */
+export function keepDenoDir(env: Readonly<Record<string, string>>): Record<string, string> {
+  if (env.HOME === undefined || env.DENO_DIR !== undefined || Deno.env.get("DENO_DIR") !== undefined) {
+    return {};
+  }
+  const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache`;
+  return { DENO_DIR: `${cache}/deno` };
 }

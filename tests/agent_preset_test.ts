@@ -139,6 +139,34 @@ function readCmd(path: string, kind: "dir" | "file"): string {
 
 const HOME_SECRETS = SECRET_PATHS.filter((s) => s.path.startsWith("~/")).map((s) => s.path);
 
+/**
+ * One shell command that reads every path (one sandbox start instead of one each: each costs the preset's
+ * binds), and the per-path output and status it printed. The markers carry a random tag, which no secret
+ * holds.
+ */
+function readAll(paths: { path: string; kind: "dir" | "file" }[]): {
+  cmd: string;
+  split(output: string): { output: string; status: number }[];
+} {
+  const tag = crypto.randomUUID().slice(0, 8);
+  const cmd = paths.map(({ path, kind }, i) =>
+    `echo "<${tag} ${i}>"; { ${readCmd(path, kind)}; } 2>&1; echo "<${tag} status $?>"`
+  ).join("; ");
+  return {
+    cmd,
+    split(output) {
+      return paths.map((_, i) => {
+        const at = output.indexOf(`<${tag} ${i}>\n`);
+        assert.ok(at >= 0, `no output for entry ${i}`);
+        const rest = output.slice(at + `<${tag} ${i}>\n`.length);
+        const end = rest.search(new RegExp(`<${tag} status (\\d+)>`));
+        assert.ok(end >= 0, `no status for entry ${i}`);
+        return { output: rest.slice(0, end), status: Number(/status (\d+)/.exec(rest.slice(end))![1]) };
+      });
+    },
+  };
+}
+
 Deno.test({
   name: "agent preset: every ~/ secret of the caller's home is unreadable",
   ...sanitize,
@@ -148,15 +176,16 @@ Deno.test({
       for (const [i, entry] of HOME_SECRETS.entries()) {
         kinds.push(await plant(`${home}${entry.slice(1)}`, `SECRET-${i}`));
       }
+      const reads = readAll(
+        HOME_SECRETS.map((entry, i) => ({ path: `${home}${entry.slice(1)}`, kind: kinds[i]! })),
+      );
       const answers = await agent(["--cwd", proj], { HOME: home }, [
-        ...HOME_SECRETS.map((entry, i) => ({
-          params: { cmd: readCmd(`${home}${entry.slice(1)}`, kinds[i]!) },
-        })),
+        { params: { cmd: reads.cmd, token_mode: "raw", max_output_tokens: 100_000, yield_time_ms: 30_000 } },
       ]);
-      for (const [i, entry] of HOME_SECRETS.entries()) {
-        const r = result(answers, i + 1);
+      for (const [i, r] of reads.split(result(answers, 1).output.replaceAll("\r\n", "\n")).entries()) {
+        const entry = HOME_SECRETS[i]!;
         assert.doesNotMatch(r.output, new RegExp(`SECRET-${i}\\b`), entry);
-        assert.notEqual(r.exit_code, 0, `${entry}: ${r.output}`);
+        assert.notEqual(r.status, 0, `${entry}: ${r.output}`);
       }
     });
   },
@@ -177,25 +206,28 @@ Deno.test({
         }
         await Deno.writeTextFile(`${other}/service-credentials.json`, "SECRET-NAMED");
         await Deno.writeTextFile(`${other}/readme.txt`, "visible\n");
+        const reads = readAll(
+          HOME_SECRETS.map((entry, i) => ({ path: `${other}${entry.slice(1)}`, kind: kinds[i]! })),
+        );
         const answers = await agent(["--cwd", other], { HOME: home }, [
-          ...HOME_SECRETS.map((entry, i) => ({
-            params: { cmd: readCmd(`${other}${entry.slice(1)}`, kinds[i]!) },
-          })),
+          {
+            params: { cmd: reads.cmd, token_mode: "raw", max_output_tokens: 100_000, yield_time_ms: 30_000 },
+          },
           { params: { cmd: `cat '${other}/service-credentials.json'` } },
           { params: { cmd: "cat readme.txt" } },
         ]);
-        for (const [i, entry] of HOME_SECRETS.entries()) {
-          const r = result(answers, i + 1);
+        for (const [i, r] of reads.split(result(answers, 1).output.replaceAll("\r\n", "\n")).entries()) {
+          const entry = HOME_SECRETS[i]!;
           assert.doesNotMatch(r.output, new RegExp(`SECRET-${i}\\b`), entry);
-          assert.notEqual(r.exit_code, 0, `${entry}: ${r.output}`);
+          assert.notEqual(r.status, 0, `${entry}: ${r.output}`);
           // Covered, not merely missing: a file is there but cannot be opened, a directory is empty.
           if (kinds[i] === "file") assert.match(r.output, /Permission denied/, entry);
           else assert.match(r.output, /secret: No such file or directory/, entry);
         }
-        const named = result(answers, HOME_SECRETS.length + 1);
+        const named = result(answers, 2);
         assert.doesNotMatch(named.output, /SECRET-NAMED/);
         assert.match(named.output, /Permission denied/);
-        assert.equal(result(answers, HOME_SECRETS.length + 2).output, "visible\n");
+        assert.equal(result(answers, 3).output, "visible\n");
       } finally {
         await Deno.remove(other, { recursive: true });
       }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, withTempDir } from "./_helpers.ts";
+import { keepDenoDir, ROOT, withTempDir } from "./_helpers.ts";
 import { cleanUp } from "./_daemon.ts";
 
 Deno.test({
@@ -31,6 +31,7 @@ Deno.test({
         XDG_STATE_HOME: join(dir, "state"),
         XDG_DATA_HOME: join(dir, "data"),
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        ...keepDenoDir({ HOME: dir }),
       };
       Deno.mkdirSync(env.XDG_RUNTIME_DIR, { mode: 0o700 });
       const specter = (args: string[]) =>
