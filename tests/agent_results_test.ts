@@ -493,7 +493,9 @@ Deno.test({
         })
       );
       const gap = pages.find((p) => p.dropped !== undefined)?.dropped;
-      assert.ok(gap !== undefined && gap.from_seq === 5, JSON.stringify(gap));
+      // The log kept frames 0-4; the memory window's head (its first 64 KiB) may hold more after them when
+      // reads were small, so the gap starts at 5 or later.
+      assert.ok(gap !== undefined && gap.from_seq >= 5, JSON.stringify(gap));
       // What the log kept, then the gap named where it is, then what memory held: each side in order, once;
       // the line the gap cut is a fragment on either side of it.
       const marker = `[frames ${gap.from_seq}-${gap.to_seq} are no longer held (no output log kept them, ` +

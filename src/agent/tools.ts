@@ -29,10 +29,9 @@ import { DEFAULTS, defaultSandbox, type Session, spawn, type SpawnOptions } from
 import { hostHome, type Policy } from "../policy/mod.ts";
 import { policyHint } from "./policy_hint.ts";
 import { resolveWorkdir } from "./workdir.ts";
-import { AgentSession, type ReturnedOn, type Taken } from "./agent_session.ts";
-import { tokenCount, truncateOutput } from "./truncate.ts";
+import { AgentSession, type ReturnedOn } from "./agent_session.ts";
 import type { OutputLog, OutputLogFactory } from "./output_log.ts";
-import { pageResult } from "./page_result.ts";
+import { pageResult, takenResult } from "./page_result.ts";
 import { victimFor } from "./pruning.ts";
 
 /** Environment that tames pagers and colour in agent sessions (TERM stays xterm-256color). */
@@ -469,7 +468,7 @@ export class AgentTools {
     const code = command?.exit_code ?? agent.exit?.code;
     const hint = this.#hint(agent, taken.text, code !== undefined && code !== null && code !== 0);
     return {
-      ...this.#shape(agent, taken, mode, params.max_output_tokens, returnedOn, started),
+      ...takenResult(agent, taken, mode, params.max_output_tokens, returnedOn, started),
       ...(command === null ? {} : {
         command: {
           ...(command.command === undefined ? {} : { command: command.command }),
@@ -480,41 +479,6 @@ export class AgentTools {
       }),
       ...(hint === undefined ? {} : { policy_hint: hint }),
       ...extra,
-    };
-  }
-
-  #shape(
-    agent: AgentSession,
-    taken: Taken,
-    mode: TokenMode,
-    maxTokens: number | undefined,
-    returnedOn: ReturnedOn,
-    started: number,
-  ): ToolResult {
-    const cut = truncateOutput(
-      taken.text,
-      maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
-      agent.readHint(taken.fromSeq, taken.toSeq),
-    );
-    agent.outputTokens += cut.truncated ? tokenCount(cut.output) : cut.originalTokens;
-    const exit = agent.exit;
-    return {
-      session_id: agent.id,
-      output: cut.output,
-      running: exit === null,
-      ...(exit?.code === null || exit === null ? {} : { exit_code: exit.code }),
-      ...(exit?.signal ? { signal: exit.signal } : {}),
-      timed_out: agent.timedOut || exit?.timed_out === true,
-      wall_time_ms: started === 0 ? 0 : Math.round(performance.now() - started),
-      truncated: cut.truncated || taken.missed !== undefined,
-      original_token_count: cut.originalTokens,
-      token_mode: mode,
-      returned_on: returnedOn,
-      screen: agent.alternate ? "alternate" : "normal",
-      from_seq: taken.fromSeq,
-      to_seq: taken.toSeq,
-      ...(exit === null ? {} : { last_lines: exit.last_lines }),
-      ...(taken.dropped === undefined ? {} : { dropped: taken.dropped }),
     };
   }
 }

@@ -15,6 +15,8 @@ import { AGENT_FLAGS, agentTools } from "./agent.ts";
 const MCP_FLAGS = {
   "max-sessions": AGENT_FLAGS["max-sessions"],
   "idle-timeout": AGENT_FLAGS["idle-timeout"],
+  "output-log-max": AGENT_FLAGS["output-log-max"],
+  "output-log-total": AGENT_FLAGS["output-log-total"],
 } as const satisfies FlagTable;
 
 /** `specter mcp`'s help. */
@@ -26,9 +28,10 @@ export const MCP_DOC: CommandDoc = {
 Tools: exec_command, write_stdin, read_output, close_session, list_sessions, each with input and output
 schemas; results carry the output and a status line, and the whole result as structuredContent. Progress
 notifications while a call runs, notifications/cancelled (the program gets ctrl-c), logging/setLevel, ping.
-Every session runs under the sandbox and policy given here; no tool argument can change it. Exits 0 when
-stdin ends, after ending every session. The daemon serves the same over HTTP at /mcp (specter daemon --bind).
-  claude mcp add specter -- specter mcp --policy basic`,
+Every session runs under the sandbox and policy given here (default: the agent preset); no tool argument can
+change it. Exits 0 when stdin ends, after ending every session.
+The daemon serves the same over HTTP at /mcp (specter daemon --bind).
+  claude mcp add specter -- specter mcp`,
   groups: [{ title: "MCP flags", flags: MCP_FLAGS }, ...SESSION_GROUPS],
 };
 
