@@ -48,8 +48,6 @@ export class AgentOutputLogs {
   readonly #sessionBytes: number;
   readonly #totalBytes: number;
   readonly #segmentBytes: number;
-  /** Bytes appended since the total was last measured. */
-  #since = 0;
   /**
    * At most what the logs hold: the last measured total plus what was appended since (the stores' own
    * budgets and removed logs only make it less; indexes add a few per cent). Below the total budget,
@@ -91,12 +89,10 @@ export class AgentOutputLogs {
   }
 
   #appended(bytes: number): void {
-    this.#since += bytes;
     this.#upTo += bytes;
-    // Measured (a stat per segment) only near the budget, and then about once a segment: appends stay
-    // cheap, and the budget holds to a segment.
-    if (this.#since < this.#segmentBytes || this.#upTo <= this.#totalBytes) return;
-    this.#since = 0;
+    // Measured (a stat per segment) only once the appends since the last measure may pass the budget:
+    // appends stay cheap below it, and the budget holds to the segments being written.
+    if (this.#upTo <= this.#totalBytes) return;
     this.enforce();
   }
 
