@@ -10,8 +10,9 @@
  *   several processes); `--time-limit` for the whole run (`90s`, `10m`, `2h`; default
  *   none) stops starting cases when it is reached (the report says how many ran).
  * - Cases run on a worker in batches; a case that does not return within `--case-ms` × 10 (at least 10 s)
- *   is a hang: the worker is terminated and the run goes on after it. A case slower than `--case-ms`
- *   (default 2000) is reported as a hang too.
+ *   of running time is a hang: the worker is terminated and the run goes on after it (time while the
+ *   process was stopped does not count). A case that used more than `--case-ms` (default 2000) of CPU is
+ *   reported as a hang too: CPU, not the wall, so a busy or stopped machine does not fail a case.
  *
  * Prints per-target counts, crashes and hangs with their repro; exits 1 on any crash or hang.
  *
@@ -59,8 +60,14 @@ async function fuzzTarget(
       let last = from;
       let since = performance.now();
       const stallMs = Math.max(10_000, caseMs * 10);
+      let tick = performance.now();
       const watch = setInterval(() => {
         const now = Atomics.load(cursor, 0);
+        const at = performance.now();
+        // A tick that comes seconds late means this process was stopped (SIGSTOP, a suspended laptop): the
+        // case had no time to run, so its stall is counted from now.
+        if (at - tick > 2_000) since = at;
+        tick = at;
         if (now !== last) {
           last = now;
           since = performance.now();
@@ -155,6 +162,7 @@ async function main(): Promise<number> {
     console.log(JSON.stringify(caseInput(target, seed, index)));
     const report = await runCases(target, { seed, from: index, count: 1, caseMs, deadline: Infinity });
     for (const f of report.failures) printFailure(f, seed);
+    if (report.failures.length === 0) console.log(`case ${index}: passed`);
     return report.failures.length > 0 ? 1 : 0;
   }
   const deadline = args["time-limit"] === undefined

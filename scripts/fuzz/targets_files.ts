@@ -48,10 +48,14 @@ function scratchRootOf(): string {
   return root;
 }
 
-/** A private directory for this process's files (on tmpfs when there is one), made once. */
+// Each worker (a module instance of its own) works in a directory of its own: a worker terminated as hung
+// may still be writing, and the one after it must not find its files.
+const WORKER_DIR = `w-${crypto.randomUUID()}`;
+
+/** A private directory for this worker's files (on tmpfs when there is one), made once. */
 export function scratchDir(name: string): string {
   scratchRoot ??= scratchRootOf();
-  const dir = join(scratchRoot, name);
+  const dir = join(scratchRoot, WORKER_DIR, name);
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
