@@ -142,6 +142,7 @@ export class KeeperClient implements ExitWatcher {
         cols: request.cols,
         rows: request.rows,
         tty: request.tty !== false,
+        ...(request.controllingTerminal === false ? { ctty: false } : {}),
         targets: (request.inheritFds ?? []).map((entry) => entry.target),
       },
       fds,

@@ -361,6 +361,7 @@ class Keeper {
           cols: request.cols,
           rows: request.rows,
           tty: request.tty,
+          ...(request.ctty === false ? { controllingTerminal: false } : {}),
           inheritFds: fds.map((fd, i) => ({ fd, target: request.targets[i]! })),
         });
         const kept: Kept = {

@@ -128,6 +128,7 @@ export function launch(request: LaunchRequest): Launched {
       cols: request.cols,
       rows: request.rows,
       ...(request.tty === false ? { tty: false } : {}),
+      ...(plan.programTakesTerminal === true ? { controllingTerminal: false } : {}),
       inheritFds: [
         ...request.inheritFds,
         ...plan.files.map((file, i) => ({ fd: passed[i]!, target: file.target })),

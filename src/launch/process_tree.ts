@@ -123,6 +123,18 @@ export class ProcessTree {
     }
   }
 
+  /**
+   * Input went to the program's terminal: its line discipline turns ctrl-c and ctrl-\ (by default) into
+   * SIGINT and SIGQUIT for the foreground group. Under a launcher a program killed by them exits as 128 + N
+   * (bwrap's report), which then reads as the signal, as one Specter sent would.
+   */
+  typed(bytes: Uint8Array): void {
+    if (this.#init === null) return;
+    const signals = libc().table.signals;
+    if (bytes.includes(0x03)) this.#sent.add(signals.INT);
+    if (bytes.includes(0x1c)) this.#sent.add(signals.QUIT);
+  }
+
   /** SIGHUP, SIGTERM and SIGCONT (stopped processes must see the others) to every process of the program. */
   terminate(): void {
     const signals = ["HUP", "TERM", "CONT"] as const;

@@ -207,6 +207,9 @@ export const KeeperRequestSchema = z.discriminatedUnion("op", [
     cols: z.int().positive(),
     rows: z.int().positive(),
     tty: z.boolean(),
+    ctty: z.boolean().optional().describe(
+      "False: the terminal does not become the launcher's controlling terminal (the program takes it)",
+    ),
     targets: z.array(z.int().min(3)).describe("The child fd number of each passed descriptor, in order"),
   }),
   z.strictObject({ op: z.literal("resume"), id: z.string(), from: z.int().nonnegative() }),

@@ -40,6 +40,12 @@ export interface SpawnRequest {
    * as the session's controlling terminal, unused. Default true.
    */
   readonly tty?: boolean;
+  /**
+   * False: the terminal is opened without becoming the child's controlling terminal (its fresh session has
+   * none). For a launcher that gives it to the program itself (`setsid --ctty` inside a sandbox), so that
+   * the launcher is outside the terminal's session and its signals. Default true.
+   */
+  readonly controllingTerminal?: boolean;
 }
 
 /** A started child: its pid and the master side of its terminal. */
@@ -140,9 +146,11 @@ export function spawnOnPty(request: SpawnRequest): SpawnedChild {
     attrReady = true;
 
     // Opening the slave by path (no O_NOCTTY) in a fresh session makes it the controlling terminal,
-    // which job control needs. glibc runs setsid() before the file actions.
+    // which job control needs. glibc runs setsid() before the file actions. With O_NOCTTY the session
+    // has none, and a launcher hands the terminal to the program (see `controllingTerminal`).
     const ttyPath = cString(pty.path);
-    check(sym.posix_spawn_file_actions_addopen(actions, 0, ttyPath, table.o.RDWR, 0), "addopen");
+    const openFlags = request.controllingTerminal === false ? table.o.RDWR | table.o.NOCTTY : table.o.RDWR;
+    check(sym.posix_spawn_file_actions_addopen(actions, 0, ttyPath, openFlags, 0), "addopen");
     if (io === null) {
       check(sym.posix_spawn_file_actions_adddup2(actions, 0, 1), "adddup2(1)");
       check(sym.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2(2)");

@@ -13,8 +13,10 @@
  *   `--cap-drop ALL`, uid/gid 65534 inside (mapped to the caller's; as root, to a uid of its own, with
  *   idmapped grants: see `HostFacts.rootLauncher`), a cleared environment with only the program's env.
  *
- * No `--new-session`: it would break job control on our terminal. TIOCSTI is stopped by seccomp instead,
- * and the sandbox only ever sees its own fresh PTY.
+ * No `--new-session`: it would leave the program without a controlling terminal, and job control with it.
+ * TIOCSTI is stopped by seccomp instead, and the sandbox only ever sees its own fresh PTY. On a terminal the
+ * program is started through `setsid --ctty` (`LaunchRequest.ownSession`): it leads the terminal's session,
+ * and bwrap, outside it, never gets the terminal's signals (a ctrl-c that killed bwrap ended the sandbox).
  *
  * @module
  */
@@ -33,6 +35,7 @@ import {
   type PlanDescriptor,
   type PlanOptions,
   programCommand,
+  programLaunchers,
 } from "./launch_plan.ts";
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
@@ -226,10 +229,11 @@ export function bwrapPlan(
   // Sorted by depth so that a deeper bind always lands on top of a shallower one: a read-only path
   // inside a writable root stays read-only, and strict-write protection sits on its root.
   const command = programCommand(request);
+  const launchers = programLaunchers(request);
   const entries: { path: string; kind: BindKind }[] = [
     { path: request.program, kind: "exec" },
-    // The rlimit launcher, when there is one, must exist inside too.
-    ...(command[0] !== request.program ? [{ path: command[0]!, kind: "exec" as const }] : []),
+    // The launchers (setsid, prlimit), when there are any, must exist inside too.
+    ...launchers.filter((path) => path !== request.program).map((path) => ({ path, kind: "exec" as const })),
     ...policy.exec.filter((path) => path !== request.program).map((path) => ({
       path,
       kind: "exec" as const,
@@ -252,7 +256,7 @@ export function bwrapPlan(
     const facts = opened === undefined ? UNOPENED : opened.get(path);
     if (facts === undefined) {
       // A missing read/exec entry binds nothing; the program and its launcher must exist.
-      if (path === request.program || path === command[0]) {
+      if (path === request.program || launchers.includes(path)) {
         throw new SandboxError("E_SANDBOX_START", `The program "${path}" was not opened for the launch`);
       }
       continue;
@@ -364,6 +368,7 @@ export function bwrapPlan(
     ...(data.copies.length === 0 ? {} : { copies: data.copies }),
     ...(host.rootLauncher === null ? {} : { sandboxUid: host.rootLauncher.uid }),
     gate: { block: BLOCK_FD, info: INFO_FD },
+    ...(request.ownSession === undefined ? {} : { programTakesTerminal: true }),
     policy,
   };
 }

@@ -31,6 +31,15 @@ export interface LaunchRequest {
    */
   readonly rlimits?: Rlimits;
   /**
+   * Absolute path of util-linux `setsid`, when the program runs on the terminal (fd 0) inside a sandbox:
+   * it starts as `setsid --ctty --wait -- program`, leading a session of its own whose controlling
+   * terminal is the session's terminal, and the spawner does not give that terminal to the launcher. So
+   * the sandbox's own processes (bwrap outside, its init inside) are not in the terminal's session: a
+   * ctrl-c reaches only the program's foreground group, never the launcher whose death would end the
+   * sandbox. Absent: the program runs in the launcher's session.
+   */
+  readonly ownSession?: string;
+  /**
    * Files the program reads at start-up (shell integration), placed read-only inside the sandbox by the
    * bwrap backend (`--ro-bind-data` from a pipe, beneath {@link DATA_ROOT}, on the sandbox's own root so
    * no grant can put them on the host). The other backends place none: their spawner writes the files to
@@ -80,17 +89,34 @@ export interface Rlimits {
 /**
  * The program's command line, behind `prlimit` when rlimits are requested: `prlimit --as=… -- program
  * args`. prlimit sets the limits on itself and execs the program, so they hold from its first
- * instruction.
+ * instruction. With {@link LaunchRequest.ownSession}, `setsid --ctty --wait --` comes first.
  */
 export function programCommand(request: LaunchRequest): string[] {
-  const limits = request.rlimits;
+  const flags = rlimitFlags(request.rlimits);
+  const limited = flags.length === 0
+    ? [request.program, ...request.args]
+    : [request.rlimits!.prlimit, ...flags, "--", request.program, ...request.args];
+  // setsid first: it only calls setsid() and TIOCSCTTY and execs, so the rlimits prlimit sets then hold
+  // for the program's own process. --wait matters only if setsid had to fork (the process leading its
+  // group already), to pass the exit status on.
+  if (request.ownSession === undefined) return limited;
+  return [request.ownSession, "--ctty", "--wait", "--", ...limited];
+}
+
+/** The launchers {@link programCommand} puts before the program (each must exist inside the sandbox). */
+export function programLaunchers(request: LaunchRequest): string[] {
+  const launchers = request.ownSession === undefined ? [] : [request.ownSession];
+  if (rlimitFlags(request.rlimits).length > 0) launchers.push(request.rlimits!.prlimit);
+  return launchers;
+}
+
+function rlimitFlags(limits: Rlimits | undefined): string[] {
   const flags: string[] = [];
   if (limits?.addressSpace !== undefined) flags.push(`--as=${limits.addressSpace}`);
   if (limits?.cpuSeconds !== undefined) flags.push(`--cpu=${limits.cpuSeconds}`);
   if (limits?.processes !== undefined) flags.push(`--nproc=${limits.processes}`);
   if (limits?.fileSize !== undefined) flags.push(`--fsize=${limits.fileSize}`);
-  if (limits === undefined || flags.length === 0) return [request.program, ...request.args];
-  return [limits.prlimit, ...flags, "--", request.program, ...request.args];
+  return flags;
 }
 
 /** Facts about the host a backend needs; gathered once by `hostFacts()` in `probe.ts`. */
@@ -198,6 +224,11 @@ export interface LaunchPlan {
   readonly sandboxUid?: number;
   /** The setup gate (bwrap), or `null`: the program starts at once. */
   readonly gate: PlanGate | null;
+  /**
+   * True when a launcher inside makes the terminal the program's controlling terminal
+   * ({@link LaunchRequest.ownSession}): the spawner must then open it without making it its own.
+   */
+  readonly programTakesTerminal?: boolean;
   /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */
   readonly policy: Policy | null;
 }

@@ -19,10 +19,11 @@ export {
   type LaunchRequest,
   type PlanDescriptor,
   programCommand,
+  programLaunchers,
   type SandboxBackend,
 } from "./plan.ts";
 export { PERSIST_HOME } from "./launch_plan.ts";
-export { findPrlimit, hostFacts, probeBwrap } from "./probe.ts";
+export { findPrlimit, findSetsid, hostFacts, probeBwrap } from "./probe.ts";
 export { type ProtectedWatch } from "./protected_walk.ts";
 export { type RealizedPolicy, realizePolicy } from "./realize.ts";
 export {

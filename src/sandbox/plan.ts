@@ -32,6 +32,7 @@ export {
   type PlanGate,
   type PlanOptions,
   programCommand,
+  programLaunchers,
   type Rlimits,
   SANDBOX_BACKENDS,
   type SandboxBackend,

@@ -71,6 +71,17 @@ export function findPrlimit(): string {
   return path;
 }
 
+/** Where util-linux `setsid` is looked for (a sandboxed program on a terminal starts through it). */
+export const SETSID_CANDIDATES = ["/usr/bin/setsid", "/bin/setsid"] as const;
+
+/**
+ * The `setsid` launcher, or null: without it a sandboxed program runs in bwrap's session, where a ctrl-c
+ * also reaches bwrap (and ends the sandbox). Nothing about the sandbox's confinement depends on it.
+ */
+export function findSetsid(): string | null {
+  return findExecutable(SETSID_CANDIDATES) ?? null;
+}
+
 /** Where bwrap is looked for when `SPECTER_BWRAP` does not name it. */
 export const BWRAP_CANDIDATES = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"] as const;
 

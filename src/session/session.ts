@@ -561,6 +561,7 @@ export class Session {
     this.#marks.input(text ?? lossy.decode(bytes));
     this.#quiet.input();
     if (this.#options.record?.input) this.#recording.event("i", text ?? lossy.decode(bytes));
+    if (this.#options.tty !== false) this.#tree.typed(bytes);
     this.#pump.push(bytes);
     this.#afterInput();
   }

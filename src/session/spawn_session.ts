@@ -20,13 +20,14 @@ import {
   compileLaunchPlan,
   coverSecrets,
   findPrlimit,
+  findSetsid,
   guardArtifacts,
   guardPolicyFile,
   hostFacts,
   idmapNamespace,
   type LaunchPlan,
   MountAttachments,
-  programCommand,
+  programLaunchers,
   type RealizedPolicy,
   realizePolicy,
   type SandboxBackend,
@@ -199,6 +200,8 @@ function prepare(
       ...(limits.fileSizeBytes === null ? {} : { fileSize: limits.fileSizeBytes }),
     }
     : undefined;
+  // On a terminal in a sandbox the program leads the terminal's session itself (see `ownSession`).
+  const setsid = sandboxed && backend === "bwrap" && resolved.tty ? findSetsid() : null;
   const request = {
     program,
     args: resolved.argv.slice(1),
@@ -206,6 +209,7 @@ function prepare(
     cwd: resolved.cwd,
     env,
     ...(rlimits === undefined ? {} : { rlimits }),
+    ...(setsid === null ? {} : { ownSession: setsid }),
   };
   if (!sandboxed || policy === null) {
     const shell = setUpShell(request, options, backend, {
@@ -230,7 +234,7 @@ function prepare(
     cwd: resolved.cwd,
     home: hostHome(),
     strictWrite,
-    programs: [...new Set([program, programCommand(request)[0]!])],
+    programs: [...new Set([program, ...programLaunchers(request)])],
     ...(resolved.persistDir === null ? {} : { persist: resolved.persistDir }),
   });
   let tmpDir: string | null = null;
