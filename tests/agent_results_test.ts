@@ -437,14 +437,17 @@ Deno.test({
             })).result as ToolResult
           );
           assertSeq(text, 300_000);
-          // The keeper holds a daemon session's socket: closing its input is refused with a typed error
-          // (not yet relayed), never a hang or a broken relay.
+          // The keeper holds a daemon session's socket: it ends the input after what was typed (see
+          // agent_daemon_close_stdin_test.ts).
           const cat = (await agent.call("exec_command", { cmd: ["cat"], tty: false, yield_time_ms: 250 }))
             .result as ToolResult;
-          const refused = await agent.call("write_stdin", { session_id: cat.session_id, close_stdin: true });
-          assert.equal((refused.error as { data?: { code?: string } }).data?.code, "E_USAGE");
-          const echoed = await agent.call("write_stdin", { session_id: cat.session_id, chars: "still\n" });
-          assert.match((echoed.result as ToolResult).output, /still/);
+          const closed = await agent.call("write_stdin", {
+            session_id: cat.session_id,
+            chars: "still\n",
+            close_stdin: true,
+          });
+          assert.match((closed.result as ToolResult).output, /still/);
+          assert.equal((closed.result as ToolResult).exit_code, 0, JSON.stringify(closed));
           assert.equal(await agent.close(), 0);
         } finally {
           await agent.child.status;

@@ -64,7 +64,7 @@ import type { AgentTools, OutputLog } from "../agent/mod.ts";
 import type { McpHttp } from "../mcp/mod.ts";
 import { AGENT_LOG_SHAPE, sessionOutputLog } from "./agent_output_log.ts";
 import { FrameStore, listSegments, readLog, readLogText, type SyncPolicy } from "./frame_store.ts";
-import { KeeperClient } from "./keeper_client.ts";
+import { KeeperClient, type KeptSession } from "./keeper_client.ts";
 import { paramsOf, parseRequest, RpcError } from "./request.ts";
 import { privateDir, sessionDir } from "./paths.ts";
 
@@ -217,6 +217,7 @@ export class Daemon {
       fail: (error) => this.#log(`listener failed: ${String(error)}`),
     };
     keeper.onClosed = () => this.#keeperLost();
+    keeper.onRefused = (id, error) => this.#keeperRefused(id, error);
     this.#timers.push(setInterval(() => this.#acknowledge(), ACK_MS));
     // A client that stopped reading is dropped even when nothing more is sent to it.
     this.#timers.push(setInterval(() => {
@@ -334,7 +335,7 @@ export class Daemon {
     for (const kept of this.#keeper.kept) {
       // One session that cannot be taken back never stops the daemon (nor the others).
       try {
-        this.#takeBackOne(kept.id, kept.held_from);
+        this.#takeBackOne(kept);
       } catch (error: unknown) {
         this.#log(`session "${kept.id}" cannot be taken back (${String(error)}); the keeper ends it`);
         const entry = this.#entries.get(kept.id);
@@ -345,7 +346,8 @@ export class Daemon {
     }
   }
 
-  #takeBackOne(name: string, heldFrom: number): void {
+  #takeBackOne(kept: KeptSession): void {
+    const { id: name, held_from: heldFrom } = kept;
     const dir = sessionDir(this.#options.stateDir, name);
     const saved = SavedSessionSchema.parse(JSON.parse(Deno.readTextFileSync(join(dir, "session.json"))));
     const store = FrameStore.open({
@@ -392,6 +394,8 @@ export class Daemon {
         cwd: saved.cwd,
         cols: saved.cols,
         rows: saved.rows,
+        // Without a terminal its input can be closed (the keeper knows; the saved session does not say).
+        ...(kept.tty ? {} : { tty: false }),
         id: name,
         title: saved.title ?? undefined,
         description: saved.description ?? undefined,
@@ -414,7 +418,14 @@ export class Daemon {
       },
       {
         sink: (frame) => this.#sink(entry, frame),
-        resume: { nextSeq: store.nextSeq, history, outputOffset: from, started: saved.started },
+        endInput: (written) => this.#keeper.closeInput(name, written),
+        resume: {
+          nextSeq: store.nextSeq,
+          history,
+          outputOffset: from,
+          started: saved.started,
+          inputClosed: kept.input_closed,
+        },
       },
     );
     this.#log(
@@ -526,7 +537,17 @@ export class Daemon {
     if (!this.#keeper.closed) return;
     const keeper = await KeeperClient.connect(this.#options.stateDir, this.#options.startKeeper);
     keeper.onClosed = () => this.#keeperLost();
+    keeper.onRefused = (id, error) => this.#keeperRefused(id, error);
     this.#keeper = keeper;
+  }
+
+  /** The keeper refused a message for session `id` nobody waits on (a `close_input`): its frames say so. */
+  #keeperRefused(id: string, error: SpecterError): void {
+    this.#log(`the keeper refused a message for session "${id}": ${error.message}`);
+    const session = this.#entries.get(id)?.session;
+    if (session !== null && session !== undefined && !session.finished) {
+      session.reportError(error.code, error.message);
+    }
   }
 
   #create(params: CreateParams, by: Author): Entry {
@@ -656,6 +677,7 @@ export class Daemon {
             if (holder.entry !== null) this.#sink(holder.entry, frame);
             else early.push(frame);
           },
+          endInput: (written) => this.#keeper.closeInput(name, written),
         },
       });
     } catch (error: unknown) {

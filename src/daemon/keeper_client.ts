@@ -69,11 +69,13 @@ export class KeeperClient implements ExitWatcher {
   readonly #listeners = new Map<number, StatusListener>();
   readonly #statuses = new Map<number, number>();
   #closed = false;
-  /** Releases waiting for room on the keeper's socket, in order. */
+  /** Releases (and ends of input) waiting for room on the keeper's socket, in order. */
   #queued: KeeperRequest[] = [];
   readonly #buffer = new Uint8Array(MAX_KEEPER_MESSAGE);
   /** Told when the keeper went away (every watched program is then reported killed). */
   onClosed: () => void = () => {};
+  /** Told when the keeper refused a message nobody waits on (a `close_input`) for session `id`. */
+  onRefused: (id: string, error: SpecterError) => void = () => {};
 
   private constructor(fd: number, hello: Hello) {
     this.#fd = fd;
@@ -161,19 +163,30 @@ export class KeeperClient implements ExitWatcher {
     this.#postQuietly({ op: "ack", id, offset });
   }
 
+  /**
+   * Ends session `id`'s input (`tty: false`) after the first `after` bytes written on its relay: the keeper
+   * writes those to the program, then shuts down its socket's writing side. A refusal comes to
+   * {@link onRefused}.
+   */
+  closeInput(id: string, after: number): void {
+    this.#postQuietly({ op: "close_input", id, after });
+  }
+
   /** The session is over: the keeper closes its terminal and forgets it. */
   release(id: string): void {
     this.#postQuietly({ op: "release", id });
   }
 
   /**
-   * A message nobody waits on. A `release` that finds the keeper's socket full waits for the next
-   * {@link flushQueued} (else the keeper would hold an ended session's terminal for good); an `ack` is
-   * dropped then (the next one covers it). A lost keeper was handled by #post.
+   * A message nobody waits on. A `release` or `close_input` that finds the keeper's socket full waits for
+   * the next {@link flushQueued} (else the keeper would hold an ended session's terminal for good, or a
+   * program would wait for the end of its input forever); an `ack` is dropped then (the next one covers
+   * it). A lost keeper was handled by #post.
    */
   #postQuietly(request: KeeperRequest): void {
     this.flushQueued();
-    if (this.#queued.length > 0 && request.op === "release") {
+    const kept = request.op === "release" || request.op === "close_input";
+    if (this.#queued.length > 0 && kept) {
       this.#queued.push(request);
       return;
     }
@@ -181,7 +194,7 @@ export class KeeperClient implements ExitWatcher {
       this.#post(request);
     } catch (error: unknown) {
       const errno = error instanceof SpecterError ? error.details.errno : undefined;
-      if (errno === libc().table.errno.EAGAIN && request.op === "release") this.#queued.push(request);
+      if (errno === libc().table.errno.EAGAIN && kept) this.#queued.push(request);
     }
   }
 
@@ -333,6 +346,7 @@ export class KeeperClient implements ExitWatcher {
 
   #dispatch(event: KeeperEvent, received: readonly number[]): void {
     for (const fd of received) closeQuietly(fd); // Only answers to a request carry descriptors.
+    if (event.op === "error" && event.id !== undefined) this.onRefused(event.id, keeperFailure(event));
     if (event.op !== "exited") return;
     this.#statuses.set(event.pid, event.status);
     queueMicrotask(() => this.look(event.pid));

@@ -40,7 +40,8 @@ import {
 } from "../pty/mod.ts";
 import type { KeeperEvent, KeeperRequest } from "../protocol/mod.ts";
 import { decodeKeeperRequest } from "./messages.ts";
-import { SpecterError, toSpecterError } from "../errors.ts";
+import { InputEnd } from "./input_end.ts";
+import { SpecterError, toSpecterError, UsageError } from "../errors.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
 
 /** Output bytes held per session until the daemon acknowledges them; reading pauses beyond. */
@@ -92,6 +93,8 @@ interface Kept {
   /** Where output is read and input written: the master, or the program's socket without a terminal. */
   readonly io: number;
   readonly ttyPath: string;
+  /** False when the program runs on a socket (its input can then be ended: `close_input`). */
+  readonly tty: boolean;
   status: number | null;
   /** Output not yet acknowledged: chunks from offset `heldFrom`. */
   held: Uint8Array[];
@@ -102,6 +105,8 @@ interface Kept {
   sentTo: number;
   /** Input read from the relay, not yet written to the terminal. */
   input: Uint8Array | null;
+  /** Where the input ends, once the daemon closed it. */
+  readonly inputEnd: InputEnd;
   eof: boolean;
   relayClosed: boolean;
   clients: PollClient[];
@@ -223,6 +228,8 @@ class Keeper {
             status: kept.status,
             held_from: kept.heldFrom,
             read_to: kept.readTo,
+            tty: kept.tty,
+            input_closed: kept.inputEnd.closed,
           },
         });
       }
@@ -370,6 +377,7 @@ class Keeper {
           master: child.master,
           io: child.io ?? child.master,
           ttyPath: child.ttyPath,
+          tty: request.tty,
           status: null,
           held: [],
           heldFrom: 0,
@@ -377,6 +385,7 @@ class Keeper {
           relay: -1,
           sentTo: 0,
           input: null,
+          inputEnd: new InputEnd(),
           eof: false,
           relayClosed: false,
           clients: [],
@@ -407,6 +416,18 @@ class Keeper {
       case "ack": {
         const kept = this.#sessions.get(request.id);
         if (kept !== undefined) this.#acknowledge(kept, Math.min(request.offset, kept.readTo));
+        return;
+      }
+      case "close_input": {
+        const kept = this.#kept(request.id);
+        if (kept.tty) {
+          throw new UsageError(
+            `Session "${kept.id}" runs on a terminal: its input cannot be closed (press "ctrl-d" in it)`,
+          );
+        }
+        // Without a relay, input still on its way was lost with it: the end is now.
+        kept.inputEnd.close(kept.relay < 0 ? 0 : request.after);
+        this.#endInput(kept);
         return;
       }
       case "release": {
@@ -446,7 +467,8 @@ class Keeper {
       interest: () => {
         const { POLLIN, POLLOUT } = libc().table.poll;
         if (kept.relay !== ours) return 0;
-        return (kept.input === null ? POLLIN : 0) | (kept.sentTo < kept.readTo ? POLLOUT : 0);
+        const reading = kept.input === null && kept.inputEnd.room(1) > 0;
+        return (reading ? POLLIN : 0) | (kept.sentTo < kept.readTo ? POLLOUT : 0);
       },
       ready: (revents) => this.#relayReady(kept, revents),
       fail: () => this.#closeRelay(kept),
@@ -468,6 +490,16 @@ class Keeper {
     closeQuietly(relay);
     kept.relay = -1;
     kept.input = null; // Input the daemon sent but the terminal never took is the daemon's to resend.
+    kept.inputEnd.relayClosed();
+    this.#endInput(kept);
+  }
+
+  /** Shuts down the writing side of the program's socket once the input before its end was written. */
+  #endInput(kept: Kept): void {
+    kept.inputEnd.settle(kept.input === null, () => {
+      shutdownWrite(kept.io);
+      this.#log(`session "${kept.id}": its input was closed`);
+    });
   }
 
   #watchTerminal(kept: Kept): void {
@@ -568,8 +600,12 @@ class Keeper {
     const { POLLIN, POLLOUT, POLLHUP, POLLERR } = libc().table.poll;
     if ((revents & POLLOUT) !== 0) this.#flush(kept);
     if (kept.relay < 0 || (revents & (POLLIN | POLLHUP | POLLERR)) === 0 || kept.input !== null) return;
-    const n = Number(libc().sym.read(kept.relay, this.#input, BigInt(this.#input.length)));
+    // Not past the end of input (its bytes may come after the `close_input` that counts them).
+    const room = kept.inputEnd.room(this.#input.length);
+    if (room === 0) return;
+    const n = Number(libc().sym.read(kept.relay, this.#input, BigInt(room)));
     if (n > 0) {
+      if (!kept.inputEnd.take(n)) return; // After the end of input: dropped.
       kept.input = this.#input.slice(0, n);
       this.#writeInput(kept);
     } else if (n === 0 || (n < 0 && libc().errno() !== libc().table.errno.EAGAIN)) {
@@ -584,6 +620,7 @@ class Keeper {
     if (n === input.length) kept.input = null;
     else if (n > 0) kept.input = input.subarray(n);
     else if (n < 0 && libc().errno() !== libc().table.errno.EAGAIN) kept.input = null; // Terminal gone.
+    this.#endInput(kept);
     reactor().wake();
   }
 

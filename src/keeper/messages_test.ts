@@ -25,6 +25,49 @@ Deno.test("decodeKeeperRequest: a request, or an E_PROTOCOL refusal naming its i
   assert.ok("refusal" in decodeKeeperRequest(bytes(JSON.stringify(spawn))));
 });
 
+Deno.test("decodeKeeperRequest: close_input names a session and a non-negative relay offset", () => {
+  assert.deepEqual(decodeKeeperRequest(bytes('{"op":"close_input","id":"s1","after":0}')), {
+    request: { op: "close_input", id: "s1", after: 0 },
+  });
+  assert.deepEqual(decodeKeeperRequest(bytes('{"op":"close_input","id":"s1","after":4096}')), {
+    request: { op: "close_input", id: "s1", after: 4096 },
+  });
+  for (
+    const bad of [
+      { op: "close_input", id: "s1" },
+      { op: "close_input", id: "s1", after: -1 },
+      { op: "close_input", id: "s1", after: 1.5 },
+      { op: "close_input", id: "s1", after: "3" },
+      { op: "close_input", id: "s1", after: 3, tty: false },
+      { op: "close_input", after: 3 },
+      { op: "close_input", id: 7, after: 3 },
+    ]
+  ) {
+    const decoded = decodeKeeperRequest(bytes(JSON.stringify(bad)));
+    assert.ok("refusal" in decoded, JSON.stringify(bad));
+    assert.equal(decoded.refusal.op === "error" && decoded.refusal.code, "E_PROTOCOL");
+  }
+});
+
+Deno.test("decodeKeeperEvent: a kept session says whether it has a terminal and whether its input was closed", () => {
+  const session = { id: "s", pid: 5, tty_path: "/dev/pts/3", status: null, held_from: 0, read_to: 9 };
+  const kept = decodeKeeperEvent(
+    bytes(JSON.stringify({ op: "kept", session: { ...session, tty: false, input_closed: true } })),
+  );
+  assert.deepEqual(kept, { op: "kept", session: { ...session, tty: false, input_closed: true } });
+  // A keeper of an earlier version says neither: a terminal, input open.
+  assert.deepEqual(decodeKeeperEvent(bytes(JSON.stringify({ op: "kept", session }))), {
+    op: "kept",
+    session: { ...session, tty: true, input_closed: false },
+  });
+  for (const bad of [{ tty: "no" }, { input_closed: 1 }, { closed: true }]) {
+    assert.equal(
+      decodeKeeperEvent(bytes(JSON.stringify({ op: "kept", session: { ...session, ...bad } }))),
+      null,
+    );
+  }
+});
+
 Deno.test("decodeKeeperEvent: an event, or null for anything else", () => {
   assert.deepEqual(decodeKeeperEvent(bytes('{"op":"hello","pid":5,"count":0}')), {
     op: "hello",

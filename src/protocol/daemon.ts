@@ -215,6 +215,14 @@ export const KeeperRequestSchema = z.discriminatedUnion("op", [
   z.strictObject({ op: z.literal("resume"), id: z.string(), from: z.int().nonnegative() }),
   z.strictObject({ op: z.literal("ack"), id: z.string(), offset: z.int().nonnegative() }),
   z.strictObject({ op: z.literal("release"), id: z.string() }),
+  z.strictObject({
+    op: z.literal("close_input"),
+    id: z.string(),
+    after: z.int().nonnegative().describe(
+      "Bytes of input the daemon wrote on the session's current relay before it: the keeper writes them " +
+        "all to the program, then shuts down the writing side of its socket (`tty: false` only)",
+    ),
+  }),
 ]);
 /** A message to the keeper. */
 export type KeeperRequest = z.infer<typeof KeeperRequestSchema>;
@@ -227,6 +235,9 @@ export const KeptSessionSchema = z.strictObject({
   status: z.int().nullable().describe("The raw wait status once reaped, else null"),
   held_from: z.int().nonnegative().describe("Output offset of the oldest byte not acknowledged"),
   read_to: z.int().nonnegative().describe("Output offset after the last byte read from the terminal"),
+  // Defaults: a keeper of an earlier version (it outlives the daemon's upgrade) does not send them.
+  tty: z.boolean().default(true).describe("False when the program runs on a socket, without a terminal"),
+  input_closed: z.boolean().default(false).describe("True once the daemon closed the program's input"),
 });
 
 /** Messages the keeper sends the daemon. */

@@ -19,6 +19,7 @@ export class InputPump {
   readonly #write: NonBlockingWrite;
   #queue: Uint8Array[] = [];
   #pending = 0;
+  #written = 0;
   /** End of input asked for: called once everything queued before it was written. */
   #end: (() => void) | null = null;
 
@@ -29,6 +30,11 @@ export class InputPump {
   /** Bytes typed but not yet written to the terminal. */
   get pending(): number {
     return this.#pending;
+  }
+
+  /** Bytes written to the terminal so far, in all. */
+  get written(): number {
+    return this.#written;
   }
 
   /** True while input waits for the program (the session then asks the reactor for POLLOUT). */
@@ -85,6 +91,7 @@ export class InputPump {
       }
       if (outcome <= 0) return;
       this.#pending -= outcome;
+      this.#written += outcome;
       if (outcome === chunk.length) this.#queue.shift();
       else this.#queue[0] = chunk.subarray(outcome);
     }

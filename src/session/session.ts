@@ -71,6 +71,12 @@ export interface SessionHooks {
    */
   readonly sink?: (frame: Frame) => void;
   /**
+   * Ends the input of a `tty: false` session whose socket another process holds (the daemon's keeper,
+   * which relays input): called once, when every byte typed was written, with how many bytes were
+   * written on the session's terminal descriptor (the relay) in all. It must not throw.
+   */
+  readonly endInput?: (written: number) => void;
+  /**
    * The session continues one a previous host ran: no `start` frame, seqs go on from `nextSeq`, and the
    * frames of `history` (its log) rebuild the output tail and the screen.
    */
@@ -79,6 +85,8 @@ export interface SessionHooks {
     readonly history: readonly Frame[];
     /** The output offset the terminal's output resumes at ({@link Session.outputConsumed} counts on). */
     readonly outputOffset: number;
+    /** True when its input was closed already: typing is then `E_SESSION_CLOSED`. */
+    readonly inputClosed?: boolean;
     /**
      * When the program started (Unix time, seconds): the wall clock and `duration_ms` count from there, so a
      * timeout keeps its deadline across the change of host. The output budget counts on from `outputOffset`.
@@ -131,6 +139,8 @@ export class Session {
    * end its input; a daemon's session reads a relay from its keeper instead.
    */
   readonly #ownSocket: boolean;
+  /** Ends the input where another process holds the program's socket (see {@link SessionHooks.endInput}). */
+  readonly #endInput: ((written: number) => void) | null;
   /** Every frame of the session, for its subscribers. */
   readonly #log: FrameLog;
   /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
@@ -183,7 +193,10 @@ export class Session {
     this.#io = child.io ?? child.master;
     this.#ownSocket = options.tty === false && child.io !== undefined && launched.watcher === undefined &&
       hooks.resume === undefined;
+    this.#endInput = hooks.endInput ?? null;
     this.#pump = new InputPump(terminalWrite(this.#io));
+    // Its input ended under the previous host: nothing more may be typed.
+    if (hooks.resume?.inputClosed === true) this.#pump.end(() => {});
     this.pid = child.pid;
     this.argv = options.argv;
     this.cwd = options.cwd;
@@ -385,7 +398,8 @@ export class Session {
    * Ends the program's input (`tty: false` only): once what was typed is written, the socket's writing
    * side is shut down, and the program reads end-of-file (its output still comes). Typing afterwards is
    * `E_SESSION_CLOSED`; on a terminal it is `E_USAGE` (a terminal has no end of input: press ctrl-d, which
-   * the line discipline turns into end-of-file at the start of a line).
+   * the line discipline turns into end-of-file at the start of a line). In a session the daemon runs, its
+   * keeper shuts the socket down (see {@link SessionHooks.endInput}). Closing it again changes nothing.
    */
   closeInput(): void {
     this.#assertOpen();
@@ -394,12 +408,13 @@ export class Session {
         'Input can only be closed without a terminal (tty false); on a terminal press "ctrl-d"',
       );
     }
-    if (!this.#ownSocket) {
-      // The keeper holds the program's socket and relays input over a connection of its own.
-      throw new UsageError("Input cannot be closed in a session the daemon runs (not yet supported)");
-    }
     const io = this.#io;
-    this.#pump.end(() => shutdownWrite(io));
+    const pump = this.#pump;
+    const endInput = this.#endInput;
+    if (this.#ownSocket) pump.end(() => shutdownWrite(io));
+    // The keeper holds the program's socket: it ends the input after the bytes written on the relay.
+    else if (endInput !== null) pump.end(() => endInput(pump.written));
+    else throw new UsageError("Input cannot be closed in this session: no host relays its end");
     this.#afterInput();
   }
 
