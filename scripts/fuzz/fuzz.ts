@@ -14,7 +14,8 @@
  *   process was stopped does not count). A case that used more than `--case-ms` (default 2000) of CPU is
  *   reported as a hang too: CPU, not the wall, so a busy or stopped machine does not fail a case.
  *
- * Prints per-target counts, crashes and hangs with their repro; exits 1 on any crash or hang.
+ * Prints each crash and hang with its repro as it is found, a progress line every 20,000 cases, and
+ * per-target counts at the end; exits 1 on any crash or hang.
  *
  * @module
  */
@@ -24,6 +25,8 @@ import { TARGETS } from "./targets.ts";
 import { removeScratch } from "./targets_files.ts";
 
 const BATCH = 2000;
+/** Cases between two progress lines. */
+const PROGRESS_EVERY = 20_000;
 
 function duration(text: string): number {
   const match = /^(\d+)(ms|s|m|h)$/.exec(text);
@@ -47,6 +50,8 @@ async function fuzzTarget(
   // One worker runs batch after batch (loading the parsers once); only a hang or a crash of the worker
   // costs a new one.
   let worker: Worker | null = null;
+  let noted = first;
+  let reported = 0;
   while (next < end && performance.now() < deadline) {
     const from = next;
     const batch = Math.min(BATCH, end - from);
@@ -114,6 +119,15 @@ async function fuzzTarget(
       total.failures.push(...outcome.failures);
       next = from + outcome.cases;
       if (outcome.cases < batch) break; // The deadline.
+    }
+    // A line now and then, and each failure at once: a run killed before its end (a session that ended, a
+    // machine that went down) still says which cases ran and what they found.
+    for (const failure of total.failures.slice(reported)) printFailure(failure, seed);
+    reported = total.failures.length;
+    if (next - noted >= PROGRESS_EVERY) {
+      noted = next;
+      const seconds = ((performance.now() - started) / 1000).toFixed(0);
+      console.log(`  ${name}: cases ${first}…${next - 1} ran, ${reported} failures (${seconds} s)`);
     }
   }
   worker?.terminate();
@@ -183,7 +197,6 @@ async function main(): Promise<number> {
       } crashes  ` +
         `${String(hangs).padStart(3)} hangs  ${(report.ms / 1000).toFixed(1)} s (${Math.round(rate)}/s)`,
     );
-    for (const f of report.failures.slice(0, 20)) printFailure(f, seed);
     failed += report.failures.length;
   }
   return failed > 0 ? 1 : 0;
