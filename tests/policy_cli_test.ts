@@ -460,7 +460,11 @@ Deno.test({
       assert.equal(result.code, 0, result.stderr);
       const rendering = JSON.parse(result.stdout);
       // What bwrap executes: everything after "--seccomp 3 --block-fd 4 --info-fd 5 --".
-      const launcher = rendering.argv.slice(rendering.argv.indexOf("--info-fd") + 3);
+      // On a terminal the program leads its own session first (setsid --ctty), then prlimit sets the limits.
+      const command = rendering.argv.slice(rendering.argv.indexOf("--info-fd") + 3);
+      assert.match(command[0], /\/setsid$/);
+      assert.deepEqual(command.slice(1, 4), ["--ctty", "--wait", "--"]);
+      const launcher = command.slice(4);
       assert.match(launcher[0], /\/prlimit$/);
       assert.deepEqual(launcher.slice(-2), ["--", "/bin/sh"]);
       assert.ok(launcher.includes(`--as=${64 * 1024 * 1024 * 4}`), JSON.stringify(launcher));

@@ -67,12 +67,16 @@ function execSection(policy: Policy): ExplainSection {
   const caveat = "note: this decides which programs exist to be executed by name; it is not a " +
     "code-execution boundary: the loader, executables in the system library directories, copies in " +
     "/tmp and interpreters (a shell, python) can run any code the program can read";
+  // Present in every run on a terminal under bwrap (launch_plan.ts `ownSession`), whatever the policy.
+  const launcher =
+    "note: on a terminal util-linux setsid starts the program (it is present inside) so that " +
+    "the program, not the sandbox, leads the terminal's session";
   if (policy.exec.length === 0) {
     return {
       key: "exec",
       title: "Programs that may run",
       summary: "only the program you start",
-      items: [caveat],
+      items: [caveat, launcher],
     };
   }
   return {
@@ -81,7 +85,7 @@ function execSection(policy: Policy): ExplainSection {
     summary: `the program you start, and the programs in ${
       plural(policy.exec.length, "this place", "these places")
     }`,
-    items: [...policy.exec, caveat],
+    items: [...policy.exec, caveat, launcher],
   };
 }
 
