@@ -23,6 +23,7 @@ from .client import (
     SpecterError,
     Subscription,
     agent_command,
+    find_specter,
     frame_text,
 )
 
@@ -36,5 +37,6 @@ __all__ = [
     "Subscription",
     "ToolResult",
     "agent_command",
+    "find_specter",
     "frame_text",
 ]

@@ -46,11 +46,27 @@ class SpecterError(Exception):
 
 def agent_command(command: str | Sequence[str] | None = None, env: dict[str, str] | None = None) -> list[str]:
     """The argv of the agent: `command` (shell words or an argv), else the shell words in
-    $SPECTER_COMMAND (e.g. "deno run -A /opt/specter/main.ts agent --policy basic"), else `specter agent`."""
+    $SPECTER_COMMAND (e.g. "deno run -A /opt/specter/main.ts agent --policy basic"), else `specter agent`
+    (see `find_specter`)."""
     if command is not None:
         return shlex.split(command) if isinstance(command, str) else list(command)
     base = (os.environ if env is None else env).get("SPECTER_COMMAND", "")
-    return shlex.split(base) if base.strip() else ["specter", "agent"]
+    return shlex.split(base) if base.strip() else [find_specter(env), "agent"]
+
+
+def find_specter(env: dict[str, str] | None = None) -> str:
+    """The `specter` command: the first executable `specter` on PATH, else the one `./scripts/dev install`
+    puts in $SPECTER_BIN_DIR, $XDG_BIN_HOME or ~/.local/bin (often not on PATH yet), else plain "specter"
+    (starting it then fails with E_AGENT_START, which says how to install it)."""
+    environ = os.environ if env is None else env
+    home = environ.get("HOME") or os.path.expanduser("~")
+    dirs = [d for d in environ.get("PATH", "").split(os.pathsep) if d]
+    dirs += [d for d in (environ.get("SPECTER_BIN_DIR"), environ.get("XDG_BIN_HOME"), os.path.join(home, ".local", "bin")) if d]
+    for directory in dirs:
+        path = os.path.join(directory, "specter")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return "specter"
 
 
 def frame_text(frame: dict[str, Any]) -> str:
@@ -254,7 +270,12 @@ class Client:
                 cwd=self._cwd,
             )
         except OSError as error:
-            raise SpecterError("E_AGENT_START", f"Could not start {' '.join(self._argv)!r}: {error}") from error
+            hint = (
+                ". Put specter on PATH (./scripts/dev install in a Specter checkout) or set SPECTER_COMMAND"
+                if isinstance(error, FileNotFoundError)
+                else ""
+            )
+            raise SpecterError("E_AGENT_START", f"Could not start {' '.join(self._argv)!r}: {error}{hint}") from error
         self._tasks = [
             asyncio.create_task(self._read_stdout()),
             asyncio.create_task(self._read_stderr()),

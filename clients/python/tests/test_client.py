@@ -10,7 +10,7 @@ import signal
 import time
 import unittest
 
-from specter import Client, SpecterError, ToolResult, agent_command
+from specter import Client, SpecterError, ToolResult, agent_command, find_specter
 
 SLEEP = ["python3", "-c", "import time; time.sleep(60)"]
 
@@ -49,7 +49,27 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(agent_command(["x", "agent"], {}), ["x", "agent"])
         self.assertEqual(agent_command("deno run -A 'my dir/main.ts' agent", {}), ["deno", "run", "-A", "my dir/main.ts", "agent"])
         self.assertEqual(agent_command(None, {"SPECTER_COMMAND": "deno run -A main.ts agent"}), ["deno", "run", "-A", "main.ts", "agent"])
-        self.assertEqual(agent_command(None, {}), ["specter", "agent"])
+        self.assertEqual(agent_command(None, {"HOME": "/nonexistent"}), ["specter", "agent"])
+
+    def test_find_specter(self) -> None:
+        import stat
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as home:
+            bin_dir = os.path.join(home, ".local", "bin")
+            os.makedirs(bin_dir)
+            launcher = os.path.join(bin_dir, "specter")
+            with open(launcher, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(launcher, stat.S_IRWXU)
+            other = os.path.join(home, "other")
+            os.makedirs(other)
+            with open(os.path.join(other, "specter"), "w") as f:
+                f.write("not executable")
+            # Not on PATH (and the one on PATH is not executable): the installed launcher.
+            self.assertEqual(agent_command(None, {"HOME": home, "PATH": other}), [launcher, "agent"])
+            self.assertEqual(find_specter({"HOME": "/nonexistent", "XDG_BIN_HOME": bin_dir}), launcher)
+            self.assertEqual(find_specter({"HOME": "/nonexistent", "PATH": other}), "specter")
 
 
 class ClientTest(unittest.IsolatedAsyncioTestCase):

@@ -1,9 +1,3 @@
-/**
- * `Client`: a `specter agent` process and its tools. Results carry the JSON field names (`exit_code`,
- * `session_id`, …), exactly as the server sends them (spec/agent.md).
- *
- * @module
- */
 import { type AgentExit } from "./rpc.js";
 import { type ExpectMatch, type Frame, Subscription } from "./subscription.js";
 import type { CloseSessionParams, ExecCommandParams, ReadOutputParams, SessionListing, ToolResult, WriteStdinParams } from "./_protocol.js";
@@ -13,7 +7,8 @@ export type TokenMode = "raw" | "compact" | "parsed";
 export interface ClientOptions {
     /**
      * The agent's command: an argv, or shell words. Default: the shell words in `$SPECTER_COMMAND` (e.g.
-     * `deno run -A /opt/specter/main.ts agent`), else `specter agent` from `PATH`. Policy flags go here (`["specter", "agent", "--policy",
+     * `deno run -A /opt/specter/main.ts agent`), else `specter agent` ({@link findSpecter}: `PATH`, then
+     * where `./scripts/dev install` puts it). Policy flags go here (`["specter", "agent", "--policy",
      * "basic"]`): no tool argument can change the policy.
      */
     readonly command?: string | readonly string[];
@@ -24,6 +19,12 @@ export interface ClientOptions {
 }
 /** The argv `options` start the agent with. */
 export declare function agentCommand(options?: ClientOptions, env?: NodeJS.ProcessEnv): string[];
+/**
+ * The `specter` command: the first executable `specter` on `PATH`, else the one `./scripts/dev install`
+ * puts in `$SPECTER_BIN_DIR`, `$XDG_BIN_HOME` or `~/.local/bin` (a directory often not on `PATH` yet), else
+ * plain `specter` (starting it then fails with `E_AGENT_START`, which says how to install it).
+ */
+export declare function findSpecter(env?: Record<string, string | undefined>): string;
 /** What `spawn` and `run` take besides the command. */
 export interface StartOptions {
     readonly workdir?: string;

@@ -4,6 +4,9 @@
  *
  * @module
  */
+import { accessSync, constants, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
 import { RpcConnection } from "./rpc.js";
 /** Most notifications kept for subscriptions not registered yet (see `Client.#holdEarly`). */
 const EARLY_LIMIT = 10_000;
@@ -16,7 +19,31 @@ export function agentCommand(options = {}, env = process.env) {
         return typeof options.command === "string" ? shellWords(options.command) : [...options.command];
     }
     const base = env.SPECTER_COMMAND;
-    return base !== undefined && base.trim() !== "" ? shellWords(base) : ["specter", "agent"];
+    return base !== undefined && base.trim() !== "" ? shellWords(base) : [findSpecter(env), "agent"];
+}
+/**
+ * The `specter` command: the first executable `specter` on `PATH`, else the one `./scripts/dev install`
+ * puts in `$SPECTER_BIN_DIR`, `$XDG_BIN_HOME` or `~/.local/bin` (a directory often not on `PATH` yet), else
+ * plain `specter` (starting it then fails with `E_AGENT_START`, which says how to install it).
+ */
+export function findSpecter(env = process.env) {
+    const home = env.HOME ?? homedir();
+    const dirs = [
+        ...(env.PATH ?? "").split(delimiter).filter((dir) => dir !== ""),
+        ...[env.SPECTER_BIN_DIR, env.XDG_BIN_HOME, join(home, ".local", "bin")].filter((dir) => dir !== undefined && dir !== ""),
+    ];
+    for (const dir of dirs) {
+        const path = join(dir, "specter");
+        try {
+            accessSync(path, constants.X_OK);
+            if (statSync(path).isFile())
+                return path;
+        }
+        catch {
+            // Not there, or not executable: the next directory.
+        }
+    }
+    return "specter";
 }
 /** A session started by `spawn`: send input, read its frames, wait for text. */
 export class Session {

@@ -13,7 +13,7 @@
  *
  * @module
  */
-export { agentCommand, Client, type ClientOptions, type Lease, Session, type StartOptions, type TokenMode, } from "./client.js";
+export { agentCommand, findSpecter, Client, type ClientOptions, type Lease, Session, type StartOptions, type TokenMode, } from "./client.js";
 export { SpecterError } from "./errors.js";
 export { type ExpectMatch, type Frame, frameText, Subscription } from "./subscription.js";
 export type { AgentExit } from "./rpc.js";

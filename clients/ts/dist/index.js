@@ -13,7 +13,7 @@
  *
  * @module
  */
-export { agentCommand, Client, Session, } from "./client.js";
+export { agentCommand, findSpecter, Client, Session, } from "./client.js";
 export { SpecterError } from "./errors.js";
 export { frameText, Subscription } from "./subscription.js";
 export { shellWords } from "./words.js";

@@ -37,7 +37,10 @@ export class RpcConnection {
         this.exited = new Promise((resolve) => resolveExit = resolve);
         this.#child.on("error", (cause) => {
             // Spawning failed (no such program): no exit event follows.
-            this.#fail(new SpecterError("E_AGENT_START", `Could not start "${argv.join(" ")}": ${cause.message}`, { cause }));
+            this.#fail(new SpecterError("E_AGENT_START", `Could not start "${argv.join(" ")}": ${cause.message}` +
+                (cause.code === "ENOENT"
+                    ? ". Put specter on PATH (./scripts/dev install in a Specter checkout) or set SPECTER_COMMAND"
+                    : ""), { cause }));
             resolveExit({ code: null, signal: null });
         });
         this.#child.on("close", (code, signal) => {

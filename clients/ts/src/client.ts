@@ -4,6 +4,9 @@
  *
  * @module
  */
+import { accessSync, constants, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
 import { type AgentExit, type Notification, RpcConnection } from "./rpc.js";
 
 /** Most notifications kept for subscriptions not registered yet (see `Client.#holdEarly`). */
@@ -27,7 +30,8 @@ export type TokenMode = "raw" | "compact" | "parsed";
 export interface ClientOptions {
   /**
    * The agent's command: an argv, or shell words. Default: the shell words in `$SPECTER_COMMAND` (e.g.
-   * `deno run -A /opt/specter/main.ts agent`), else `specter agent` from `PATH`. Policy flags go here (`["specter", "agent", "--policy",
+   * `deno run -A /opt/specter/main.ts agent`), else `specter agent` ({@link findSpecter}: `PATH`, then
+   * where `./scripts/dev install` puts it). Policy flags go here (`["specter", "agent", "--policy",
    * "basic"]`): no tool argument can change the policy.
    */
   readonly command?: string | readonly string[];
@@ -46,7 +50,32 @@ export function agentCommand(
     return typeof options.command === "string" ? shellWords(options.command) : [...options.command];
   }
   const base = env.SPECTER_COMMAND;
-  return base !== undefined && base.trim() !== "" ? shellWords(base) : ["specter", "agent"];
+  return base !== undefined && base.trim() !== "" ? shellWords(base) : [findSpecter(env), "agent"];
+}
+
+/**
+ * The `specter` command: the first executable `specter` on `PATH`, else the one `./scripts/dev install`
+ * puts in `$SPECTER_BIN_DIR`, `$XDG_BIN_HOME` or `~/.local/bin` (a directory often not on `PATH` yet), else
+ * plain `specter` (starting it then fails with `E_AGENT_START`, which says how to install it).
+ */
+export function findSpecter(env: Record<string, string | undefined> = process.env): string {
+  const home = env.HOME ?? homedir();
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter).filter((dir) => dir !== ""),
+    ...[env.SPECTER_BIN_DIR, env.XDG_BIN_HOME, join(home, ".local", "bin")].filter(
+      (dir): dir is string => dir !== undefined && dir !== "",
+    ),
+  ];
+  for (const dir of dirs) {
+    const path = join(dir, "specter");
+    try {
+      accessSync(path, constants.X_OK);
+      if (statSync(path).isFile()) return path;
+    } catch {
+      // Not there, or not executable: the next directory.
+    }
+  }
+  return "specter";
 }
 
 /** What `spawn` and `run` take besides the command. */

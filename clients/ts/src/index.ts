@@ -15,6 +15,7 @@
  */
 export {
   agentCommand,
+  findSpecter,
   Client,
   type ClientOptions,
   type Lease,

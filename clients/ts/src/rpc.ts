@@ -66,7 +66,10 @@ export class RpcConnection {
       this.#fail(
         new SpecterError(
           "E_AGENT_START",
-          `Could not start "${argv.join(" ")}": ${cause.message}`,
+          `Could not start "${argv.join(" ")}": ${cause.message}` +
+            ((cause as NodeJS.ErrnoException).code === "ENOENT"
+              ? ". Put specter on PATH (./scripts/dev install in a Specter checkout) or set SPECTER_COMMAND"
+              : ""),
           { cause },
         ),
       );

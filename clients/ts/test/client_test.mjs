@@ -3,8 +3,10 @@
 // The agent comes from $SPECTER_COMMAND (the repository's tests set it to `deno run -A main.ts agent`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { agentCommand, Client, shellWords, SpecterError } from "../dist/index.js";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { agentCommand, Client, findSpecter, shellWords, SpecterError } from "../dist/index.js";
 
 /** Pids of every process below `pid` (from /proc). */
 function descendants(pid) {
@@ -71,7 +73,26 @@ test("the agent's command: an option, else $SPECTER_COMMAND as shell words, else
     "main.ts",
     "agent",
   ]);
-  assert.deepEqual(agentCommand({}, {}), ["specter", "agent"]);
+  assert.deepEqual(agentCommand({}, { HOME: "/nonexistent" }), ["specter", "agent"]);
+});
+
+test("specter is found on PATH, else where ./scripts/dev install puts it", () => {
+  const home = mkdtempSync(join(tmpdir(), "specter-home-"));
+  try {
+    const bin = join(home, ".local", "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "specter"), "#!/bin/sh\n", { mode: 0o755 });
+    const other = join(home, "other");
+    mkdirSync(other);
+    writeFileSync(join(other, "specter"), "not executable", { mode: 0o644 });
+    // Not on PATH (and the one on PATH is not executable): the installed launcher.
+    assert.deepEqual(agentCommand({}, { HOME: home, PATH: other }), [join(bin, "specter"), "agent"]);
+    assert.equal(findSpecter({ HOME: "/nonexistent", PATH: `${other}:${bin}` }), join(bin, "specter"));
+    assert.equal(findSpecter({ HOME: "/nonexistent", XDG_BIN_HOME: bin }), join(bin, "specter"));
+    assert.equal(findSpecter({ HOME: "/nonexistent", PATH: other }), "specter");
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
 
 test("an agent that cannot start is E_AGENT_START in the first call", async () => {
