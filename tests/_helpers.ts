@@ -234,3 +234,18 @@ export function keepDenoDir(env: Readonly<Record<string, string>>): Record<strin
   const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache`;
   return { DENO_DIR: `${cache}/deno` };
 }
+
+/**
+ * Puts the `specter` command into `dir` the way a user gets it (`./scripts/dev install` with
+ * `SPECTER_BIN_DIR`), for tests that run the README's command lines as written; returns a PATH with it first.
+ */
+export async function installSpecter(dir: string): Promise<string> {
+  const installed = await new Deno.Command(`${ROOT}/scripts/dev`, {
+    args: ["install"],
+    env: { SPECTER_BIN_DIR: dir },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!installed.success) throw new Error(new TextDecoder().decode(installed.stderr));
+  return `${dir}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+}

@@ -1,6 +1,6 @@
 /** The README's "Use it from an agent" exchange runs as written and answers what the README shows. */
 import assert from "node:assert/strict";
-import { ROOT } from "./_helpers.ts";
+import { installSpecter, ROOT, withTempDir } from "./_helpers.ts";
 
 Deno.test({
   name: "README: the specter agent example gives the response shown",
@@ -11,14 +11,17 @@ Deno.test({
     const at = readme.indexOf("## Use it from an agent");
     const [command, response] = readme.slice(at).split("```console\n")[1]!.split("\n");
     assert.ok(command!.startsWith("$ echo '"), command);
-    const run = new Deno.Command("bash", {
-      args: ["-c", command!.slice(2)],
-      cwd: ROOT,
-      env: { PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH")}` },
-      stdout: "piped",
-      stderr: "piped",
+    // As written: `specter` is the command ./scripts/dev install puts on PATH.
+    const { code, stdout, stderr } = await withTempDir(async (bin) => {
+      const run = new Deno.Command("bash", {
+        args: ["-c", command!.slice(2)],
+        cwd: ROOT,
+        env: { PATH: await installSpecter(bin) },
+        stdout: "piped",
+        stderr: "piped",
+      });
+      return await run.output();
     });
-    const { code, stdout, stderr } = await run.output();
     assert.equal(code, 0, new TextDecoder().decode(stderr));
     const strip = (line: string) => {
       const value = JSON.parse(line);
