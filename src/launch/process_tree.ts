@@ -132,7 +132,8 @@ export class ProcessTree {
    * ctrl-c is a byte the program reads, and its own exit 130 must stay an exit code.
    */
   typed(bytes: Uint8Array, keys: () => SignalKeys | null): void {
-    if (this.#init === null) return;
+    // Under bwrap even without its init's handle (a session a restarted daemon took back): bwrap reports.
+    if (!this.#launcher) return;
     const now = keys();
     if (now === null) return;
     const signals = libc().table.signals;
@@ -227,7 +228,7 @@ export class ProcessTree {
       ? signalName(status.signal, table) ?? `SIG${status.signal}`
       : null;
     let code = status.kind === "exited" ? status.code : null;
-    if (this.#init !== null && code !== null && code > 128 && this.#sent.has(code - 128)) {
+    if (this.#launcher && code !== null && code > 128 && this.#sent.has(code - 128)) {
       signal = signalName(code - 128, table);
       if (signal !== null) code = null;
     }
