@@ -21,6 +21,7 @@ import {
   sendSignal,
   sessionMembers,
   signalDisposition,
+  type SignalKeys,
   signalName,
   signalSandbox,
   signalSession,
@@ -124,15 +125,20 @@ export class ProcessTree {
   }
 
   /**
-   * Input went to the program's terminal: its line discipline turns ctrl-c and ctrl-\ (by default) into
-   * SIGINT and SIGQUIT for the foreground group. Under a launcher a program killed by them exits as 128 + N
-   * (bwrap's report), which then reads as the signal, as one Specter sent would.
+   * Input went to the program's terminal: its line discipline turns its interrupt and quit keys (ctrl-c
+   * and ctrl-\ by default) into SIGINT and SIGQUIT for the foreground group, while signals are on (ISIG).
+   * Under a launcher a program killed by them exits as 128 + N (bwrap's report), which then reads as the
+   * signal, as one Specter sent would. `keys` reads the terminal's keys now: in raw mode (an editor, fzf)
+   * ctrl-c is a byte the program reads, and its own exit 130 must stay an exit code.
    */
-  typed(bytes: Uint8Array): void {
-    if (this.#init === null) return;
+  typed(bytes: Uint8Array, keys: () => SignalKeys | null): void {
+    // Under bwrap even without its init's handle (a session a restarted daemon took back): bwrap reports.
+    if (!this.#launcher) return;
+    const now = keys();
+    if (now === null) return;
     const signals = libc().table.signals;
-    if (bytes.includes(0x03)) this.#sent.add(signals.INT);
-    if (bytes.includes(0x1c)) this.#sent.add(signals.QUIT);
+    if (now.intr !== null && bytes.includes(now.intr)) this.#sent.add(signals.INT);
+    if (now.quit !== null && bytes.includes(now.quit)) this.#sent.add(signals.QUIT);
   }
 
   /** SIGHUP, SIGTERM and SIGCONT (stopped processes must see the others) to every process of the program. */
@@ -222,7 +228,7 @@ export class ProcessTree {
       ? signalName(status.signal, table) ?? `SIG${status.signal}`
       : null;
     let code = status.kind === "exited" ? status.code : null;
-    if (this.#init !== null && code !== null && code > 128 && this.#sent.has(code - 128)) {
+    if (this.#launcher && code !== null && code > 128 && this.#sent.has(code - 128)) {
       signal = signalName(code - 128, table);
       if (signal !== null) code = null;
     }

@@ -18,6 +18,8 @@ export {
   type PtyPair,
   setNonBlocking,
   setWindowSize,
+  type SignalKeys,
+  signalKeys,
   unixSocketPair,
 } from "./pty.ts";
 export {

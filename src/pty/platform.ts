@@ -67,6 +67,23 @@ export interface PlatformTable {
   };
   /** Terminal ioctls; `struct winsize` is four `unsigned short` (rows, cols, xpixel, ypixel). */
   readonly ioctl: { readonly TIOCSWINSZ: number; readonly TIOCGWINSZ: number };
+  /**
+   * Reading a terminal's `struct termios` (whose `c_lflag` ISIG and `c_cc` VINTR/VQUIT decide which typed
+   * keys raise SIGINT and SIGQUIT): the ioctl (TCGETS, TIOCGETA), a buffer size it fits in, where
+   * `c_lflag` lies and how wide it is (little-endian on every supported architecture), where `c_cc`
+   * starts, and the `c_cc` value of a disabled key (`_POSIX_VDISABLE`).
+   */
+  readonly termios: {
+    readonly get: number;
+    readonly size: number;
+    readonly lflagOffset: number;
+    readonly lflagBytes: 4 | 8;
+    readonly ccOffset: number;
+    readonly ISIG: number;
+    readonly VINTR: number;
+    readonly VQUIT: number;
+    readonly disabled: number;
+  };
   /** `posix_spawnattr_setflags()` bits. */
   readonly spawn: {
     readonly SETPGROUP: number;
@@ -189,6 +206,18 @@ const LINUX_GLIBC: Omit<PlatformTable, "id"> = {
   },
   poll: { POLLIN: 0x1, POLLOUT: 0x4, POLLERR: 0x8, POLLHUP: 0x10, POLLNVAL: 0x20 },
   ioctl: { TIOCSWINSZ: 0x5414, TIOCGWINSZ: 0x5413 },
+  // The kernel's struct termios (TCGETS): four u32 flags, c_line, c_cc[19].
+  termios: {
+    get: 0x5401,
+    size: 64,
+    lflagOffset: 12,
+    lflagBytes: 4,
+    ccOffset: 17,
+    ISIG: 0o1,
+    VINTR: 0,
+    VQUIT: 1,
+    disabled: 0,
+  },
   spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x80, CLOEXEC_DEFAULT: 0 },
   // struct sizes from glibc's <spawn.h> and <bits/types/__sigset_t.h>.
   sizes: { posix_spawn_file_actions_t: 80, posix_spawnattr_t: 336, sigset_t: 128, rlimit: 16 },
@@ -221,6 +250,18 @@ const DARWIN: Omit<PlatformTable, "id" | "variadic"> = {
   },
   poll: { POLLIN: 0x1, POLLOUT: 0x4, POLLERR: 0x8, POLLHUP: 0x10, POLLNVAL: 0x20 },
   ioctl: { TIOCSWINSZ: 0x80087467, TIOCGWINSZ: 0x40087468 },
+  // <sys/termios.h>: four unsigned long flags, c_cc[20], then the speeds (72 bytes).
+  termios: {
+    get: 0x40487413,
+    size: 72,
+    lflagOffset: 24,
+    lflagBytes: 8,
+    ccOffset: 32,
+    ISIG: 0x80,
+    VINTR: 8,
+    VQUIT: 9,
+    disabled: 0xff,
+  },
   spawn: { SETPGROUP: 0x2, SETSIGDEF: 0x4, SETSIGMASK: 0x8, SETSID: 0x400, CLOEXEC_DEFAULT: 0x4000 },
   sizes: { posix_spawn_file_actions_t: 8, posix_spawnattr_t: 8, sigset_t: 4, rlimit: 16 },
   wait: { WNOHANG: 1, WUNTRACED: 2, WCONTINUED: 0x10 },

@@ -16,13 +16,14 @@ print(json.dumps({
   "signals": {n: int(getattr(signal, "SIG" + n)) for n in ${JSON.stringify(SIGNAL_NAMES)}},
   "fcntl": {"F_GETFD": 1, "F_SETFD": 2, "F_GETFL": 3, "F_SETFL": 4, "FD_CLOEXEC": 1},
   "socket": {n: getattr(__import__("socket"), n) for n in ["AF_UNIX", "SOCK_STREAM", "SOCK_SEQPACKET"]},
+  "termios": {"get": termios.TCGETS, "ISIG": termios.ISIG, "VINTR": termios.VINTR, "VQUIT": termios.VQUIT},
 }))`;
   const { stdout, success } = await new Deno.Command("python3", { args: ["-c", script], stdout: "piped" })
     .output();
   assert.ok(success);
   const real = JSON.parse(new TextDecoder().decode(stdout));
   const table = platformTable("linux", Deno.build.arch);
-  for (const group of ["o", "errno", "ioctl", "wait", "signals", "fcntl", "socket"] as const) {
+  for (const group of ["o", "errno", "ioctl", "wait", "signals", "fcntl", "socket", "termios"] as const) {
     for (const [name, value] of Object.entries(real[group])) {
       assert.equal((table[group] as Record<string, number>)[name], value, `${group}.${name}`);
     }
@@ -46,6 +47,11 @@ Deno.test("macOS rows carry the XNU values (data only: never executed here)", ()
     assert.equal(table.o.NONBLOCK, 0x4);
     assert.equal(table.spawn.SETSID, 0x400);
     assert.equal(table.ioctl.TIOCSWINSZ, 0x80087467);
+    // TIOCGETA = _IOR('t', 19, struct termios) of 72 bytes; ISIG and VINTR/VQUIT from <sys/termios.h>.
+    assert.deepEqual(
+      [table.termios.get, table.termios.ISIG, table.termios.VINTR, table.termios.VQUIT],
+      [0x40487413, 0x80, 8, 9],
+    );
     assert.equal(table.signals.TSTP, 18);
     assert.equal(table.signals.CHLD, 20);
     assert.equal(table.errnoFunction, "__error");

@@ -121,3 +121,32 @@ export function getWindowSize(fd: number): { cols: number; rows: number } | null
   const view = new Uint16Array(buf.buffer);
   return { rows: view[0]!, cols: view[1]! };
 }
+
+/** The keys a terminal's line discipline now turns into SIGINT and SIGQUIT (see {@link signalKeys}). */
+export interface SignalKeys {
+  /** The byte that raises SIGINT, or null (signals off: no ISIG, as in raw mode; or the key disabled). */
+  readonly intr: number | null;
+  /** The byte that raises SIGQUIT, or null. */
+  readonly quit: number | null;
+}
+
+/**
+ * The keys that raise SIGINT and SIGQUIT on the terminal of `fd` (a pty master reads its slave's modes), or
+ * null when `fd` is no terminal. A program in raw mode reads ctrl-c as a byte: no signal is raised.
+ */
+export function signalKeys(fd: number): SignalKeys | null {
+  const lib = libc();
+  const layout = lib.table.termios;
+  const buf = new Uint8Array(layout.size);
+  if (lib.ioctl(fd, layout.get, buf) !== 0) return null;
+  const view = new DataView(buf.buffer);
+  const lflag = layout.lflagBytes === 8
+    ? Number(view.getBigUint64(layout.lflagOffset, true) & 0xffffffffn)
+    : view.getUint32(layout.lflagOffset, true);
+  if ((lflag & layout.ISIG) === 0) return { intr: null, quit: null };
+  const key = (index: number) => {
+    const value = buf[layout.ccOffset + index]!;
+    return value === layout.disabled ? null : value;
+  };
+  return { intr: key(layout.VINTR), quit: key(layout.VQUIT) };
+}

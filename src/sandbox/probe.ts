@@ -77,9 +77,20 @@ export const SETSID_CANDIDATES = ["/usr/bin/setsid", "/bin/setsid"] as const;
 /**
  * The `setsid` launcher, or null: without it a sandboxed program runs in bwrap's session, where a ctrl-c
  * also reaches bwrap (and ends the sandbox). Nothing about the sandbox's confinement depends on it.
+ *
+ * Only a file named `setsid` (util-linux's) counts: a link to a multi-call binary (busybox on Alpine,
+ * toybox) has neither `--ctty` nor `--wait`, and every launch through it would print its usage and exit 1,
+ * which would read as the program's own exit.
  */
-export function findSetsid(): string | null {
-  return findExecutable(SETSID_CANDIDATES) ?? null;
+export function findSetsid(candidates: readonly string[] = SETSID_CANDIDATES): string | null {
+  const found = findExecutable(candidates.filter((candidate) => {
+    try {
+      return Deno.realPathSync(candidate).split("/").pop() === "setsid";
+    } catch {
+      return false; // Not there (or a dangling link): try the next place.
+    }
+  }));
+  return found ?? null;
 }
 
 /** Where bwrap is looked for when `SPECTER_BWRAP` does not name it. */

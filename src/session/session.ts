@@ -27,6 +27,7 @@ import {
   libc,
   setWindowSize,
   shutdownWrite,
+  signalKeys,
   signalName,
   type WaitStatus,
 } from "../pty/mod.ts";
@@ -576,7 +577,7 @@ export class Session {
     this.#marks.input(text ?? lossy.decode(bytes));
     this.#quiet.input();
     if (this.#options.record?.input) this.#recording.event("i", text ?? lossy.decode(bytes));
-    if (this.#options.tty !== false) this.#tree.typed(bytes);
+    if (this.#options.tty !== false) this.#tree.typed(bytes, () => signalKeys(this.#master));
     this.#pump.push(bytes);
     this.#afterInput();
   }
