@@ -42,7 +42,7 @@ export const INIT_REAP_MS = 2000;
 export interface ProcessTreeOptions {
   /** The direct child: the program, or the sandbox's launcher. */
   readonly pid: number;
-  /** The direct child is a launcher that shares the program's process group (bwrap). */
+  /** The direct child is a launcher between Specter and the program (bwrap), not the program itself. */
   readonly launcher: boolean;
   /** Under bwrap: the sandbox's init, held by a pidfd since the gate (null elsewhere or when unavailable). */
   readonly init: SandboxInit | null;

@@ -78,6 +78,7 @@ export {
 } from "./unix_socket.ts";
 export { type ReaderChannel, readerThread } from "./reader_thread.ts";
 export {
+  findSandboxInit,
   holdSandboxInit,
   holdSubreaper,
   type SandboxInit,

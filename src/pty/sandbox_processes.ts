@@ -105,6 +105,37 @@ export function holdSandboxInit(pid: number): SandboxInit | null {
 }
 
 /**
+ * Finds and holds the init of a sandbox whose launcher (bwrap outside, `launcherPid`) runs already: a
+ * session taken back after a restart, whose init was never held at a gate. The launcher's only child is
+ * opened first, then checked: still the launcher's child (a pid reused in between is another process's
+ * child, and the pidfd pins what it names) and in a pid namespace of its own. `null` when it cannot be
+ * found or held (callers then signal the launcher's session, as before).
+ */
+export function findSandboxInit(launcherPid: number): SandboxInit | null {
+  let first: number;
+  try {
+    const children = Deno.readTextFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`).trim();
+    first = Number(children.split(/\s+/)[0]);
+  } catch {
+    return null; // Gone, or a kernel without the children list.
+  }
+  if (!Number.isSafeInteger(first) || first <= 0) return null;
+  const init = holdSandboxInit(first);
+  if (init === null) return null;
+  let parent: number | null = null;
+  try {
+    parent = Number(/^PPid:\s+(\d+)$/m.exec(Deno.readTextFileSync(`/proc/${first}/status`))?.[1]);
+  } catch {
+    // It exited after it was opened: not held.
+  }
+  if (parent !== launcherPid || !init.handle.exists()) {
+    init.handle.close();
+    return null;
+  }
+  return init;
+}
+
+/**
  * Calls `fn` with a handle on each live process of the sandbox's pid namespace except its init, found
  * in one `/proc` scan. Each candidate is opened first and checked after (its namespace, and `accept`):
  * a pid reused in between is either checked as what it now is, or the pidfd names a dead process. The

@@ -7,6 +7,7 @@ import { PolicyError, SandboxError } from "../errors.ts";
 import { DEFAULT_PRESET, hostHome, isValidatedPolicy, loadPolicy, type Policy } from "../policy/mod.ts";
 import {
   type ExitWatcher,
+  findSandboxInit,
   libc,
   raiseOpenFileLimit,
   resolveProgram,
@@ -445,13 +446,16 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
   const resolved = resolveOptions(options);
   const { child, backend, watcher } = terminal;
   const sandboxed = backend === "bwrap";
+  // The sandbox's init, held again: signals then go to the program (pid 2 inside), not to bwrap's group,
+  // which the program (leading its own session on the terminal) is not in.
+  const init = sandboxed ? findSandboxInit(child.pid) : null;
   const ceilings = Ceilings.resume(
     resolved.id,
     resolved.limits,
     sandboxed,
     terminal.cgroups?.placements ?? [],
     { pid: terminal.cgroups?.owner ?? Deno.pid, launched: child.pid },
-    sandboxed ? firstChild(child.pid) : null,
+    init?.handle.pid ?? (sandboxed ? firstChild(child.pid) : null),
   );
   const launched: Launched = {
     child,
@@ -459,7 +463,7 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
     backend,
     watcher,
     processTree: (later) =>
-      new ProcessTree({ pid: child.pid, launcher: backend === "bwrap", init: null, ceilings, later }),
+      new ProcessTree({ pid: child.pid, launcher: backend === "bwrap", init, ceilings, later }),
     release: () => {},
     abort: () => {
       libc().sym.kill(-child.pid, libc().table.signals.KILL);

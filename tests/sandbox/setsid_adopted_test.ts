@@ -53,3 +53,54 @@ Deno.test({
     }
   });
 });
+
+Deno.test({
+  name:
+    "sandbox: after a daemon restart a signal reaches the program (its trap runs) and kill ends it gracefully",
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async () => {
+  await withTempDir(async (dir) => {
+    const daemon = await startDaemon(dir);
+    try {
+      await withTimeout(
+        (async () => {
+          // A program that reports USR1, and TERM or HUP (kill sends both), by its traps.
+          const script = "trap 'echo GOT-USR1' USR1; trap 'echo GOT-TERM; exit 7' TERM HUP; " +
+            "echo READY; while :; do sleep 0.1; done";
+          await create(daemon, "trap", ["/usr/bin/bash", "-c", script], ["--policy", "basic"]);
+          const before = await FrameCollector.connect(daemon);
+          await before.client.call("session.attach", { name: "trap", from: 0 });
+          await before.until((frames) => frames.some((f) => f.type === "stdout" && f.data.includes("READY")));
+          before.client.close();
+          daemon.process.kill("SIGKILL");
+          await daemon.process.status;
+          await restart(daemon);
+          const after = await FrameCollector.connect(daemon);
+          await after.client.call("session.attach", { name: "trap", from: 0 });
+          const where = [...whereArgs(daemon), "--no-autostart"];
+          const sent = await specter(["send", "trap", ...where, "--signal", "USR1"]);
+          assert.equal(sent.code, 0, sent.stderr);
+          const text = () => after.frames.map((f) => f.type === "stdout" ? f.data : "").join("");
+          await after.until(() => text().includes("GOT-USR1"));
+          assert.equal(after.frames.some((f) => f.type === "exit"), false, "USR1 ended the session");
+          const killed = await specter(["kill", "trap", ...where]);
+          assert.equal(killed.code, 0, killed.stderr);
+          await after.ended;
+          // The program's TERM trap ran and its exit code is reported (bwrap's launcher was not the target).
+          assert.match(text(), /GOT-TERM/);
+          const exit = after.frames.at(-1) as { type: string; code: number | null };
+          assert.deepEqual([exit.type, exit.code], ["exit", 7], JSON.stringify(exit));
+          after.client.close();
+        })(),
+        60_000,
+        "adopted signals",
+      );
+    } catch (error) {
+      console.error(daemon.log.join("\n"));
+      throw error;
+    } finally {
+      await cleanUp(daemon);
+    }
+  });
+});
