@@ -5,7 +5,36 @@
  */
 import { SessionError, toSpecterError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { didYouMean } from "../protocol/mod.ts";
 import { exitCodeForError } from "./exit_codes.ts";
+
+/**
+ * Every command's name, for "did you mean …?" without loading every command (help.ts's COMMAND_DOCS has
+ * the same names: help_test.ts checks they agree).
+ */
+export const COMMAND_NAMES: readonly string[] = [
+  "run",
+  "exec",
+  "policy",
+  "sandbox",
+  "test",
+  "replay",
+  "verify",
+  "audit",
+  "view",
+  "agent",
+  "mcp",
+  "new",
+  "attach",
+  "ls",
+  "send",
+  "kill",
+  "logs",
+  "history",
+  "daemon",
+  "url",
+  "keeper",
+];
 
 const encoder = new TextEncoder();
 
@@ -97,7 +126,11 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "url":
         return (await import("./url.ts")).urlCommand(rest, out);
       default:
-        throw new UsageError(`Unknown command "${command}" (try: specter help)`);
+        throw new UsageError(
+          `Unknown command "${command.slice(0, 80)}"${
+            didYouMean(command, [...COMMAND_NAMES, "help"])
+          } (specter help lists the commands)`,
+        );
     }
   } catch (error: unknown) {
     const failure = toSpecterError(error);
@@ -112,7 +145,11 @@ async function help(command: string | undefined): Promise<number> {
   const text = HELP[command ?? "specter"];
   if (text === undefined) {
     const commands = COMMAND_DOCS.map((doc) => doc.name).join(", ");
-    throw new UsageError(`No help for "${command}" (commands: ${commands})`);
+    throw new UsageError(
+      `No help for "${command?.slice(0, 80)}"${
+        didYouMean(command ?? "", COMMAND_NAMES)
+      } (commands: ${commands})`,
+    );
   }
   out(text);
   return 0;

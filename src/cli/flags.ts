@@ -11,6 +11,7 @@ import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
 import { DEFAULT_PRESET, hostHome, loadPolicy, type PresetName } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 import { type CommandDoc, commandOptions } from "./flag_table.ts";
+import { flagError } from "./flag_errors.ts";
 
 /** Parsed flag values (strings, booleans and string lists, as `parseArgs` returns them). */
 export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -32,7 +33,7 @@ export function parseFlags(
     });
     return { values: values as FlagValues, positionals };
   } catch (error: unknown) {
-    throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
+    throw flagError(error, options);
   }
 }
 

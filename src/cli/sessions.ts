@@ -4,9 +4,10 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { SessionError, SpecterError, UsageError } from "../errors.ts";
 import { feedView } from "../agent/mod.ts";
 import { readLog, sessionDir } from "../daemon/mod.ts";
+import { encodeKey } from "../session/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import {
   type DriverMessage,
@@ -208,6 +209,7 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   } else {
     if (text !== "") messages.push({ v, type: "input", data: text });
     for (const key of Array.isArray(values.key) ? values.key : []) {
+      checkKey(String(key));
       messages.push({ v, type: "key", key: String(key) });
     }
     if (values.enter === true) messages.push({ v, type: "key", key: "enter" });
@@ -221,6 +223,19 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
     return 0;
   } finally {
     client.close();
+  }
+}
+
+/** A key name the terminal knows, or `E_USAGE` naming the nearest one (before the daemon is asked). */
+function checkKey(key: string): void {
+  try {
+    encodeKey(key);
+  } catch (error: unknown) {
+    if (!(error instanceof SpecterError)) throw error;
+    throw new UsageError(`Flag "--key": ${error.message}`, {
+      cause: error,
+      details: { key: key.slice(0, 80) },
+    });
   }
 }
 
@@ -301,7 +316,12 @@ export async function logsCommand(
   try {
     Deno.statSync(dir);
   } catch {
-    throw new UsageError(`No log of a session "${name}" in "${whereOf(values).stateDir}"`);
+    // The same code and exit status as attach, send and kill of a session the daemon does not have.
+    throw new SessionError(
+      "E_SESSION_UNKNOWN",
+      `No session is named "${name}" (no log of it in "${whereOf(values).stateDir}")`,
+      { details: { name } },
+    );
   }
   const frames = readLog(dir, {
     ...(from === undefined ? {} : { from }),
