@@ -90,7 +90,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "sandbox":
         return (await import("./sandbox.ts")).sandboxCommand(rest, out);
       case "test":
-        return await (await import("./test.ts")).testCommand(rest, out);
+        return await (await import("./test.ts")).testCommand(rest, out, err);
       case "replay":
         return await (await import("./replay.ts")).replayCommand(rest, out, err);
       case "verify":
@@ -122,7 +122,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "history":
         return (await import("./history.ts")).historyCommand(rest, out);
       case "logs":
-        return await (await import("./sessions.ts")).logsCommand(rest, out, err);
+        return await (await import("./sessions.ts")).logsCommand(rest, out, err, writeOut);
       case "url":
         return (await import("./url.ts")).urlCommand(rest, out);
       default:
@@ -134,7 +134,12 @@ export async function runCli(args: readonly string[]): Promise<number> {
     }
   } catch (error: unknown) {
     const failure = toSpecterError(error);
-    err(`specter: ${failure.code}: ${failure.message}`);
+    // `specter ls | head -1`: the reader had what it wanted. Quiet, as `git log | head -1` is, with the
+    // status a shell gives a writer its reader left (141). `run` still says it: its reader is a driver,
+    // and the program it drove was stopped for it (spec/protocol.md).
+    if (failure.code !== "E_STDOUT_CLOSED" || command === "run") {
+      err(`specter: ${failure.code}: ${failure.message}`);
+    }
     return exitCodeForError(failure.code);
   }
 }
