@@ -155,15 +155,15 @@ Deno.test("test: green and red on a terminal (script), plain with NO_COLOR or th
       return new TextDecoder().decode(result.stdout);
     };
     const coloured = await onTerminal({});
-    assert.match(coloured, /\x1b\[32m✓\x1b\[39m/, coloured);
-    assert.match(coloured, /\x1b\[32mPASSED\x1b\[39m/, coloured);
+    assert.ok(coloured.includes("\x1b[32m✓\x1b[39m"), coloured);
+    assert.ok(coloured.includes("\x1b[32mPASSED\x1b[39m"), coloured);
     const noColor = await onTerminal({ NO_COLOR: "1" });
     assert.match(noColor, /PASSED/);
-    assert.doesNotMatch(noColor, /\x1b\[3[12]m/);
+    assert.ok(!noColor.includes("\x1b[32m") && !noColor.includes("\x1b[31m"), noColor);
     const piped = await specter(["test", `${dir}/s.yaml`, "--artifacts", `${dir}/b`]);
     assert.equal(piped.code, 0, piped.stderr);
     assert.match(piped.stdout, /✓ +1 wait_for/);
-    assert.doesNotMatch(piped.stdout, /\x1b/);
+    assert.ok(!piped.stdout.includes("\x1b"), piped.stdout);
   });
 });
 
