@@ -10,6 +10,7 @@ import { readLog, sessionDir } from "../daemon/mod.ts";
 import { encodeKey } from "../session/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import {
+  didYouMean,
   type DriverMessage,
   DriverMessageSchema,
   type Frame,
@@ -301,7 +302,11 @@ export async function logsCommand(
   const name = nameOf(positionals[0], "logs");
   const view = typeof values.view === "string" ? values.view : "ndjson";
   if (!["ndjson", "raw", "compact", "parsed"].includes(view)) {
-    throw new UsageError(`Flag "--view" must be ndjson, raw, compact or parsed, got "${view.slice(0, 40)}"`);
+    throw new UsageError(
+      `Flag "--view" must be ndjson, raw, compact or parsed, got "${view.slice(0, 40)}"${
+        didYouMean(view, ["ndjson", "raw", "compact", "parsed"])
+      }`,
+    );
   }
   let from: number | undefined;
   if (typeof values.from === "string") {
