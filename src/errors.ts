@@ -22,7 +22,8 @@ export const ERROR_CODES = {
   E_SPAWN_FAILED:
     "The program could not be started: what a remote client is told of any program that cannot start (the daemon's log says why)",
   E_SESSION_CLOSED: "The session has already ended",
-  E_SESSION_UNKNOWN: "No session has that id (agent tools): it never existed, was closed or was pruned",
+  E_SESSION_UNKNOWN:
+    "No session has that id (agent tools) or name (attach, send, kill, logs): it never existed, was closed or was pruned",
   E_SESSION_LIMIT:
     "Every session the agent tools may hold is in use (a call in progress on it, or recently used): none may be pruned for a new one",
   E_DAEMON_UNAVAILABLE:

@@ -198,6 +198,7 @@ export async function create(
     name,
     ...whereArgs(daemon),
     "--no-autostart",
+    "--json",
     ...flags,
     "--",
     ...argv,

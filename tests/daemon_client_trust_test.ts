@@ -374,7 +374,17 @@ Deno.test({
     const daemon = await startDaemon(dir);
     try {
       const where = [...whereArgs(daemon), "--no-autostart"];
-      const created = await specter(["new", "job", ...where, "--policy", "basic", "--", "sleep", "30"]);
+      const created = await specter([
+        "new",
+        "job",
+        ...where,
+        "--json",
+        "--policy",
+        "basic",
+        "--",
+        "sleep",
+        "30",
+      ]);
       assert.equal(created.code, 0, created.stderr);
       assert.equal(JSON.parse(created.stdout).name, "job");
       const sent = await specter(["send", "job", ...where, "x"]);

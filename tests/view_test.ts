@@ -77,8 +77,7 @@ Deno.test({
 });
 
 Deno.test({
-  name:
-    "view: a reader that goes away (| head) ends it with E_STDOUT_CLOSED and exit 141, not an untyped E_IO",
+  name: "view: a reader that goes away (| head) ends it quietly with exit 141, not an untyped E_IO",
   ...sanitize,
   async fn() {
     await withTempDir(async (dir) => {
@@ -95,7 +94,8 @@ Deno.test({
         `2>${dir}/stderr | head -c 1 >/dev/null`;
       const { code } = await new Deno.Command("bash", { args: ["-c", script], cwd: ROOT }).output();
       assert.equal(code, 141);
-      assert.match(await Deno.readTextFile(`${dir}/stderr`), /^specter: E_STDOUT_CLOSED: /);
+      // Quiet, as `git log | head` is: the reader had what it wanted (E_STDOUT_CLOSED is not printed).
+      assert.equal(await Deno.readTextFile(`${dir}/stderr`), "");
     });
   },
 });

@@ -203,6 +203,9 @@ browserTest(
         undefined,
         { timeout: 20_000 },
       );
+      // The progress line said how far the log had loaded, and ends with the count (clients/web/src/progress.ts).
+      const progress = await replay.page.textContent("#replay-progress[data-done]");
+      assert.match(progress ?? "", /^Loaded [1-9][\d,]* frames$/);
       await shot(replay.page, "6-replay");
       // A recording from disk, chosen in the page: played too (nothing is uploaded).
       const local = await open(browser, `${daemon.info.url}replay`);

@@ -5,7 +5,36 @@
  */
 import { SessionError, toSpecterError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { didYouMean } from "../protocol/mod.ts";
 import { exitCodeForError } from "./exit_codes.ts";
+
+/**
+ * Every command's name, for "did you mean …?" without loading every command (help.ts's COMMAND_DOCS has
+ * the same names: help_test.ts checks they agree).
+ */
+export const COMMAND_NAMES: readonly string[] = [
+  "run",
+  "exec",
+  "policy",
+  "sandbox",
+  "test",
+  "replay",
+  "verify",
+  "audit",
+  "view",
+  "agent",
+  "mcp",
+  "new",
+  "attach",
+  "ls",
+  "send",
+  "kill",
+  "logs",
+  "history",
+  "daemon",
+  "url",
+  "keeper",
+];
 
 const encoder = new TextEncoder();
 
@@ -61,7 +90,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "sandbox":
         return (await import("./sandbox.ts")).sandboxCommand(rest, out);
       case "test":
-        return await (await import("./test.ts")).testCommand(rest, out);
+        return await (await import("./test.ts")).testCommand(rest, out, err);
       case "replay":
         return await (await import("./replay.ts")).replayCommand(rest, out, err);
       case "verify":
@@ -93,15 +122,24 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "history":
         return (await import("./history.ts")).historyCommand(rest, out);
       case "logs":
-        return await (await import("./sessions.ts")).logsCommand(rest, out, err);
+        return await (await import("./sessions.ts")).logsCommand(rest, out, err, writeOut);
       case "url":
         return (await import("./url.ts")).urlCommand(rest, out);
       default:
-        throw new UsageError(`Unknown command "${command}" (try: specter help)`);
+        throw new UsageError(
+          `Unknown command "${command.slice(0, 80)}"${
+            didYouMean(command, [...COMMAND_NAMES, "help"])
+          } (specter help lists the commands)`,
+        );
     }
   } catch (error: unknown) {
     const failure = toSpecterError(error);
-    err(`specter: ${failure.code}: ${failure.message}`);
+    // `specter ls | head -1`: the reader had what it wanted. Quiet, as `git log | head -1` is, with the
+    // status a shell gives a writer its reader left (141). `run` still says it: its reader is a driver,
+    // and the program it drove was stopped for it (spec/protocol.md).
+    if (failure.code !== "E_STDOUT_CLOSED" || command === "run") {
+      err(`specter: ${failure.code}: ${failure.message}`);
+    }
     return exitCodeForError(failure.code);
   }
 }
@@ -112,7 +150,11 @@ async function help(command: string | undefined): Promise<number> {
   const text = HELP[command ?? "specter"];
   if (text === undefined) {
     const commands = COMMAND_DOCS.map((doc) => doc.name).join(", ");
-    throw new UsageError(`No help for "${command}" (commands: ${commands})`);
+    throw new UsageError(
+      `No help for "${command?.slice(0, 80)}"${
+        didYouMean(command ?? "", COMMAND_NAMES)
+      } (commands: ${commands})`,
+    );
   }
   out(text);
   return 0;

@@ -22,6 +22,7 @@ import { terminateOnSignals } from "./signals.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { ExecOutput } from "./exec_output.ts";
+import { execPolicyHint, OutputTail } from "./exec_hint.ts";
 
 const EXEC_FLAGS = {
   input: {
@@ -70,8 +71,9 @@ export async function execCommand(
   const started = performance.now();
   let session;
   let input: string | undefined;
+  let options;
   try {
-    const options = sessionOptions(values, command);
+    options = sessionOptions(values, command);
     input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
     if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
     session = spawn({
@@ -108,12 +110,16 @@ export async function execCommand(
   const rows = openSessionRows(session, "human", warn);
   // Kept as it comes, in proportion to the result (see ExecOutput): `exec -- yes` keeps 16 MiB at most.
   const output = new ExecOutput(values.raw === true);
+  const lastText = new OutputTail();
   let recordError: { code: string; message: string } | null = null;
   for await (const frame of session.frames()) {
     auditFrame(audit, frame);
     rows.frame(frame);
     if (frame.type === "error" && frame.code === "E_RECORD") recordError ??= frame;
-    if (frame.type === "stdout") output.stdout(frame.data, frame.binary === true);
+    if (frame.type === "stdout") {
+      output.stdout(frame.data, frame.binary === true);
+      if (frame.binary !== true) lastText.push(frame.data);
+    }
   }
   output.end();
   audit.log.close();
@@ -131,6 +137,9 @@ export async function execCommand(
   };
   if (exit.protected_created !== undefined) result.protected_created = exit.protected_created;
   warnProtected(exit, warn);
+  // Once, on stderr: stdout is the result's one JSON document.
+  const hint = execPolicyHint(lastText.text, options.sandbox, options.cwd ?? Deno.cwd());
+  if (hint !== undefined) warn(hint);
   // The run went on, but Specter could not keep all of its record (e.g. the disk filled).
   const lost = audit.log.failure ?? recordError;
   if (lost !== null) result.error = { code: lost.code, message: lost.message };

@@ -7,10 +7,12 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
 import { UsageError } from "../errors.ts";
+import { didYouMean } from "../protocol/mod.ts";
 import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
 import { DEFAULT_PRESET, hostHome, loadPolicy, type PresetName } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 import { type CommandDoc, commandOptions } from "./flag_table.ts";
+import { flagError } from "./flag_errors.ts";
 
 /** Parsed flag values (strings, booleans and string lists, as `parseArgs` returns them). */
 export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -32,7 +34,7 @@ export function parseFlags(
     });
     return { values: values as FlagValues, positionals };
   } catch (error: unknown) {
-    throw new UsageError(`${(error as Error).message.split("\n")[0]!.replace(/\.$/, "")}`, { cause: error });
+    throw flagError(error, options);
   }
 }
 
@@ -159,7 +161,11 @@ export function sandboxOption(
 ): SandboxOption {
   const modeFlag = text(values, "sandbox");
   if (modeFlag !== undefined && !(SANDBOX_MODES as readonly string[]).includes(modeFlag)) {
-    throw new UsageError(`Flag "--sandbox" must be one of ${SANDBOX_MODES.join(", ")}, got "${modeFlag}"`);
+    throw new UsageError(
+      `Flag "--sandbox" must be one of ${SANDBOX_MODES.join(", ")}, got "${modeFlag.slice(0, 80)}"${
+        didYouMean(modeFlag, SANDBOX_MODES)
+      }`,
+    );
   }
   const mode =
     (modeFlag ?? (values["unsafe-no-sandbox"] === true ? "none" : "auto")) as typeof SANDBOX_MODES[number];

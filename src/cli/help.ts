@@ -58,7 +58,8 @@ export const OVERVIEW = `Usage:
   specter --version
 
 Exit codes: the program's own code; 124 timed out; 128+N killed by signal N;
-2 usage error; 125 Specter failed; 126 not executable; 127 not found.`;
+2 usage error or no such session; 125 Specter failed; 126 not executable; 127 not found;
+141 stdout closed by its reader (quietly, as | head -1 does).`;
 
 /** Every command's doc, in the overview's order. */
 export const COMMAND_DOCS: readonly CommandDoc[] = [

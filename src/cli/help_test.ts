@@ -54,3 +54,8 @@ Deno.test("help for test and verify describes their own flags", () => {
   // verify takes the session flags, as run does.
   assert.match(HELP.verify!, /^Session flags:/m);
 });
+
+Deno.test("the dispatcher's command names are the documented commands", async () => {
+  const { COMMAND_NAMES } = await import("./cli.ts");
+  assert.deepEqual([...COMMAND_NAMES], COMMAND_DOCS.map((doc) => doc.name));
+});

@@ -6,6 +6,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
+import { didYouMean } from "../protocol/mod.ts";
 import { hostHome, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
 import { platformBackend } from "../session/mod.ts";
 import { explainPolicy, formatExplanation } from "./policy_explain.ts";
@@ -171,7 +172,13 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
   const { values, positionals, command } = parse(args);
   const [subcommand, spec, ...extra] = positionals;
   if (subcommand === undefined) throw new UsageError(`Missing subcommand: ${USAGE}`);
-  if (!isSubcommand(subcommand)) throw new UsageError(`Unknown policy subcommand "${subcommand}": ${USAGE}`);
+  if (!isSubcommand(subcommand)) {
+    throw new UsageError(
+      `Unknown policy subcommand "${subcommand.slice(0, 80)}"${
+        didYouMean(subcommand, POLICY_SUBCOMMANDS)
+      }: ${USAGE}`,
+    );
+  }
   if (spec === undefined) {
     throw new UsageError(`Missing policy: give a file or a preset (${PRESET_NAMES.join(", ")})`);
   }

@@ -6,6 +6,7 @@
  */
 import { type FlagGroup, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { SANDBOX_MODES } from "./flags.ts";
+import { countLimit } from "./units.ts";
 
 /** Which sandbox runs the program, under which policy, and the acknowledgements it needs. */
 export const SANDBOX_FLAGS = {
@@ -68,8 +69,16 @@ export const SESSION_FLAGS = {
     value: "DIR",
     description: "Absolute working directory (default: current directory)",
   },
-  cols: { type: "string", value: "N", description: "Terminal width in columns (default 80, at most 1000)" },
-  rows: { type: "string", value: "N", description: "Terminal height in rows (default 24, at most 500)" },
+  cols: {
+    type: "string",
+    value: "N",
+    description: `Terminal width in columns (default 80, from 1 to ${countLimit("cols")})`,
+  },
+  rows: {
+    type: "string",
+    value: "N",
+    description: `Terminal height in rows (default 24, from 1 to ${countLimit("rows")})`,
+  },
   id: {
     type: "string",
     value: "ID",

@@ -4,11 +4,13 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { SessionError, SpecterError, UsageError } from "../errors.ts";
 import { feedView } from "../agent/mod.ts";
 import { readLog, sessionDir } from "../daemon/mod.ts";
+import { encodeKey } from "../session/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import {
+  didYouMean,
   type DriverMessage,
   DriverMessageSchema,
   type Frame,
@@ -16,12 +18,13 @@ import {
   type SessionEntry,
   SessionNameSchema,
 } from "../protocol/mod.ts";
-import { OuterFilter, printable } from "../terminal/mod.ts";
+import { OuterFilter } from "../terminal/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
+import { NO_SESSIONS, sessionTable, sortSessions, startedLine } from "./session_lines.ts";
 import { join } from "node:path";
 
 const encoder = new TextEncoder();
@@ -58,6 +61,7 @@ const NEW_FLAGS = {
       "the daemon: a per-session directory beside the state directory, bound writable at /home/specter; " +
       "removed by kill --purge",
   },
+  json: { type: "boolean", description: "Print the session as one JSON object (for programs)" },
 } as const satisfies FlagTable;
 
 /** `specter new`'s help. */
@@ -65,7 +69,8 @@ export const NEW_DOC: CommandDoc = {
   name: "new",
   usage: ["specter new NAME [flags] -- CMD ARGS…"],
   about: `Starts CMD as the named session NAME in the daemon, detached (like tmux new -d -s NAME), under
-the sandbox and policy the flags give (run's flags). Prints the session as JSON. The session runs until
+the sandbox and policy the flags give (run's flags). Prints one line (started NAME (pid N); attach with:
+specter attach NAME), or with --json the session as JSON. The session runs until
 its program ends or specter kill NAME; clients come and go (specter attach, logs, send).
   specter new build -- bash
   specter new web --policy workspace --ack-unsafe-write -- npm run dev`,
@@ -86,10 +91,10 @@ export async function newCommand(args: readonly string[], out: (text: string) =>
       name,
       argv,
       cwd: typeof values.cwd === "string" ? values.cwd : Deno.cwd(),
-      flags: definedFlags(values, ["socket", "state-dir", "no-autostart", "help", "cwd", "persist"]),
+      flags: definedFlags(values, ["socket", "state-dir", "no-autostart", "help", "cwd", "persist", "json"]),
       persist: values.persist === true,
-    });
-    out(JSON.stringify(entry));
+    }) as SessionEntry;
+    out(values.json === true ? JSON.stringify(entry) : startedLine(entry));
     return 0;
   } finally {
     client.close();
@@ -108,8 +113,9 @@ const LS_FLAGS = {
 export const LS_DOC: CommandDoc = {
   name: "ls",
   usage: ["specter ls [--json]"],
-  about: `Lists the daemon's sessions: running ones, and ended ones until killed with --purge or replaced
-by a new session of the same name.`,
+  about: `Lists the daemon's sessions, oldest first: running ones, and ended ones until killed with --purge or
+replaced by a new session of the same name. STATUS is running, exited N, timed out after D, or killed (SIG).
+Without sessions it prints "no sessions" (--json prints nothing: no objects).`,
   groups: [{ title: "Flags", flags: LS_FLAGS }],
 };
 
@@ -121,22 +127,15 @@ export async function lsCommand(args: readonly string[], out: (text: string) => 
   try {
     const { sessions } = await client.call("session.list") as { sessions: SessionEntry[] };
     if (values.json === true) {
-      for (const entry of sessions) out(JSON.stringify(entry));
+      for (const entry of sortSessions(sessions)) out(JSON.stringify(entry));
       return 0;
     }
-    if (sessions.length === 0) return 0;
-    out("NAME\tSTATUS\tPID\tCLIENTS\tCOMMAND");
-    for (const entry of sessions) {
-      const status = entry.running
-        ? "running"
-        : entry.signal !== null
-        ? `killed (${entry.signal})`
-        : `exited ${entry.exit_code}`;
-      // argv is the user's or an agent's and may hold anything: escaped, so that the row stays one line of
-      // text on the reader's terminal (the exact strings are in --json).
-      const fields = [entry.name, status, String(entry.pid), String(entry.clients), entry.argv.join(" ")];
-      out(fields.map(printable).join("\t"));
+    if (sessions.length === 0) {
+      // An empty table reads as a broken command: say so (on stdout, as the table would be).
+      out(NO_SESSIONS);
+      return 0;
     }
+    for (const row of sessionTable(sessions)) out(row);
     return 0;
   } finally {
     client.close();
@@ -208,6 +207,7 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   } else {
     if (text !== "") messages.push({ v, type: "input", data: text });
     for (const key of Array.isArray(values.key) ? values.key : []) {
+      checkKey(String(key));
       messages.push({ v, type: "key", key: String(key) });
     }
     if (values.enter === true) messages.push({ v, type: "key", key: "enter" });
@@ -221,6 +221,19 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
     return 0;
   } finally {
     client.close();
+  }
+}
+
+/** A key name the terminal knows, or `E_USAGE` naming the nearest one (before the daemon is asked). */
+function checkKey(key: string): void {
+  try {
+    encodeKey(key);
+  } catch (error: unknown) {
+    if (!(error instanceof SpecterError)) throw error;
+    throw new UsageError(`Flag "--key": ${error.message}`, {
+      cause: error,
+      details: { key: key.slice(0, 80) },
+    });
   }
 }
 
@@ -283,12 +296,17 @@ export async function logsCommand(
   args: readonly string[],
   out: (text: string) => void,
   warn: (text: string) => void,
+  write: (bytes: Uint8Array) => void,
 ): Promise<number> {
   const { values, positionals } = parseFlags(args, commandOptions(LOGS_DOC));
   const name = nameOf(positionals[0], "logs");
   const view = typeof values.view === "string" ? values.view : "ndjson";
   if (!["ndjson", "raw", "compact", "parsed"].includes(view)) {
-    throw new UsageError(`Flag "--view" must be ndjson, raw, compact or parsed, got "${view.slice(0, 40)}"`);
+    throw new UsageError(
+      `Flag "--view" must be ndjson, raw, compact or parsed, got "${view.slice(0, 40)}"${
+        didYouMean(view, ["ndjson", "raw", "compact", "parsed"])
+      }`,
+    );
   }
   let from: number | undefined;
   if (typeof values.from === "string") {
@@ -301,7 +319,12 @@ export async function logsCommand(
   try {
     Deno.statSync(dir);
   } catch {
-    throw new UsageError(`No log of a session "${name}" in "${whereOf(values).stateDir}"`);
+    // The same code and exit status as attach, send and kill of a session the daemon does not have.
+    throw new SessionError(
+      "E_SESSION_UNKNOWN",
+      `No session is named "${name}" (no log of it in "${whereOf(values).stateDir}")`,
+      { details: { name } },
+    );
   }
   const frames = readLog(dir, {
     ...(from === undefined ? {} : { from }),
@@ -319,7 +342,7 @@ export async function logsCommand(
     // A terminal is a person's, and the log is the program's: what it may not do through attach it may
     // not do through logs either. Piped or redirected, the output stays exactly as written.
     const shown = Deno.stdout.isTerminal() ? new OuterFilter().feed(text) : text;
-    await Deno.stdout.write(encoder.encode(shown));
+    write(encoder.encode(shown));
     return 0;
   }
   const start = frames.find((frame) => frame.type === "start");
@@ -327,7 +350,7 @@ export async function logsCommand(
   const model = view === "compact" ? new CompactView() : await ParsedView.create(size);
   for (const frame of frames) feedView(model, frame);
   const text = renderText(await model.end());
-  await Deno.stdout.write(encoder.encode(text));
+  write(encoder.encode(text));
   return 0;
 }
 

@@ -13,6 +13,8 @@ import { loadScenario, runScenario } from "../scenario/mod.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+import { type Paint, paint } from "./colour.ts";
+import { WaitNotice } from "./wait_notice.ts";
 
 const TEST_FLAGS = {
   artifacts: {
@@ -61,8 +63,8 @@ function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "scenario";
 }
 
-function stepLine(step: StepResult): string {
-  const mark = step.status === "passed" ? "✓" : step.status === "failed" ? "✗" : "-";
+function stepLine(step: StepResult, colour: Paint): string {
+  const mark = step.status === "passed" ? colour.ok("✓") : step.status === "failed" ? colour.bad("✗") : "-";
   const head = `  ${mark} ${String(step.index + 1).padStart(2)} ${step.action}`;
   const line = `${head.padEnd(60)} ${String(step.duration_ms).padStart(6)} ms  (line ${step.line})`;
   if (step.status !== "failed" || !step.diagnostic) return line;
@@ -75,16 +77,21 @@ function stepLine(step: StepResult): string {
  * JSON document, printed at the end: the RunResult (or error entry) of a single scenario, or an array of
  * them for several.
  */
-export async function testCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+export async function testCommand(
+  args: readonly string[],
+  out: (text: string) => void,
+  warn: (text: string) => void = () => {},
+): Promise<number> {
   const { values, positionals } = parseFlags(args, commandOptions(TEST_DOC));
   if (positionals.length === 0) throw new UsageError("No scenario given (specter test SCENARIO…)");
   const json = values.json === true;
+  const colour = paint(json ? false : undefined);
   const results: (RunResult | ScenarioError)[] = [];
   let code = 0;
   const failed = (file: string, error: unknown) => {
     const failure = toSpecterError(error);
     if (json) results.push({ scenario: file, status: "Error", error: failure.toJSON() });
-    else out(`✗ ${file}: ${failure.code}: ${failure.message}`);
+    else out(`${colour.bad("✗")} ${file}: ${failure.code}: ${failure.message}`);
     code = Math.max(code, exitCodeForError(failure.code));
   };
   for (const [i, file] of positionals.entries()) {
@@ -101,20 +108,29 @@ export async function testCommand(args: readonly string[], out: (text: string) =
       : defaultArtifactsDir(`${slug(name)}-${crypto.randomUUID().slice(0, 8)}`);
     if (!json) out(`● ${name} (${file})`);
     let result: RunResult;
+    // Also under --json (stdout holds one document; the notice goes to stderr).
+    const notice = new WaitNotice(loaded.scenario.steps, loaded.stepLines, warn);
     try {
       result = await runScenario(loaded, {
         artifacts: dir,
         updateGoldens: values["update-goldens"] === true,
-        ...(json ? {} : { onStep: (step: StepResult) => out(stepLine(step)) }),
+        onStep: (step: StepResult) => {
+          notice.stepEnded(step.index);
+          if (!json) out(stepLine(step, colour));
+        },
       });
     } catch (error: unknown) {
       // The artifacts directory or its audit log could not even be created (E_ARTIFACTS, E_AUDIT).
       failed(file, error);
       continue;
+    } finally {
+      notice.stop();
     }
     results.push(result);
     if (!json) {
-      const verdict = result.status === "Passed" ? "PASSED" : result.status === "Failed" ? "FAILED" : "ERROR";
+      const verdict = result.status === "Passed"
+        ? colour.ok("PASSED")
+        : colour.bad(result.status === "Failed" ? "FAILED" : "ERROR");
       const error = result.error ? `  ${result.error.code}: ${result.error.message}` : "";
       out(
         `${verdict}  ${

@@ -4,7 +4,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { MAX_DURATION_MS } from "../protocol/mod.ts";
+import { MAX_COLS, MAX_DURATION_MS, MAX_ROWS } from "../protocol/mod.ts";
 
 const DURATION_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -60,8 +60,22 @@ export function parseSize(text: string, flag: string): number {
   return bytes;
 }
 
-/** Parses a positive integer flag (e.g. `--cols`). */
-export function parseCount(text: string, flag: string, max = 10000): number {
+/** The largest value of a count flag without its own entry in {@link COUNT_LIMITS}. */
+export const MAX_COUNT = 10000;
+
+/**
+ * The largest value of each count flag that has its own: the one table parsing, its messages and the help
+ * quote (the terminal's size is the driver protocol's bound, so that a resize and `--cols` agree).
+ */
+export const COUNT_LIMITS: Readonly<Record<string, number>> = { cols: MAX_COLS, rows: MAX_ROWS };
+
+/** The largest value `--FLAG` takes. */
+export function countLimit(flag: string): number {
+  return COUNT_LIMITS[flag] ?? MAX_COUNT;
+}
+
+/** Parses a positive integer flag (e.g. `--cols`), from 1 to {@link countLimit}. */
+export function parseCount(text: string, flag: string, max = countLimit(flag)): number {
   const value = Number(text);
   if (!/^\d+$/.test(text.trim()) || value < 1 || value > max) {
     throw new UsageError(`Flag "--${flag}" needs a whole number from 1 to ${max}, got "${text}"`, {

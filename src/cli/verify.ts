@@ -24,6 +24,7 @@ import { snapshotText } from "../terminal/mod.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
+import { paint } from "./colour.ts";
 
 const VERIFY_FLAGS = {
   what: {
@@ -201,11 +202,17 @@ export async function verifyCommand(
   }
   const expected = normalizeText(goldenText, filters);
   const diff = unifiedDiff(expected, actual, [golden, `${what} of ${rest.join(" ")}`]);
+  const colour = paint();
   if (diff === "") {
-    out(`verify: OK (${what} matches "${golden}")`);
+    out(`verify: ${colour.ok("OK")} (${what} matches "${golden}")`);
     return 0;
   }
-  out(diff.trimEnd());
-  out(`verify: DRIFT (${what} differs from "${golden}")`);
+  // As git colours a diff: what the golden has red, what the run printed green (headers stay plain).
+  out(
+    diff.trimEnd().split("\n").map((line) =>
+      /^-(?!--)/.test(line) ? colour.bad(line) : /^\+(?!\+\+)/.test(line) ? colour.ok(line) : line
+    ).join("\n"),
+  );
+  out(`verify: ${colour.bad("DRIFT")} (${what} differs from "${golden}")`);
   return 1;
 }

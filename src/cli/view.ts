@@ -5,6 +5,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
+import { didYouMean } from "../protocol/mod.ts";
 import { readRegularFile } from "../fsafe/mod.ts";
 import { parseRecording, renderText, viewRecording } from "../views/mod.ts";
 import { parseFlags } from "./flags.ts";
@@ -46,7 +47,11 @@ export async function viewCommand(args: readonly string[], out: (text: string) =
   if (positionals.length !== 1) throw new UsageError("Expected one recording (specter view FILE.cast)");
   const mode = values.mode ?? "compact";
   if (mode !== "compact" && mode !== "parsed") {
-    throw new UsageError(`Flag "--mode" must be compact or parsed, got "${String(mode).slice(0, 80)}"`);
+    throw new UsageError(
+      `Flag "--mode" must be compact or parsed, got "${String(mode).slice(0, 80)}"${
+        didYouMean(String(mode), ["compact", "parsed"])
+      }`,
+    );
   }
   const file = positionals[0]!;
   const bytes = readRegularFile(file, { maxBytes: MAX_RECORDING_BYTES, what: "recording" });

@@ -898,6 +898,8 @@ export class Daemon {
       running: exit === null,
       exit_code: exit?.code ?? null,
       signal: exit?.signal ?? null,
+      timed_out: exit?.timed_out ?? false,
+      duration_ms: exit?.duration_ms ?? null,
       started: entry.saved.started,
       argv: entry.saved.argv,
       title: entry.saved.title,

@@ -101,6 +101,8 @@ Deno.test("seenBy: a remote client is shown no host path of a session", () => {
     running: true,
     exit_code: null,
     signal: null,
+    timed_out: false,
+    duration_ms: null,
     started: 0,
     argv: ["/bin/sh"],
     title: null,

@@ -7,6 +7,7 @@
 import { resolve } from "node:path";
 import { FileError, PolicyError, type PolicyProblem } from "../errors.ts";
 import { readRegularFile } from "../fsafe/mod.ts";
+import { didYouMean } from "../protocol/mod.ts";
 import { checkPolicyDocument, type PolicyContext } from "./check.ts";
 import { WHOLE_DOCUMENT } from "./field_path.ts";
 import { formatOfPath, parsePolicyText } from "./parse.ts";
@@ -61,7 +62,10 @@ export function readPolicy(spec: string, ctx: PolicyContext): PolicyReading {
       return failed(
         source,
         "E_POLICY_NOT_FOUND",
-        `The policy "${spec}" is neither a preset (${presets}) nor a file: no such file`,
+        // A bare word near a preset's name is its typo (`basc`), not a file that went missing.
+        `The policy "${spec}" is neither a preset (${presets}) nor a file: no such file${
+          spec.includes("/") ? "" : didYouMean(spec, PRESET_NAMES)
+        }`,
       );
     }
     // A FIFO, device or directory, or a file over the cap, keeps the file's own code; the rest is a read error.

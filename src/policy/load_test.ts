@@ -72,8 +72,9 @@ Deno.test("E_POLICY_NOT_FOUND: unknown name, missing file, empty name", async ()
   onlyProblem(
     "strcit",
     "E_POLICY_NOT_FOUND",
-    /^The policy "strcit" is neither a preset \(strict, basic, workspace, agent\) nor a file: no such file$/,
+    /^The policy "strcit" is neither a preset \(strict, basic, workspace, agent\) nor a file: no such file; did you mean "strict"\?$/,
   );
+  onlyProblem("zzzzzz", "E_POLICY_NOT_FOUND", /no such file$/);
   await withDir(async (dir) => {
     onlyProblem(`${dir}/missing.toml`, "E_POLICY_NOT_FOUND", /neither a preset/);
     await Deno.remove(dir);

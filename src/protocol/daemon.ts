@@ -95,6 +95,8 @@ export const SessionEntrySchema = z.strictObject({
   running: z.boolean(),
   exit_code: z.int().nullable(),
   signal: z.string().nullable(),
+  timed_out: z.boolean().default(false).describe("It ended because its --timeout ran out"),
+  duration_ms: z.number().nonnegative().nullable().default(null).describe("How long it ran, once it ended"),
   started: z.number().describe("Unix time (s)"),
   argv: z.array(z.string()),
   title: z.string().nullable(),

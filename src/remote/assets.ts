@@ -84,6 +84,7 @@ export const PAGES: Readonly<Record<string, Asset>> = {
       `<header><a href="/" id="home">Specter</a> replay <span id="link" role="status"></span></header>
 <main id="app" data-page="replay">
 <p><label>Play a recording (.cast): <input type="file" id="cast-file" accept=".cast,application/x-asciicast,application/json"></label></p>
+<p id="replay-progress" role="status" aria-live="polite" hidden></p>
 <div id="player"></div>
 <div id="warnings" role="log" aria-live="polite"></div>
 </main>

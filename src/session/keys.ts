@@ -8,7 +8,7 @@
  * @module
  */
 import { ProtocolError } from "../errors.ts";
-import { clip } from "../protocol/mod.ts";
+import { clip, closest } from "../protocol/mod.ts";
 
 /** Terminal modes that change what keys send. */
 export interface KeyModes {
@@ -64,8 +64,33 @@ export const KEY_NAMES: readonly string[] = [
 
 const MODIFIER_BITS = { shift: 1, alt: 2, ctrl: 4 } as const;
 
-function unknownKey(name: string): ProtocolError {
-  return new ProtocolError("E_PROTOCOL", `Unknown key "${clip(name)}"`, { details: { key: clip(name) } });
+/** What a mistyped key may have meant: the named keys, their aliases, and single letters and digits. */
+const SUGGESTED = [
+  ...KEY_NAMES,
+  ...Object.keys(ALIASES),
+  ..."abcdefghijklmnopqrstuvwxyz0123456789",
+];
+
+/**
+ * `E_PROTOCOL` for an unknown key, naming the nearest known one with the same modifiers (`ctrl-cc` →
+ * `ctrl-c`) when one is near.
+ */
+function unknownKey(name: string, prefix = "", rest = name): ProtocolError {
+  const near = closest(rest.toLowerCase(), SUGGESTED);
+  // "ctrl-entr" is near "ctrl-enter", which is no key either: only a name that encodes is suggested.
+  const hint = near !== undefined && encodes(prefix + near) ? `; did you mean "${prefix}${near}"?` : "";
+  return new ProtocolError("E_PROTOCOL", `Unknown key "${clip(name)}"${hint}`, {
+    details: { key: clip(name) },
+  });
+}
+
+function encodes(name: string): boolean {
+  try {
+    encodeKey(name);
+    return true;
+  } catch {
+    return false; // Not a key: not suggested.
+  }
 }
 
 function ctrlByte(char: string, name: string): string {
@@ -74,7 +99,7 @@ function ctrlByte(char: string, name: string): string {
   if (code >= 0x40 && code <= 0x5f) return String.fromCharCode(code - 0x40); // @ A–Z [ \ ] ^ _
   if (char === " ") return "\x00";
   if (char === "?") return "\x7f";
-  throw unknownKey(name);
+  throw unknownKey(name, "", "");
 }
 
 /**
@@ -125,5 +150,5 @@ export function encodeKey(name: string, modes: KeyModes = { applicationCursor: f
     if (mods & MODIFIER_BITS.ctrl) char = ctrlByte(rest, name);
     return mods & MODIFIER_BITS.alt ? ESC + char : char;
   }
-  throw unknownKey(name);
+  throw unknownKey(name, name.slice(0, name.length - rest.length), rest);
 }

@@ -20,6 +20,7 @@ import {
 } from "../../../src/protocol/mod.ts";
 import { z } from "zod";
 import { castOf } from "./cast.ts";
+import { progressText } from "./progress.ts";
 
 /** The part of xterm.js's Terminal this page uses (the module is loaded from /assets at run time). */
 interface XtermTerminal {
@@ -510,6 +511,26 @@ async function showReplay(token: string | null, name: string | null): Promise<vo
   const rpc = await connect(token);
   const frames: unknown[] = [];
   let until = Infinity;
+  // Shown as frames arrive, redrawn at most once per animation frame (a long log sends thousands a second).
+  const status = $("replay-progress");
+  status.hidden = false;
+  let lastSeq = -1;
+  let drawing = false;
+  let loaded = false;
+  const showProgress = () => {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => {
+      drawing = false;
+      if (loaded) return; // "Loaded N frames" stays.
+      status.textContent = progressText({
+        received: frames.length,
+        lastSeq,
+        until: Number.isFinite(until) ? until : null,
+      });
+    });
+  };
+  showProgress();
   const done = new Promise<void>((resolve) => {
     rpc.onNotification = (method, params) => {
       const p = params as { name?: unknown; frame?: unknown } | null;
@@ -522,6 +543,8 @@ async function showReplay(token: string | null, name: string | null): Promise<vo
         return;
       }
       frames.push(parsed.data);
+      lastSeq = Math.max(lastSeq, parsed.data.seq);
+      showProgress();
       if (parsed.data.seq + 1 >= until) resolve();
     };
   });
@@ -529,9 +552,13 @@ async function showReplay(token: string | null, name: string | null): Promise<vo
     await rpc.call("session.attach", { name, from: 0, control: false }),
   );
   until = result.next_seq;
+  showProgress();
   if (frames.some((f) => (f as { seq: number }).seq + 1 >= until)) { /* history already complete */ }
   await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 5000))]);
   rpc.close();
+  loaded = true;
+  status.textContent = `Loaded ${frames.length.toLocaleString("en")} frames`;
+  status.dataset.done = "true";
   play(castOf(frames.map((f) => FrameSchema.parse(f)), name));
 }
 
