@@ -352,9 +352,7 @@ class Attachment {
     const { name, detachKey } = this.#request;
     const model = this.#model;
     const size = model === null ? "" : ` · ${model.cols}×${model.rows} in ${window.cols}×${window.rows}`;
-    const head = this.#notice === ""
-      ? `watching ${name} (read-only)`
-      : `${this.#notice}: watching (read-only)`;
+    const head = `${this.#notice === "" ? "" : `${this.#notice}: `}watching ${name} (read-only)`;
     return ` ${head}${size} · t: take control · ${detachKey.label}: detach`;
   }
 

@@ -111,7 +111,8 @@ export class ViewPainter {
     next.push(bar);
     for (let r = 0; r < next.length; r++) {
       if (this.#rows[r] === next[r]) continue;
-      out += `\x1b[${r + 1};1H\x1b[0m${next[r]}\x1b[0m\x1b[K`;
+      // Erased first, then written: with autowrap off, an erase after a full row would take its last cell.
+      out += `\x1b[${r + 1};1H\x1b[0m\x1b[2K${next[r]}`;
     }
     this.#rows = next;
     const cx = snapshot.cursor.x - left;
