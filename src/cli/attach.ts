@@ -21,8 +21,8 @@ import { DaemonError, UsageError } from "../errors.ts";
 import type { DaemonClient } from "../daemon/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import { type Frame, PROTOCOL_VERSION, type SessionEntry } from "../protocol/mod.ts";
-import { OuterFilter, OuterModes, TerminalModel } from "../terminal/mod.ts";
-import { VIEW_ENTER, VIEW_LEAVE, ViewPainter, type WindowSize } from "./attach_view.ts";
+import { OuterFilter, OuterModes } from "../terminal/mod.ts";
+import { WatchView } from "./attach_watch.ts";
 import { type DetachKey, DetachScanner } from "./detach_key.ts";
 import type { FlagValues } from "./flags.ts";
 import { connectDaemon } from "./daemon_client.ts";
@@ -32,11 +32,6 @@ const encoder = new TextEncoder();
 /** Signals that end an attach (the terminal is restored first); their exit status is 128 + number. */
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 type SignalName = keyof typeof SIGNALS;
-
-/** How long a refused key's message stays on the status line (ms). */
-const REFUSED_MS = 3000;
-/** Least time between two paints of the watcher's view (ms). */
-const PAINT_MS = 30;
 
 type Ending =
   | { kind: "detach" }
@@ -90,15 +85,13 @@ class Attachment {
   #exitCode: number | null = null;
   #filter: OuterFilter;
   #modes = new OuterModes();
-  #model: TerminalModel | null = null;
-  #painter = new ViewPainter();
-  #paintTimer: ReturnType<typeof setTimeout> | undefined;
-  #notice = "";
-  #noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  #view: WatchView | null = null;
   #writing: Promise<void> = Promise.resolve();
   #switching = false;
   /** The raw way was entered (the title pushed): leaving it owes the restore. */
   #entered = false;
+  /** The terminal was put back: nothing more is written to it (a switch still under way included). */
+  #closed = false;
 
   constructor(client: DaemonClient, request: AttachRequest, warn: (text: string) => void) {
     this.#client = client;
@@ -123,19 +116,25 @@ class Attachment {
     Deno.stdin.setRaw(true);
     try {
       const listed = await client.call("session.list", {}) as { sessions: SessionEntry[] };
-      this.#running = listed.sessions.find((entry) => entry.name === name)?.running ?? true;
-      this.#warn(`[attached to ${name}: detach with ${this.#request.detachKey.label}]`);
+      const entry = listed.sessions.find((entry) => entry.name === name);
+      this.#running = entry?.running ?? true;
+      // Said once, before the session's screen (an unknown name is the attach's error instead).
+      if (entry !== undefined) {
+        this.#warn(`[attached to ${name}: detach with ${this.#request.detachKey.label}]`);
+      }
       await this.#attach(!this.#request.watch, this.#request.take, this.#request.from);
       void this.#readInput();
       ending = await this.#ending.promise;
     } finally {
       for (const remove of signals) remove();
       Deno.removeSignalListener("SIGWINCH", resize);
-      clearTimeout(this.#paintTimer);
-      clearTimeout(this.#noticeTimer);
-      await this.#writing;
-      // Whatever ended the attach, the terminal is put back: the program's modes off, the title popped.
-      await this.#put(this.#leave());
+      // Whatever ended the attach, the terminal is put back: the program's modes off, the title popped,
+      // after what was queued for it and before anything else (nothing is queued from now on). A terminal
+      // that takes nothing (a hangup, flow control) holds the exit back for a bounded time only.
+      const leave = this.#leave();
+      this.#closed = true;
+      await bounded(this.#writing);
+      await bounded(this.#put(leave));
       try {
         Deno.stdin.setRaw(false);
       } catch {
@@ -195,6 +194,7 @@ class Attachment {
       control,
       ...(take ? { take: true } : {}),
     }) as { control: boolean };
+    if (this.#closed) return;
     this.#controls = result.control;
     if (result.control || !this.#running) this.#enterRaw();
     else await this.#enterView(take);
@@ -213,28 +213,24 @@ class Attachment {
   }
 
   async #enterView(refused: boolean): Promise<void> {
-    const screen = await this.#client.call("session.screen", { name: this.#request.name }).catch(() =>
-      null
-    ) as
+    const { name, detachKey } = this.#request;
+    const screen = await this.#client.call("session.screen", { name }).catch(() => null) as
       | { cols?: number; rows?: number }
       | null;
-    this.#model = await TerminalModel.create({ cols: screen?.cols ?? 80, rows: screen?.rows ?? 24 });
-    this.#painter = new ViewPainter();
-    if (refused) this.#flash("control was not given (a viewer token, or the session has ended)");
+    const size = { cols: screen?.cols ?? 80, rows: screen?.rows ?? 24 };
+    if (this.#closed) return;
+    this.#view = await WatchView.open(size, name, detachKey.label, (text) => this.#write(text));
     this.#mode = "view";
-    this.#write(VIEW_ENTER);
-    this.#schedulePaint();
+    if (refused) this.#view.flash("control was not given (a viewer token, or the session has ended)");
   }
 
   /** What leaves the current way of showing the session: the program's modes off, or the view left. */
   #leave(): string {
-    if (this.#mode === "view" || this.#model !== null) {
-      clearTimeout(this.#paintTimer);
-      this.#paintTimer = undefined;
-      this.#model?.dispose();
-      this.#model = null;
+    if (this.#view !== null) {
+      const leave = this.#view.close();
+      this.#view = null;
       this.#mode = "off";
-      return VIEW_LEAVE;
+      return leave;
     }
     this.#mode = "off";
     if (!this.#entered) return "";
@@ -266,11 +262,8 @@ class Attachment {
       if (text === "") return;
       this.#modes.observe(text);
       this.#write(text);
-    } else if (this.#mode === "view" && this.#model !== null) {
-      if (frame.type === "start" || frame.type === "resize_ack") this.#model.resize(frame.cols, frame.rows);
-      else if (frame.type === "stdout") this.#model.write(payloadText(frame));
-      else return;
-      this.#schedulePaint();
+    } else if (this.#mode === "view") {
+      this.#view?.feed(frame);
     }
   }
 
@@ -285,7 +278,7 @@ class Attachment {
       this.#write(this.#leave());
       this.#controls = false;
       await this.#attach(control, control);
-      if (demoted) this.#flash(`another client took control of ${this.#request.name}`);
+      if (demoted) this.#view?.flash(`another client took control of ${this.#request.name}`);
     } catch {
       // The daemon went away (onClose ends the attach) or the session ended (session.end does).
     } finally {
@@ -316,16 +309,12 @@ class Attachment {
       });
     } else if (this.#mode === "view") {
       if (bytes.includes(0x74) || bytes.includes(0x54)) void this.#switchTo(true); // t or T
-      else this.#flash("keys are not sent while watching", true);
+      else this.#view?.flash("keys are not sent while watching", true);
     }
   }
 
   #resized(): void {
-    if (this.#mode === "view") {
-      this.#painter.invalidate();
-      this.#schedulePaint();
-      return;
-    }
+    if (this.#mode === "view") return this.#view?.resized();
     if (this.#mode !== "raw" || !this.#controls) return;
     const { columns, rows } = Deno.consoleSize();
     void this.#client.call("session.send", {
@@ -336,47 +325,9 @@ class Attachment {
     });
   }
 
-  /** Shows `text` on the watcher's status line for a while (with a bell when a key was refused). */
-  #flash(text: string, bell = false): void {
-    this.#notice = text;
-    clearTimeout(this.#noticeTimer);
-    this.#noticeTimer = setTimeout(() => {
-      this.#notice = "";
-      this.#schedulePaint();
-    }, REFUSED_MS);
-    if (bell) this.#write("\x07");
-    this.#schedulePaint();
-  }
-
-  #status(window: WindowSize): string {
-    const { name, detachKey } = this.#request;
-    const model = this.#model;
-    const size = model === null ? "" : ` · ${model.cols}×${model.rows} in ${window.cols}×${window.rows}`;
-    const head = `${this.#notice === "" ? "" : `${this.#notice}: `}watching ${name} (read-only)`;
-    return ` ${head}${size} · t: take control · ${detachKey.label}: detach`;
-  }
-
-  #schedulePaint(): void {
-    if (this.#paintTimer !== undefined || this.#mode !== "view") return;
-    this.#paintTimer = setTimeout(() => {
-      const model = this.#model;
-      if (model === null) {
-        this.#paintTimer = undefined;
-        return;
-      }
-      model.whenParsed(() => {
-        this.#paintTimer = undefined;
-        if (this.#model !== model || this.#mode !== "view") return;
-        const { columns, rows } = Deno.consoleSize();
-        const window = { cols: columns, rows };
-        this.#write(this.#painter.paint(model.snapshot({ cells: true }), window, this.#status(window)));
-      });
-    }, PAINT_MS);
-  }
-
   /** Queues `text` for the terminal; a terminal that cannot be written any more ends the attach. */
   #write(text: string): void {
-    if (text === "") return;
+    if (text === "" || this.#closed) return;
     const bytes = encoder.encode(text);
     this.#writing = this.#writing.then(() => writeAll(bytes)).catch(() => this.#end({ kind: "hangup" }));
   }
@@ -387,6 +338,16 @@ class Attachment {
       // A hung-up terminal: nothing can be put back on it.
     });
   }
+}
+
+/** How long the exit waits for the terminal to take what is written to it (ms). */
+const EXIT_WRITE_MS = 2000;
+
+/** `promise`, or nothing once {@link EXIT_WRITE_MS} have passed. */
+async function bounded(promise: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => timer = setTimeout(resolve, EXIT_WRITE_MS));
+  await Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 async function writeAll(bytes: Uint8Array): Promise<void> {
