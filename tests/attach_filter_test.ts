@@ -78,9 +78,9 @@ sys.stdout.buffer.write(out)
 sys.stderr.buffer.write(err)
 sys.exit(os.waitstatus_to_exitcode(status))`;
 
-/** What attach writes on entry (the outer terminal's title pushed) and, after this output, on exit. */
+/** What attach writes on entry (the title pushed) and, after this output, on exit (modes off, a new line). */
 const ENTER = "\x1b[22;0t";
-const RESTORE = "\x1b[0m\x1b[?1000;1006;2004l\x1b[0 q\x1b]110\x07\x1b]0;\x07\x1b[23;0t";
+const RESTORE = "\x1b[0m\x1b[?1000;1006;2004l\x1b[0 q\x1b]110\x07\x1b]0;\x07\x1b[23;0t\r\r\n";
 
 /** `specter attach NAME FLAGS` on a terminal, once NAME ended: what reached the terminal. */
 async function attach(daemon: TestDaemon, name: string, flags: string[] = []): Promise<Uint8Array> {

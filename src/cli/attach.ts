@@ -235,7 +235,8 @@ class Attachment {
     this.#mode = "off";
     if (!this.#entered) return "";
     this.#entered = false;
-    const restore = this.#modes.restore();
+    // On the normal screen the cursor may be mid-line (a shell's prompt): what attach says next starts a line.
+    const restore = this.#modes.restore() + (this.#modes.altScreen ? "" : "\r\n");
     this.#modes = new OuterModes();
     return restore;
   }
