@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { DaemonError, UsageError } from "../errors.ts";
+import { DaemonError, SpecterError, UsageError } from "../errors.ts";
 import type { DaemonClient } from "../daemon/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import { type Frame, PROTOCOL_VERSION, type SessionEntry } from "../protocol/mod.ts";
@@ -56,11 +56,19 @@ export async function runAttach(
   request: AttachRequest,
   warn: (text: string) => void,
 ): Promise<number> {
-  const client = await connectDaemon(values);
   const stdin = Deno.stdin.isTerminal();
   const stdout = Deno.stdout.isTerminal();
-  if (!stdin || !stdout) {
-    client.close();
+  // The daemon's socket is checked first even without a terminal (an untrusted one is the graver news),
+  // but no daemon is started only to be refused.
+  const client = await connectDaemon(stdin && stdout ? values : { ...values, "no-autostart": true }).catch(
+    (error: unknown) => {
+      if (stdin && stdout) throw error;
+      if (error instanceof SpecterError && error.code === "E_DAEMON_UNAVAILABLE") return null;
+      throw error;
+    },
+  );
+  if (client === null || !stdin || !stdout) {
+    client?.close();
     throw new UsageError(
       `specter attach needs a terminal, and its ${stdin ? "stdout" : "stdin"} is not one: use ` +
         `"specter send ${request.name} TEXT" to type into the session and "specter logs ${request.name}" ` +
@@ -120,7 +128,7 @@ class Attachment {
       this.#running = entry?.running ?? true;
       // Said once, before the session's screen (an unknown name is the attach's error instead).
       if (entry !== undefined) {
-        this.#warn(`[attached to ${name}: detach with ${this.#request.detachKey.label}]`);
+        this.#say(`[attached to ${name}: detach with ${this.#request.detachKey.label}]`);
       }
       await this.#attach(!this.#request.watch, this.#request.take, this.#request.from);
       void this.#readInput();
