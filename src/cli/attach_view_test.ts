@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-control-regex -- the painter's escape sequences are what is looked for.
 import assert from "node:assert/strict";
 import type { ScreenSnapshot } from "../protocol/mod.ts";
 import { charWidth, clipLine, ViewPainter } from "./attach_view.ts";
@@ -15,7 +16,6 @@ function snapshot(lines: string[], cols: number, rows: number, cursor = { x: 0, 
   };
 }
 
-// deno-lint-ignore no-control-regex -- the painter's escape sequences are removed to read the text.
 const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
 
 Deno.test("clipLine: columns cut on both sides, wide characters counted twice, styles kept", () => {
