@@ -1,6 +1,6 @@
 /**
  * `specter attach` in real terminals, as a person uses it: two tmux windows (a 120×40 one and a 90×25 one,
- * each on a tmux server of this test's own) run a shell each, and tmux says which modes their terminals are
+ * on a tmux server of this test's own) run a shell each, and tmux says which modes their terminals are
  * in (`#{alternate_on}`, `#{mouse_any_flag}`, …) and what they show (capture-pane).
  *
  * The session's program switches on what a full-screen program does (alternate screen, mouse with SGR
@@ -37,7 +37,7 @@ class Tmux {
     this.target = target;
   }
   async run(...args: string[]): Promise<string> {
-    const out = await new Deno.Command("tmux", { args: ["-L", this.socket, ...args] }).output();
+    const out = await new Deno.Command("tmux", { args: ["-S", this.socket, ...args] }).output();
     const text = new TextDecoder().decode(out.stdout);
     assert.equal(out.code, 0, `tmux ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
     return text;
@@ -120,7 +120,8 @@ Deno.test({
 }, async () => {
   await withTempDir(async (dir) => {
     const daemon: TestDaemon = await startDaemon(dir);
-    const socket = `specter-attach-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+    // The test's own tmux server, its socket in the test's directory (removed with it).
+    const socket = join(dir, "tmux.sock");
     // `specter` on the shells' PATH: this checkout, this daemon.
     Deno.mkdirSync(join(dir, "bin"));
     const where = whereArgs(daemon).map((arg) => `'${arg}'`).join(" ");
@@ -129,7 +130,7 @@ Deno.test({
       `#!/bin/sh\nc="$1"; shift\nexec '${DENO}' run -A '${ROOT}/main.ts' "$c" ${where} --no-autostart "$@"\n`,
     );
     Deno.chmodSync(join(dir, "bin", "specter"), 0o755);
-    const kill = () => new Deno.Command("tmux", { args: ["-L", socket, "kill-server"] }).output();
+    const kill = () => new Deno.Command("tmux", { args: ["-S", socket, "kill-server"] }).output();
     try {
       await withTimeout(
         (async () => {
