@@ -38,7 +38,8 @@ type Ending =
   | { kind: "ended" }
   | { kind: "signal"; signal: SignalName }
   | { kind: "hangup" }
-  | { kind: "closed" };
+  | { kind: "closed" }
+  | { kind: "error"; error: unknown };
 
 /** What `specter attach` was asked. */
 export interface AttachRequest {
@@ -111,7 +112,14 @@ class Attachment {
   async run(): Promise<number> {
     const { name } = this.#request;
     const client = this.#client;
-    client.onNotification = (method, params) => this.#notified(method, params);
+    client.onNotification = (method, params) => {
+      try {
+        this.#notified(method, params);
+      } catch (error) {
+        // A failure while showing the session ends the attach like any other: the terminal put back first.
+        this.#end({ kind: "error", error });
+      }
+    };
     client.onClose = () => this.#end({ kind: "closed" });
     const signals = Object.keys(SIGNALS).map((signal) => {
       const listener = () => this.#end({ kind: "signal", signal: signal as SignalName });
@@ -177,6 +185,8 @@ class Attachment {
           "E_DAEMON_UNAVAILABLE",
           `The daemon went away while attached to "${name}" (the session may go on: its keeper holds it)`,
         );
+      case "error":
+        throw ending.error;
     }
   }
 
@@ -288,8 +298,9 @@ class Attachment {
       this.#controls = false;
       await this.#attach(control, control);
       if (demoted) this.#view?.flash(`another client took control of ${this.#request.name}`);
-    } catch {
-      // The daemon went away (onClose ends the attach) or the session ended (session.end does).
+    } catch (error) {
+      // Told already when the daemon went away (onClose ended the attach first, and the first end counts).
+      this.#end({ kind: "error", error });
     } finally {
       this.#switching = false;
     }
