@@ -101,6 +101,8 @@ class Attachment {
   #entered = false;
   /** The terminal was put back: nothing more is written to it (a switch still under way included). */
   #closed = false;
+  /** Typed input, decoded as a stream: a character split across two reads is sent whole. */
+  readonly #decoder = new TextDecoder();
 
   constructor(client: DaemonClient, request: AttachRequest, warn: (text: string) => void) {
     this.#client = client;
@@ -320,7 +322,8 @@ class Attachment {
 
   #typed(bytes: Uint8Array): void {
     if (this.#mode === "raw" && this.#controls) {
-      const data = new TextDecoder().decode(bytes);
+      const data = this.#decoder.decode(bytes, { stream: true });
+      if (data === "") return;
       void this.#client.call("session.send", {
         name: this.#request.name,
         message: { v: PROTOCOL_VERSION, type: "input", data },
