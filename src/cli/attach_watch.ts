@@ -8,7 +8,7 @@
 import { payloadText } from "../frames/mod.ts";
 import type { Frame } from "../protocol/mod.ts";
 import { TerminalModel } from "../terminal/mod.ts";
-import { VIEW_ENTER, VIEW_LEAVE, ViewPainter } from "./attach_view.ts";
+import { clipLine, VIEW_ENTER, VIEW_LEAVE, ViewPainter } from "./attach_view.ts";
 
 /** Least time between two paints (ms). */
 const PAINT_MS = 30;
@@ -50,7 +50,14 @@ export class WatchView {
     write: (text: string) => void,
   ): Promise<WatchView> {
     const view = new WatchView(await TerminalModel.create(size), name, detachLabel, write);
-    write(VIEW_ENTER);
+    // Until the history went through the model (seconds, for megabytes of it), the status line says so.
+    const { columns, rows } = Deno.consoleSize();
+    const wait = clipLine(
+      [{ text: ` watching ${name} (read-only) · reading its screen…`, inverse: true }],
+      0,
+      columns,
+    );
+    write(`${VIEW_ENTER}\x1b[${rows};1H${wait}`);
     view.#schedule();
     return view;
   }
