@@ -167,7 +167,9 @@ Deno.test({
           await small.keys("clear; specter attach vi; echo rc=$?", "Enter");
           await small.until(
             "the watcher's view",
-            (modes, screen) => modes.startsWith("alt=1 mouse=0") && /watching vi \(read-only\)/.test(screen),
+            (modes, screen) =>
+              modes.startsWith("alt=1 mouse=0") &&
+              /watching vi \(read-only\) · 120×40 in 90×25 · t: take control/.test(screen),
           );
           const seen = await small.screen();
           assert.ok(seen.includes(WIDE.slice(0, 90)), `clipped at 90 columns:\n${seen.join("\n")}`);
