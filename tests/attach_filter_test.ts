@@ -52,10 +52,41 @@ const EXPECTED = "\x1b[31mred\x1b[0m " +
   "\x1b]10;#ffffff\x07" +
   "\x1b[?1049l ok\r\n";
 
-/** `specter attach NAME FLAGS` with stdout captured (no terminal: stdin is /dev/null), once NAME ended. */
+/**
+ * A terminal for attach (python3's pty: stdin and stdout; stderr apart), as a person's would be: what it
+ * writes there is what their terminal would read.
+ */
+const PTY = `import pty, os, sys
+r, w = os.pipe()
+pid, fd = pty.fork()
+if pid == 0:
+    os.dup2(w, 2)
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.close(w)
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+err = os.read(r, 65536)
+sys.stdout.buffer.write(out)
+sys.stderr.buffer.write(err)
+sys.exit(os.waitstatus_to_exitcode(status))`;
+
+/** What attach writes on entry (the title pushed) and, after this output, on exit (modes off, a new line). */
+const ENTER = "\x1b[22;0t";
+const RESTORE = "\x1b[0m\x1b[?1000;1006;2004l\x1b[0 q\x1b]110\x07\x1b]0;\x07\x1b[23;0t\r\r\n";
+
+/** `specter attach NAME FLAGS` on a terminal, once NAME ended: what reached the terminal. */
 async function attach(daemon: TestDaemon, name: string, flags: string[] = []): Promise<Uint8Array> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/main.ts`, "attach", name, ...whereArgs(daemon), "--no-autostart", ...flags],
+  const out = await new Deno.Command("python3", {
+    args: ["-c", PTY, Deno.execPath(), "run", "-A", `${ROOT}/main.ts`, "attach", name, ...whereArgs(daemon)]
+      .concat(["--no-autostart", ...flags]),
     stdin: "null",
   }).output();
   const stderr = new TextDecoder().decode(out.stderr);
@@ -85,7 +116,9 @@ daemonTest("attach: only the drawing reaches the outer terminal, byte for byte",
   assert.match(raw.stdout, /\x1b\[6n/);
   assert.match(raw.stdout, /\x1bP\$qm/);
   const bytes = await attach(daemon, "hostile");
-  assert.equal(new TextDecoder().decode(bytes), EXPECTED);
+  // The modes the program left on (mouse, paste, cursor shape, a colour, the title) are switched off.
+  // The outer pty turns each \n into \r\n once more (attach's raw mode keeps output processing).
+  assert.equal(new TextDecoder().decode(bytes), ENTER + EXPECTED.replace("\r\n", "\r\r\n") + RESTORE);
   // No C1 control, even UTF-8 encoded, and no ESC that does not start a passed sequence.
   assert.ok(!new TextDecoder().decode(bytes).match(/[\x80-\x9f]/));
 });
@@ -95,7 +128,8 @@ daemonTest("attach --allow-clipboard passes the clipboard write, never its read"
   await ended(daemon, "clip");
   const text = new TextDecoder().decode(await attach(daemon, "clip", ["--allow-clipboard"]));
   const write = "\x1b]52;c;ZWNobyBwd25lZA==\x07";
-  assert.equal(text, EXPECTED.replace("\x1b[2 q", `\x1b[2 q${write}`));
+  const drawn = EXPECTED.replace("\x1b[2 q", `\x1b[2 q${write}`).replace("\r\n", "\r\r\n");
+  assert.equal(text, ENTER + drawn + RESTORE);
   assert.ok(!text.includes("52;c;?"));
   const help = await specter(["attach", "--help"]);
   const said = help.stdout.replace(/\s+/g, " ");

@@ -13,7 +13,6 @@ import {
   didYouMean,
   type DriverMessage,
   DriverMessageSchema,
-  type Frame,
   PROTOCOL_VERSION,
   type SessionEntry,
   SessionNameSchema,
@@ -25,6 +24,8 @@ import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./fl
 import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { NO_SESSIONS, sessionTable, sortSessions, startedLine } from "./session_lines.ts";
+import { runAttach } from "./attach.ts";
+import { DEFAULT_DETACH_KEY, DETACH_KEY_FORMS, parseDetachKey } from "./detach_key.ts";
 import { join } from "node:path";
 
 const encoder = new TextEncoder();
@@ -358,7 +359,20 @@ export async function logsCommand(
 
 const ATTACH_FLAGS = {
   ...CLIENT_FLAGS,
-  watch: { type: "boolean", description: "Watch only: input is not sent (another client may control)" },
+  watch: {
+    type: "boolean",
+    description:
+      "Watch only (read-only): the session drawn at this window's size, keys not sent; t takes control",
+  },
+  take: {
+    type: "boolean",
+    description: "Take control from the client that has it (it then watches, and is told so)",
+  },
+  "detach-key": {
+    type: "string",
+    value: "KEY",
+    description: `The key that detaches: ${DETACH_KEY_FORMS} (default: ${DEFAULT_DETACH_KEY})`,
+  },
   from: {
     type: "string",
     value: "SEQ",
@@ -373,19 +387,25 @@ const ATTACH_FLAGS = {
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 
-/** The detach key: Ctrl-] (as telnet), a byte programs rarely need. */
+/** The default detach key's byte: Ctrl-] (as telnet), a byte programs rarely need. */
 export const DETACH_BYTE = 0x1d;
 
 /** `specter attach`'s help. */
 export const ATTACH_DOC: CommandDoc = {
   name: "attach",
-  usage: ["specter attach NAME [--watch] [--from SEQ] [--allow-clipboard]"],
+  usage: ["specter attach NAME [--watch | --take] [--detach-key KEY] [--from SEQ] [--allow-clipboard]"],
   about: `Attaches this terminal to session NAME (like tmux attach): its history is replayed from the frame
 log so the screen is right, then what it prints appears here and what you type goes to it. Ctrl-] detaches
-(the session goes on). Several clients may attach; the first controls, later ones watch. Exits 0 on detach,
-with the program's exit code when it ends. What the program prints is filtered first, as tmux does: it
-draws (colours, cursor, modes, mouse, titles without control characters, http(s) links), but cannot set
-the clipboard, link to files, or make this terminal answer queries (docs/security.md).`,
+(the session goes on; --detach-key picks another key). Whatever ends attach (detach, the program's end, a
+signal, the daemon going away) switches off the modes the program set in this terminal (alternate screen,
+mouse, keypad, bracketed paste, cursor, scroll region, colours) and gives the title back. Several clients
+may attach: the first controls, later ones watch, read-only, the session drawn at their own window's size
+(clipped or padded) under a status line; a watcher's t (or attach --take) takes control, and the client
+that had it watches. Needs a terminal (E_USAGE otherwise: specter send and logs work without one). Exits 0
+on detach, 128 + the signal's number when one ended it, with the program's exit code when it ends. What
+the program prints is filtered first, as tmux does: it draws (colours, cursor, modes, mouse, titles without
+control characters, http(s) links), but cannot set the clipboard, link to files, or make this terminal
+answer queries (docs/security.md).`,
   groups: [{ title: "Flags", flags: ATTACH_FLAGS }],
 };
 
@@ -397,91 +417,16 @@ export async function attachCommand(args: readonly string[], warn: (text: string
   if (from !== undefined && (!Number.isSafeInteger(from) || from < 0)) {
     throw new UsageError(`Flag "--from" must be a seq, got "${values.from}"`);
   }
-  const client = await connectDaemon(values);
-  const stdout = Deno.stdout;
-  let exitCode: number | null = null;
-  let writing = Promise.resolve();
-  // The program is sandboxed, this terminal is not: only what draws reaches it (src/terminal/outer_filter.ts).
-  const filter = new OuterFilter({ allowClipboard: values["allow-clipboard"] === true });
-  const ended = Promise.withResolvers<void>();
-  client.onNotification = (method, params) => {
-    if (method === "session.end") {
-      ended.resolve();
-      return;
-    }
-    if (method !== "frame") return;
-    const frame = params.frame as Frame;
-    if (frame.type === "stdout") {
-      const text = filter.feed(payloadText(frame));
-      if (text === "") return;
-      const bytes = encoder.encode(text);
-      writing = writing.then(() => writeAll(stdout, bytes));
-    } else if (frame.type === "exit") {
-      exitCode = frame.code ?? (frame.signal === null ? 1 : 128);
-    }
-  };
-  client.onClose = () => ended.resolve();
-  const result = await client.call("session.attach", {
+  if (values.watch === true && values.take === true) {
+    throw new UsageError(`Flags "--watch" and "--take" do not go together`);
+  }
+  const key = values["detach-key"];
+  return await runAttach(values, {
     name,
-    ...(from === undefined ? {} : { from }),
-    control: values.watch !== true,
-  }) as {
-    control: boolean;
-  };
-  const raw = Deno.stdin.isTerminal();
-  if (raw) Deno.stdin.setRaw(true);
-  let detached = false;
-  const input = (async () => {
-    const buffer = new Uint8Array(4096);
-    for (;;) {
-      const n = await Deno.stdin.read(buffer).catch(() => null);
-      if (n === null) return;
-      const chunk = buffer.subarray(0, n);
-      const cut = chunk.indexOf(DETACH_BYTE);
-      const typed = cut < 0 ? chunk : chunk.subarray(0, cut);
-      if (typed.length > 0 && result.control) {
-        const data = new TextDecoder().decode(typed);
-        await client.call("session.send", { name, message: { v: PROTOCOL_VERSION, type: "input", data } })
-          .catch(() => {});
-      }
-      if (cut >= 0) {
-        detached = true;
-        ended.resolve();
-        return;
-      }
-    }
-  })();
-  void input;
-  const resize = () => {
-    if (!result.control || !raw) return;
-    const { columns, rows } = Deno.consoleSize();
-    void client.call("session.send", {
-      name,
-      message: { v: PROTOCOL_VERSION, type: "resize", cols: columns, rows },
-    })
-      .catch(() => {});
-  };
-  if (raw) {
-    Deno.addSignalListener("SIGWINCH", resize);
-    resize();
-  }
-  await ended.promise;
-  await writing;
-  if (raw) {
-    Deno.removeSignalListener("SIGWINCH", resize);
-    Deno.stdin.setRaw(false);
-  }
-  if (detached) await client.call("session.detach", { name }).catch(() => {});
-  client.close();
-  if (detached) {
-    warn(`[detached from ${name}]`);
-    return 0;
-  }
-  warn(`[${name} ended${exitCode === null ? "" : ` with code ${exitCode}`}]`);
-  return exitCode ?? 0;
-}
-
-async function writeAll(file: { write(p: Uint8Array): Promise<number> }, bytes: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) done += await file.write(bytes.subarray(done));
+    from,
+    watch: values.watch === true,
+    take: values.take === true,
+    allowClipboard: values["allow-clipboard"] === true,
+    detachKey: parseDetachKey(typeof key === "string" ? key : DEFAULT_DETACH_KEY),
+  }, warn);
 }

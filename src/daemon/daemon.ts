@@ -1327,7 +1327,15 @@ export class Daemon {
     }
     const from = Math.max(params.from ?? 0, oldest);
     const control = params.control && entry.exit === null &&
-      (entry.controller === null || entry.controller === connection);
+      (entry.controller === null || entry.controller === connection || params.take === true);
+    if (control && entry.controller !== null && entry.controller !== connection) {
+      // Taken: the client that had control watches from now on, and is told so (specter attach --take).
+      entry.controller.send({
+        jsonrpc: "2.0",
+        method: "session.control",
+        params: { name: entry.name, control: false },
+      });
+    }
     const logged = Math.min(entry.delivered, entry.loggedTo);
     const dropped: { range: [number, number] | null } = { range: null };
     const records: { seq: number; text: string }[] = from <= logged

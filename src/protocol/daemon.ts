@@ -122,6 +122,10 @@ export const AttachParamsSchema = z.strictObject({
   control: z.boolean().default(true).describe(
     "Ask to control (type, resize). One client controls; the others watch",
   ),
+  take: z.boolean().optional().describe(
+    "With control: take it from the client that has it, which then watches and is told so by a " +
+      "`session.control` notification (`{name, control: false}`)",
+  ),
 });
 
 /** `session.attach`'s answer (frames follow as `frame` notifications). */

@@ -11,4 +11,5 @@ export { HIGH_WATERMARK, LOW_WATERMARK, Watermarks } from "./watermarks.ts";
 export { type HistoryEntry, OutputHistory, SCREEN_HISTORY, type Size } from "./history.ts";
 export { type ModelFactory, type ScreenModel, ScreenTracker, type ScreenTrackerOptions } from "./screen.ts";
 export { MAX_CLIPBOARD, OuterFilter, type OuterFilterOptions } from "./outer_filter.ts";
+export { OuterModes } from "./outer_modes.ts";
 export { printable, stripUnprintable, UNPRINTABLE } from "./printable.ts";
