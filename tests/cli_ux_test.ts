@@ -103,10 +103,10 @@ Deno.test({
               "quick",
             ]);
 
+            // (attach without a terminal refuses first, E_USAGE, exit 2 too: tests/attach_terminal_test.ts.)
             const missing = [
               ["send", "nope", ...where, "x"],
               ["kill", "nope", ...where],
-              ["attach", "nope", ...where],
               ["logs", "nope", "--state-dir", daemon.stateDir],
             ];
             // ls and logs print too: a reader gone before them ends them quietly with 141.
@@ -120,6 +120,15 @@ Deno.test({
               assert.equal(result.code, 2, `${args[0]}: ${result.stderr}`);
               assert.match(result.stderr, /^specter: E_SESSION_UNKNOWN: No session is named "nope"/, args[0]);
             }
+            // attach, on a terminal (script's pty): the same error and status.
+            const attach = `"${DENO}" run -A "${MAIN}" attach nope ${where.join(" ")}; echo "RC=$?"`;
+            const onTty = await new Deno.Command("script", {
+              args: ["-qec", attach, "/dev/null"],
+              stdin: "null",
+            })
+              .output();
+            const said = new TextDecoder().decode(onTty.stdout);
+            assert.match(said, /specter: E_SESSION_UNKNOWN: No session is named "nope"[\s\S]*RC=2/, said);
           })(),
           60_000,
           "daemon sessions",
@@ -154,7 +163,8 @@ Deno.test("test: green and red on a terminal (script), plain with NO_COLOR or th
       }).output();
       return new TextDecoder().decode(result.stdout);
     };
-    const coloured = await onTerminal({});
+    // NO_COLOR empty counts as unset (no-color.org): the caller's own NO_COLOR must not leak in.
+    const coloured = await onTerminal({ NO_COLOR: "" });
     assert.ok(coloured.includes("\x1b[32m✓\x1b[39m"), coloured);
     assert.ok(coloured.includes("\x1b[32mPASSED\x1b[39m"), coloured);
     const noColor = await onTerminal({ NO_COLOR: "1" });

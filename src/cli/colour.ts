@@ -9,9 +9,9 @@
 /** Whether output to stdout gets colour: a terminal, and no `NO_COLOR`. */
 export function wantsColour(
   isTerminal: boolean = Deno.stdout.isTerminal(),
-  noColor: string | undefined = Deno.env.get("NO_COLOR"),
+  noColor: string | null = Deno.env.get("NO_COLOR") ?? null,
 ): boolean {
-  return isTerminal && (noColor === undefined || noColor === "");
+  return isTerminal && (noColor === null || noColor === "");
 }
 
 /** Paints text green or red, or leaves it as it is. */
