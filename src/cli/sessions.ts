@@ -21,7 +21,7 @@ import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
-import { SESSION_GROUPS } from "./session_flags.ts";
+import { sessionGroupsWithout } from "./session_flags.ts";
 import { join } from "node:path";
 
 const encoder = new TextEncoder();
@@ -69,7 +69,8 @@ the sandbox and policy the flags give (run's flags). Prints the session as JSON.
 its program ends or specter kill NAME; clients come and go (specter attach, logs, send).
   specter new build -- bash
   specter new web --policy workspace --ack-unsafe-write -- npm run dev`,
-  groups: [{ title: "Daemon flags", flags: NEW_FLAGS }, ...SESSION_GROUPS],
+  // A daemon session has its name for an id, and its frame log and audit log in the state directory.
+  groups: [{ title: "Daemon flags", flags: NEW_FLAGS }, ...sessionGroupsWithout(["id", "artifacts"])],
 };
 
 /** Runs `specter new`. */

@@ -19,8 +19,8 @@ import { createHash } from "node:crypto";
 import type { AuditLog } from "../artifacts/mod.ts";
 import {
   MCP_PATH,
-  REMOTE_REFUSALS,
   type RemoteRefusal,
+  TOKEN_PATH,
   WS_PATH,
   WS_SUBPROTOCOL,
   WS_TOKEN_PREFIX,
@@ -30,6 +30,8 @@ import { RemoteError } from "./errors.ts";
 import { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
 import { encodeResponse, readHead, type RequestHead, writeAll } from "./http_head.ts";
 import { FailureLimiter } from "./limiter.ts";
+import { checkToken } from "./token_check.ts";
+import { AUTHENTICATE, refusal, type Reply, SECURITY_HEADERS } from "./reply.ts";
 import { type HttpHandler, type RouteContext, serveRoute } from "./http_route.ts";
 import type { Peer, PeerHost } from "./peer.ts";
 import type { Grant, TokenSet } from "./tokens.ts";
@@ -75,17 +77,6 @@ export interface RemoteServerOptions {
   /** Serves `/mcp` (MCP's Streamable HTTP) for a control token given every session; none: 404. */
   readonly mcp?: HttpHandler;
 }
-
-const SECURITY_HEADERS: Record<string, string> = {
-  "content-security-policy": "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; " +
-    "style-src 'self' 'unsafe-inline'; connect-src 'self' blob: data:; img-src 'self' data: blob:; " +
-    "font-src 'self' data:; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-  "x-frame-options": "DENY",
-};
 
 /** The listener. */
 export class RemoteServer {
@@ -248,6 +239,12 @@ export class RemoteServer {
     }
     if (head.path === MCP_PATH && this.#options.mcp !== undefined) {
       await serveRoute(conn, head, rest, address, name, this.#route(this.#options.mcp));
+      return;
+    }
+    if (head.path === TOKEN_PATH) {
+      const refused = (code: RemoteRefusal, noToken: boolean) =>
+        this.#refused(name, code, TOKEN_PATH, noToken);
+      await this.#respond(conn, checkToken(head, address, this.#limiter, this.#options.tokens, refused));
       return;
     }
     if (head.path === WS_PATH) {
@@ -464,37 +461,10 @@ export class RemoteServer {
   }
 }
 
-const AUTHENTICATE = { "www-authenticate": 'Bearer realm="specter"' };
-
-interface Reply {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-}
-
 function closeConn(conn: Deno.Conn): void {
   try {
     conn.close();
   } catch {
     // Closed already.
   }
-}
-
-/** A refused request: its status, and `{"error": {code, message}}`. */
-function refusal(
-  code: RemoteRefusal,
-  message: string,
-  status?: number,
-  extra: Record<string, string> = {},
-): Reply {
-  return {
-    status: status ?? REMOTE_REFUSALS[code],
-    headers: {
-      ...SECURITY_HEADERS,
-      ...extra,
-      "content-type": "application/json",
-      "cache-control": "no-store",
-    },
-    body: JSON.stringify({ error: { code, message } }) + "\n",
-  };
 }
