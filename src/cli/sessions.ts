@@ -267,13 +267,22 @@ const LOGS_FLAGS = {
       "ndjson (default: the frames), raw (the output as written; to a terminal, filtered as attach filters " +
       "it), compact or parsed (token views, as text)",
   },
+  cast: {
+    type: "string",
+    value: "FILE.cast",
+    description:
+      "Write the session (from --from on) as an asciicast v2 recording instead (specter view plays it)",
+  },
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 
 /** `specter logs`'s help. */
 export const LOGS_DOC: CommandDoc = {
   name: "logs",
-  usage: ["specter logs NAME [--from SEQ] [--view ndjson|raw|compact|parsed] [--state-dir DIR]"],
+  usage: [
+    "specter logs NAME [--from SEQ] [--view ndjson|raw|compact|parsed] [--state-dir DIR]",
+    "specter logs NAME --cast FILE.cast [--from SEQ] [--state-dir DIR]",
+  ],
   about: `Prints session NAME's frame log from the state directory (no daemon needed; also after the daemon
 or the machine went down). A damaged segment is reported on stderr and skipped.`,
   groups: [{ title: "Flags", flags: LOGS_FLAGS }],
@@ -309,6 +318,12 @@ export async function logsCommand(
     onCorrupt: (e) => warn(`specter: ${e.code}: ${e.message}`),
   })
     .map((record) => record.frame);
+  if (typeof values.cast === "string") {
+    if (values.view !== undefined) throw new UsageError('Flags "--cast" and "--view" do not go together');
+    const { writeCastOf } = await import("./logs_cast.ts");
+    writeCastOf(frames, values.cast, name);
+    return 0;
+  }
   if (view === "ndjson") {
     for (const frame of frames) out(JSON.stringify(frame));
     return 0;

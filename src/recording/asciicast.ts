@@ -65,9 +65,12 @@ export class CastWriter {
         ? "not_regular"
         : "io";
       const fix = reason === "symlink" ? "; name the real path instead" : "";
+      const why = reason === "exists"
+        ? "it exists already (the recording is made a new file: name another)"
+        : (error as Error).message;
       throw new SessionError(
         "E_RECORD",
-        `Cannot create recording "${path}": ${(error as Error).message}${fix}`,
+        `Cannot create recording "${path}": ${why}${fix}`,
         { cause: error, details: { path, reason, ...(code === null ? {} : { cause_code: code }) } },
       );
     } finally {

@@ -73,6 +73,7 @@ export const PAGES: Readonly<Record<string, Asset>> = {
 <div id="warnings" role="log" aria-live="polite"></div>
 </section>
 <p id="no-token" hidden>Open this page with the address <code>specter url</code> prints: it carries the token after <code>#</code>, which never leaves this browser.</p>
+<div id="token-invalid" role="alert" hidden><strong>This page's token is no longer valid.</strong> The daemon refuses it: its tokens were revoked (<code>specter daemon revoke</code>) or it was given other ones. Run <code>specter url</code> where the daemon runs and open the address it prints.</div>
 </main>`,
       '<link rel="stylesheet" href="/assets/xterm.css">\n',
     ),
