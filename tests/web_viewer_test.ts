@@ -306,3 +306,28 @@ browserTest(
     }
   },
 );
+
+browserTest(
+  "web viewer: a page whose token was revoked says so and what to run, not only disconnected",
+  async (browser, dir) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
+      await create(daemon, "kept", ["/bin/sh", "-c", "echo still here; read line"]);
+      const session = await open(browser, urlOf(daemon, "viewer", "session=kept&"));
+      await untilScreen(session.page, /still here/, "the program's line");
+      const list = await open(browser, urlOf(daemon, "viewer"));
+      await list.page.waitForSelector('tr[data-session="kept"]', { timeout: 20_000 });
+      const revoked = await specter(["daemon", "revoke", ...whereArgs(daemon)]);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      for (const { page } of [session, list]) {
+        await page.waitForSelector("#token-invalid:not([hidden])", { timeout: 20_000 });
+        assert.ok(await visible(page, "#token-invalid"), "the message is visible, not covered");
+        const text = await page.textContent("#token-invalid") ?? "";
+        assert.match(text, /token is no longer valid/);
+        assert.match(text, /specter url/);
+        assert.equal(await page.textContent("#link"), "token no longer valid");
+      }
+      await shot(session.page, "8-token-revoked");
+      assert.deepEqual([...session.errors, ...list.errors], []);
+    });
+  },
+);

@@ -82,6 +82,8 @@ export interface RemoteServerOptions {
 export class RemoteServer {
   readonly #options: RemoteServerOptions;
   readonly #listener: Deno.Listener;
+  /** The accept loop: it ends once the listener is closed (and its port free again). */
+  #accepting: Promise<void> = Promise.resolve();
   readonly #hosts: Set<string>;
   readonly #limiter = new FailureLimiter();
   readonly #peers = new Set<WsPeer>();
@@ -142,7 +144,7 @@ export class RemoteServer {
     const self = new RemoteServer(options, listener);
     self.#pages = PAGES;
     self.#assets = ASSETS;
-    void self.#acceptLoop();
+    self.#accepting = self.#acceptLoop();
     options.audit?.record("listen", {
       url: self.url,
       tls: options.tls !== null,
@@ -176,7 +178,9 @@ export class RemoteServer {
     }
     for (const peer of this.#peers) peer.close("the daemon stops");
     for (const conn of this.#conns) closeConn(conn);
-    return Promise.resolve();
+    // The socket is released when the pending accept ends: a listener started next on the same port
+    // (specter daemon listen, revoke) waits for that.
+    return this.#accepting;
   }
 
   async #acceptLoop(): Promise<void> {
