@@ -68,7 +68,7 @@ export const REMOTE_FLAGS = {
     value: "FILE",
     description: "Tokens to accept (mode 0600): one bare token (control), or JSON " +
       '{"tokens":[{"token","scope":"viewer|control","sessions"?,"label"?}]}; default: a viewer and a ' +
-      "control token made at each start",
+      "control token made when the listener is first given, kept across restarts until specter daemon revoke",
   },
   "allow-host": {
     type: "string",

@@ -21,7 +21,7 @@ export const DAEMON_SUBCOMMANDS = {
 
 /** The subcommands' own flags. */
 export const DAEMON_CONTROL_FLAGS = {
-  json: { type: "boolean", description: "status: one JSON object (spec: DaemonStatusSchema)" },
+  json: { type: "boolean", description: "status: one JSON object (spec/schema/daemon-status.schema.json)" },
   "kill-sessions": {
     type: "boolean",
     description: "stop: end every session too (without it they go on in the keeper, and the next daemon " +
