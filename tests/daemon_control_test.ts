@@ -141,9 +141,10 @@ controlTest(
     assert.equal(second.keeper_pid, first.keeper_pid);
     assert.equal(second.running_sessions, 1);
     await ok(place, ["send", "waits", "hi", "--enter", ...place.where]);
+    await until(() => !alive(entry.pid), "waits ends");
     await until(
       async () => /^waits\texited 0\t/m.test(await ok(place, ["ls", ...place.where])),
-      "waits ends",
+      "the taken-back session's end is recorded",
     );
 
     const doomed = JSON.parse(
@@ -235,6 +236,7 @@ controlTest(
       }
     }, "the recording is written as the session runs");
     await ok(place, ["send", "rec", "abc", "--enter", ...place.where]);
+    await until(() => Deno.readTextFileSync(join(out, "rec.cast")).includes("got-abc"), "rec's last line");
     await until(async () => /^rec\texited 0\t/m.test(await ok(place, ["ls", ...place.where])), "rec ends");
     const cast = join(out, "rec.cast");
     assert.equal(mode(cast), 0o600);
