@@ -6,7 +6,7 @@
  * @module
  */
 import { resolve } from "node:path";
-import { DaemonError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
+import { DaemonError, toSpecterError, UsageError } from "../errors.ts";
 import type { DaemonClient } from "../daemon/mod.ts";
 import { type DaemonStatus, DaemonStatusSchema } from "../protocol/mod.ts";
 import { printable } from "../terminal/mod.ts";
@@ -15,19 +15,15 @@ import { listenConfigOf } from "./daemon_listen.ts";
 import { DAEMON_CONTROL_FLAGS, type DAEMON_SUBCOMMANDS } from "./daemon_control_doc.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { type FlagValues, parseFlags } from "./flags.ts";
-import { type CommandDoc, commandOptions, HELP_FLAG } from "./flag_table.ts";
+import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { REMOTE_FLAGS } from "./daemon.ts";
 
 /** How long `stop` waits for the daemon's process to be gone. */
 const STOP_WAIT_MS = 10_000;
 
-function docOf(name: string, flags: Record<string, unknown>): CommandDoc {
-  return {
-    name: `daemon ${name}`,
-    usage: [],
-    about: "",
-    groups: [{ title: "Flags", flags: flags as never }],
-  };
+/** A subcommand's flags as a parser table (its help is `specter help daemon`). */
+function docOf(name: string, flags: FlagTable): CommandDoc {
+  return { name: `daemon ${name}`, usage: [], about: "", groups: [{ title: "Flags", flags }] };
 }
 
 const { bind: _bind, ...LISTEN_COMPANIONS } = REMOTE_FLAGS;
@@ -202,13 +198,7 @@ async function listen(
   }
   listenConfigOf(flags, null); // Usage errors here, before a daemon is started for nothing.
   return await withDaemon(where, true, async (client) => {
-    let answer: { listener: string | null };
-    try {
-      answer = await client.call("daemon.listen", { flags }) as { listener: string | null };
-    } catch (error: unknown) {
-      if (error instanceof SpecterError) throw error;
-      throw toSpecterError(error);
-    }
+    const answer = await client.call("daemon.listen", { flags }) as { listener: string | null };
     out(
       `The web viewer is at ${answer.listener} (specter url prints it with a token); remembered across restarts`,
     );
