@@ -199,6 +199,10 @@ export class RemoteServer {
         await new Promise((resolve) => setTimeout(resolve, 100));
         continue;
       }
+      if (this.#closing) {
+        closeConn(conn); // Accepted as the listener closed: refused, never served with the old tokens.
+        return;
+      }
       const address = (conn.remoteAddr as Deno.NetAddr).hostname;
       const open = this.#open.get(address) ?? 0;
       if (this.#conns.size >= MAX_CONNECTIONS || open >= MAX_PER_ADDRESS) {

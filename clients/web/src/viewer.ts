@@ -208,9 +208,11 @@ class Rpc {
 async function diagnose(token: string): Promise<"token-invalid" | "unreachable" | "ok"> {
   let status: number;
   try {
+    // Bounded: a listener being replaced (specter daemon revoke) may take the request and never answer.
     const answer = await fetch(TOKEN_PATH, {
       headers: { authorization: `Bearer ${token}` },
       cache: "no-store",
+      signal: AbortSignal.timeout(5000),
     });
     status = answer.status;
   } catch {
