@@ -8,7 +8,6 @@
 import { DaemonError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
 import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
 import { Daemon, defaultPersistRoot, type SyncPolicy } from "../daemon/mod.ts";
-import { DEFAULT_MAX_CLIENTS } from "../remote/mod.ts";
 import type { ListenConfig } from "../protocol/mod.ts";
 import { printable } from "../terminal/mod.ts";
 import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
@@ -20,7 +19,12 @@ import {
   loadListenConfig,
   rememberListener,
 } from "./daemon_listen.ts";
-import { DAEMON_CONTROL_FLAGS, DAEMON_SUBCOMMANDS, daemonSessionOptions } from "./daemon_control_doc.ts";
+import {
+  DAEMON_CONTROL_FLAGS,
+  DAEMON_SUBCOMMANDS,
+  daemonSessionOptions,
+  REMOTE_FLAGS,
+} from "./daemon_control_doc.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
@@ -46,47 +50,6 @@ const DAEMON_FLAGS = {
       "always (one fdatasync per frame) or never (the OS decides; a kill -9 still loses nothing)",
   },
   ...HELP_FLAG,
-} as const satisfies FlagTable;
-
-/** The TCP listener's flags. */
-export const REMOTE_FLAGS = {
-  bind: {
-    type: "string",
-    value: "HOST:PORT",
-    description: "Also listen on TCP: the web viewer at / and the JSON-RPC on a WebSocket at /v1/ws, for " +
-      "token holders (HOST defaults to 127.0.0.1; port 0 picks a free one; see specter url)",
-  },
-  "tls-cert": { type: "string", value: "FILE", description: "PEM certificate chain: serve HTTPS and WSS" },
-  "tls-key": { type: "string", value: "FILE", description: "PEM private key of --tls-cert" },
-  "insecure-bind": {
-    type: "boolean",
-    description:
-      "Allow a non-loopback --bind without TLS (tokens and terminals in clear text; logged loudly)",
-  },
-  "token-file": {
-    type: "string",
-    value: "FILE",
-    description: "Tokens to accept (mode 0600): one bare token (control), or JSON " +
-      '{"tokens":[{"token","scope":"viewer|control","sessions"?,"label"?}]}; default: a viewer and a ' +
-      "control token made when the listener is first given, kept across restarts until specter daemon revoke",
-  },
-  "allow-host": {
-    type: "string",
-    value: "NAME[:PORT]",
-    multiple: true,
-    description:
-      "Another Host the listener answers to (behind a proxy; repeatable); others are refused (DNS rebinding)",
-  },
-  "max-clients": {
-    type: "string",
-    value: "N",
-    description: `Remote clients at once (default ${DEFAULT_MAX_CLIENTS}); more are refused (HTTP 503)`,
-  },
-  compress: {
-    type: "string",
-    value: "zstd|none",
-    description: "Offer zstd-compressed messages to WebSocket clients that ask (default none)",
-  },
 } as const satisfies FlagTable;
 
 /** `specter daemon`'s help. */

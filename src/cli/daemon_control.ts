@@ -12,11 +12,10 @@ import { type DaemonStatus, DaemonStatusSchema } from "../protocol/mod.ts";
 import { printable } from "../terminal/mod.ts";
 import { connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { listenConfigOf } from "./daemon_listen.ts";
-import { DAEMON_CONTROL_FLAGS, type DAEMON_SUBCOMMANDS } from "./daemon_control_doc.ts";
+import { DAEMON_CONTROL_FLAGS, type DAEMON_SUBCOMMANDS, REMOTE_FLAGS } from "./daemon_control_doc.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 import { type FlagValues, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
-import { REMOTE_FLAGS } from "./daemon.ts";
 
 /** How long `stop` waits for the daemon's process to be gone. */
 const STOP_WAIT_MS = 10_000;

@@ -10,6 +10,48 @@ import type { CreateParams } from "../daemon/mod.ts";
 import type { SpawnOptions } from "../session/mod.ts";
 import { sessionOptions } from "./flags.ts";
 import type { FlagTable } from "./flag_table.ts";
+import { DEFAULT_MAX_CLIENTS } from "../remote/mod.ts";
+
+/** The TCP listener's flags. */
+export const REMOTE_FLAGS = {
+  bind: {
+    type: "string",
+    value: "HOST:PORT",
+    description: "Also listen on TCP: the web viewer at / and the JSON-RPC on a WebSocket at /v1/ws, for " +
+      "token holders (HOST defaults to 127.0.0.1; port 0 picks a free one; see specter url)",
+  },
+  "tls-cert": { type: "string", value: "FILE", description: "PEM certificate chain: serve HTTPS and WSS" },
+  "tls-key": { type: "string", value: "FILE", description: "PEM private key of --tls-cert" },
+  "insecure-bind": {
+    type: "boolean",
+    description:
+      "Allow a non-loopback --bind without TLS (tokens and terminals in clear text; logged loudly)",
+  },
+  "token-file": {
+    type: "string",
+    value: "FILE",
+    description: "Tokens to accept (mode 0600): one bare token (control), or JSON " +
+      '{"tokens":[{"token","scope":"viewer|control","sessions"?,"label"?}]}; default: a viewer and a ' +
+      "control token made when the listener is first given, kept across restarts until specter daemon revoke",
+  },
+  "allow-host": {
+    type: "string",
+    value: "NAME[:PORT]",
+    multiple: true,
+    description:
+      "Another Host the listener answers to (behind a proxy; repeatable); others are refused (DNS rebinding)",
+  },
+  "max-clients": {
+    type: "string",
+    value: "N",
+    description: `Remote clients at once (default ${DEFAULT_MAX_CLIENTS}); more are refused (HTTP 503)`,
+  },
+  compress: {
+    type: "string",
+    value: "zstd|none",
+    description: "Offer zstd-compressed messages to WebSocket clients that ask (default none)",
+  },
+} as const satisfies FlagTable;
 
 /** The subcommands and what each does (help lists them). */
 export const DAEMON_SUBCOMMANDS = {
