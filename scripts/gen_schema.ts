@@ -14,6 +14,7 @@ import {
   CastHeaderSchema,
   CloseSessionParamsSchema,
   CreateParamsSchema,
+  DaemonStatusSchema,
   DriverMessageSchema,
   ExecCommandParamsSchema,
   ExecResultSchema,
@@ -22,6 +23,7 @@ import {
   HelloResultSchema,
   KeeperEventSchema,
   KeeperRequestSchema,
+  ListenConfigSchema,
   LogHeaderSchema,
   ReadOutputParamsSchema,
   RemoteErrorBodySchema,
@@ -63,6 +65,14 @@ export const SCHEMAS = {
   "remote-info.schema.json": {
     schema: RemoteInfoSchema,
     title: "Specter daemon remote.json (for specter url)",
+  },
+  "daemon-listen.schema.json": {
+    schema: ListenConfigSchema,
+    title: "Specter daemon listen.json (the remembered listener)",
+  },
+  "daemon-status.schema.json": {
+    schema: DaemonStatusSchema,
+    title: "Specter daemon status --json",
   },
   "remote-error.schema.json": {
     schema: RemoteErrorBodySchema,

@@ -228,10 +228,15 @@ remoteTest("remote: tokens never appear in a log line (daemon, keeper, audit log
       }
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const info = Deno.statSync(join(daemon.stateDir, "remote.json"));
-    assert.equal((info.mode ?? 0) & 0o777, 0o600, "remote.json holds the tokens: this user's only");
+    // remote.json (for specter url) and listen.json (the next daemon's listener) hold the tokens: 0600.
+    for (const file of ["remote.json", "listen.json"]) {
+      const info = Deno.statSync(join(daemon.stateDir, file));
+      assert.equal((info.mode ?? 0) & 0o777, 0o600, `${file} holds the tokens: this user's only`);
+    }
     const logs = [
-      ...filesUnder(daemon.stateDir).filter((path) => !path.endsWith("remote.json")),
+      ...filesUnder(daemon.stateDir).filter((path) =>
+        !path.endsWith("remote.json") && !path.endsWith("listen.json")
+      ),
       ...filesUnder(join(daemon.stateDir, "..", "xdg-state")),
     ];
     assert.ok(logs.some((path) => path.endsWith("daemon.log")));

@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { ROOT, withTempDir, withTimeout } from "./_helpers.ts";
-import { create, specter, whereArgs } from "./_daemon.ts";
+import { create, restart, specter, whereArgs } from "./_daemon.ts";
 import { type RemoteDaemon, withRemoteDaemon, WsRpc } from "./_remote.ts";
 import { ASSETS, PAGES } from "../src/remote/assets.ts";
 
@@ -85,6 +85,17 @@ async function visible(page: Page, selector: string): Promise<boolean> {
 async function shot(page: Page, name: string): Promise<void> {
   Deno.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Waits until the element's text matches (the page's CSP refuses string evaluation: polled from here). */
+async function untilText(page: Page, selector: string, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!pattern.test(await page.textContent(selector) ?? "")) {
+    if (Date.now() > deadline) {
+      throw new Error(`${selector} never matched ${pattern}: ${await page.textContent(selector)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 function urlOf(daemon: RemoteDaemon, token: "viewer" | "control", fragment = "", page = ""): string {
@@ -307,5 +318,44 @@ browserTest(
     } finally {
       await server.shutdown();
     }
+  },
+);
+
+browserTest(
+  "web viewer: a page outlives a daemon restart (listener and token remembered); a revoked token is said so, with what to run",
+  async (browser, dir) => {
+    await withRemoteDaemon(dir, [], async (daemon) => {
+      await create(daemon, "kept", [
+        "/bin/sh",
+        "-c",
+        "echo still here; read line; echo after:$line; read line",
+      ]);
+      const session = await open(browser, urlOf(daemon, "control", "session=kept&"));
+      await untilScreen(session.page, /still here/, "the program's line");
+      // The daemon stops (its session goes on in the keeper): the page waits, then the next daemon (no
+      // --bind: the remembered listener) takes it back and the page's token still holds.
+      const stopped = await specter(["daemon", "stop", ...whereArgs(daemon)]);
+      assert.equal(stopped.code, 0, stopped.stderr);
+      await untilText(session.page, "#link", /does not answer/);
+      await restart(daemon);
+      await untilText(session.page, "#link", /^connected/);
+      await specter(["send", "kept", ...whereArgs(daemon), "--no-autostart", "back", "--enter"]);
+      await untilScreen(session.page, /after:back/, "output after the restart");
+      await create(daemon, "kept2", ["/bin/sh", "-c", "echo second; read line"]);
+      const list = await open(browser, urlOf(daemon, "viewer"));
+      await list.page.waitForSelector('tr[data-session="kept2"]', { timeout: 20_000 });
+      const revoked = await specter(["daemon", "revoke", ...whereArgs(daemon)]);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      for (const { page } of [session, list]) {
+        await page.waitForSelector("#token-invalid:not([hidden])", { timeout: 20_000 });
+        assert.ok(await visible(page, "#token-invalid"), "the message is visible, not covered");
+        const text = await page.textContent("#token-invalid") ?? "";
+        assert.match(text, /token is no longer valid/);
+        assert.match(text, /specter url/);
+        assert.equal(await page.textContent("#link"), "token no longer valid");
+      }
+      await shot(list.page, "8-token-revoked");
+      assert.deepEqual([...session.errors, ...list.errors], []);
+    });
   },
 );

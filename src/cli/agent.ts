@@ -15,7 +15,7 @@ import {
 import { type FlagValues, parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
-import { SESSION_GROUPS } from "./session_flags.ts";
+import { sessionGroupsWithout } from "./session_flags.ts";
 import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
 import { openSessionRows, type SessionRows } from "./history_rows.ts";
 import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
@@ -77,7 +77,11 @@ can change it.
 Sessions get PAGER=cat, GIT_PAGER=cat and NO_COLOR=1 (TERM stays xterm-256color). Exits 0 when stdin ends,
 after ending every session.
   echo '{"jsonrpc":"2.0","id":1,"method":"exec_command","params":{"cmd":"echo hi"}}' | specter agent`,
-  groups: [{ title: "Agent flags", flags: AGENT_FLAGS }, ...SESSION_GROUPS],
+  // Agent sessions are many, each with its own audit log: no one recording, id or artifacts directory.
+  groups: [
+    { title: "Agent flags", flags: AGENT_FLAGS },
+    ...sessionGroupsWithout(["record", "record-input", "id", "artifacts"]),
+  ],
 };
 
 /** Runs `specter agent ARGS`; resolves with the exit code once stdin ends. */

@@ -106,7 +106,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "mcp":
         return await (await import("./mcp.ts")).mcpCommand(rest, err);
       case "daemon":
-        return await (await import("./daemon.ts")).daemonCommand(rest, err);
+        return await (await import("./daemon.ts")).daemonCommand(rest, err, out);
       case "keeper":
         return await (await import("./keeper.ts")).keeperCommand(rest);
       case "new":

@@ -5,16 +5,26 @@
  *
  * @module
  */
-import { toSpecterError, UsageError } from "../errors.ts";
+import { DaemonError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
 import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
-import { Daemon, defaultPersistRoot, type RemoteListen, type SyncPolicy } from "../daemon/mod.ts";
-import { DEFAULT_MAX_CLIENTS, readTokenFile, RemoteError, TokenSet } from "../remote/mod.ts";
-import { type RemoteInfo, RemoteInfoSchema } from "../protocol/mod.ts";
-import { writeFileWhole } from "../fsafe/mod.ts";
+import { Daemon, defaultPersistRoot, type SyncPolicy } from "../daemon/mod.ts";
+import type { ListenConfig } from "../protocol/mod.ts";
 import { printable } from "../terminal/mod.ts";
-import { join } from "node:path";
 import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
-import { type FlagValues, parseCommandLine, sessionOptions } from "./flags.ts";
+import { type FlagValues, parseCommandLine } from "./flags.ts";
+import {
+  listenConfigOf,
+  listenControl,
+  listenOf,
+  loadListenConfig,
+  rememberListener,
+} from "./daemon_listen.ts";
+import {
+  DAEMON_CONTROL_FLAGS,
+  DAEMON_SUBCOMMANDS,
+  daemonSessionOptions,
+  REMOTE_FLAGS,
+} from "./daemon_control_doc.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
@@ -42,53 +52,13 @@ const DAEMON_FLAGS = {
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 
-/** The TCP listener's flags. */
-export const REMOTE_FLAGS = {
-  bind: {
-    type: "string",
-    value: "HOST:PORT",
-    description: "Also listen on TCP: the web viewer at / and the JSON-RPC on a WebSocket at /v1/ws, for " +
-      "token holders (HOST defaults to 127.0.0.1; port 0 picks a free one; see specter url)",
-  },
-  "tls-cert": { type: "string", value: "FILE", description: "PEM certificate chain: serve HTTPS and WSS" },
-  "tls-key": { type: "string", value: "FILE", description: "PEM private key of --tls-cert" },
-  "insecure-bind": {
-    type: "boolean",
-    description:
-      "Allow a non-loopback --bind without TLS (tokens and terminals in clear text; logged loudly)",
-  },
-  "token-file": {
-    type: "string",
-    value: "FILE",
-    description: "Tokens to accept (mode 0600): one bare token (control), or JSON " +
-      '{"tokens":[{"token","scope":"viewer|control","sessions"?,"label"?}]}; default: a viewer and a ' +
-      "control token made at each start",
-  },
-  "allow-host": {
-    type: "string",
-    value: "NAME[:PORT]",
-    multiple: true,
-    description:
-      "Another Host the listener answers to (behind a proxy; repeatable); others are refused (DNS rebinding)",
-  },
-  "max-clients": {
-    type: "string",
-    value: "N",
-    description: `Remote clients at once (default ${DEFAULT_MAX_CLIENTS}); more are refused (HTTP 503)`,
-  },
-  compress: {
-    type: "string",
-    value: "zstd|none",
-    description: "Offer zstd-compressed messages to WebSocket clients that ask (default none)",
-  },
-} as const satisfies FlagTable;
-
 /** `specter daemon`'s help. */
 export const DAEMON_DOC: CommandDoc = {
   name: "daemon",
   usage: [
     "specter daemon [--socket PATH] [--state-dir DIR] [--fsync POLICY]",
     "specter daemon --bind HOST:PORT [--tls-cert FILE --tls-key FILE] [--token-file FILE] [--compress zstd]",
+    ...Object.values(DAEMON_SUBCOMMANDS),
   ],
   about: `Runs the per-user daemon in the foreground: named sessions (specter new) that outlive their
 clients and the daemon itself. It listens on a unix socket in a private (0700) directory and refuses peers
@@ -97,8 +67,17 @@ daemon killed with kill -9 loses no session: the next one takes every session ba
 frame log ends. One daemon per state directory and socket (E_DAEMON_LOCKED otherwise). Client commands
 start it on first use. With --bind it also listens on TCP (loopback unless told otherwise): a web viewer
 for people and the same JSON-RPC on a WebSocket for programs, both for holders of a token (specter url
-prints the viewer's address with one).`,
-  groups: [{ title: "Daemon flags", flags: DAEMON_FLAGS }, { title: "Remote access", flags: REMOTE_FLAGS }],
+prints the viewer's address with one). The listener and its tokens are remembered in the state directory
+(listen.json, mode 0600) and the next daemon listens there again.
+A running daemon: status prints its pid, uptime, socket, state directory, listener, sessions and keeper;
+stop ends it (its sessions go on in the keeper and the next daemon takes them back, unless
+--kill-sessions); listen gives it a TCP listener, or another one (the next daemon keeps it; off: none);
+revoke makes new tokens (a --token-file is read again) and refuses the old ones at once.`,
+  groups: [
+    { title: "Daemon flags", flags: DAEMON_FLAGS },
+    { title: "Remote access (also of daemon listen)", flags: REMOTE_FLAGS },
+    { title: "Subcommand flags", flags: DAEMON_CONTROL_FLAGS },
+  ],
 };
 
 function syncPolicy(value: FlagValues[string]): SyncPolicy {
@@ -115,101 +94,48 @@ async function agentBaseOf(flags: Record<string, string | boolean | string[]>, c
   return (await import("./agent.ts")).agentBase({ ...flags, cwd });
 }
 
-/** `--bind` and its companions, as the daemon takes them (null without `--bind`), and the tokens made. */
-export function remoteOf(
-  values: FlagValues,
-):
-  | { listen: RemoteListen; made: { viewer: string; control: string } | null; tokenFile: string | null }
-  | null {
-  const bind = values.bind;
-  for (
-    const name of [
-      "tls-cert",
-      "tls-key",
-      "token-file",
-      "allow-host",
-      "max-clients",
-      "compress",
-      "insecure-bind",
-    ]
-  ) {
-    if (bind === undefined && values[name] !== undefined) {
-      throw new UsageError(`Flag "--${name}" needs --bind`);
+/** Runs `specter daemon` until it is stopped (SIGTERM, SIGINT or `daemon.stop`). */
+export async function daemonCommand(
+  args: readonly string[],
+  warn: (text: string) => void,
+  out: (text: string) => void = warn,
+): Promise<number> {
+  const sub = args[0];
+  if (sub !== undefined && Object.hasOwn(DAEMON_SUBCOMMANDS, sub)) {
+    return await (await import("./daemon_control.ts")).daemonControlCommand(
+      sub as keyof typeof DAEMON_SUBCOMMANDS,
+      args.slice(1),
+      out,
+    );
+  }
+  const { values, command } = parseCommandLine(args, DAEMON_DOC);
+  if (command.length > 0) {
+    throw new UsageError(
+      `Unexpected argument "${command[0]!.slice(0, 80)}" (specter daemon ${
+        Object.keys(DAEMON_SUBCOMMANDS).join("|")
+      })`,
+    );
+  }
+  for (const name of Object.keys(DAEMON_CONTROL_FLAGS)) {
+    if (values[name] !== undefined) {
+      throw new UsageError(`Flag "--${name}" is taken by a subcommand (see specter help daemon)`);
     }
   }
-  if (bind === undefined) return null;
-  if (typeof bind !== "string") throw new UsageError('Flag "--bind" needs a value');
-  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(bind) ?? /^()()(\d{1,5})$/.exec(bind);
-  if (match === null || Number(match[3]) > 65535) {
-    throw new UsageError(`Flag "--bind" takes HOST:PORT (or PORT), not "${bind.slice(0, 80)}"`);
-  }
-  const hostname = match[1] || match[2] || "127.0.0.1";
-  const certPath = values["tls-cert"];
-  const keyPath = values["tls-key"];
-  if ((certPath === undefined) !== (keyPath === undefined)) {
-    throw new UsageError('Flags "--tls-cert" and "--tls-key" go together');
-  }
-  let tls: RemoteListen["tls"] = null;
-  if (typeof certPath === "string" && typeof keyPath === "string") {
-    try {
-      tls = { cert: Deno.readTextFileSync(certPath), key: Deno.readTextFileSync(keyPath) };
-    } catch (error: unknown) {
-      throw new RemoteError(
-        "E_REMOTE_BIND",
-        `Cannot read the TLS certificate or key: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
+  const { socketPath, stateDir } = whereOf(values);
+  // The listener: --bind's (tokens remembered from the last one unless --token-file), else the one the
+  // last daemon was given (listen.json), else none.
+  let remembered: ListenConfig | null = null;
+  try {
+    remembered = loadListenConfig(stateDir);
+  } catch (error: unknown) {
+    if (values.bind === undefined) {
+      warn(
+        `specter daemon: ${toSpecterError(error).code}: ${toSpecterError(error).message}; no TCP listener`,
       );
     }
   }
-  const compress = values.compress ?? "none";
-  if (compress !== "zstd" && compress !== "none") {
-    throw new UsageError(`Flag "--compress" takes zstd or none, not "${String(compress).slice(0, 40)}"`);
-  }
-  let maxClients = DEFAULT_MAX_CLIENTS;
-  if (values["max-clients"] !== undefined) {
-    maxClients = Number(values["max-clients"]);
-    if (!Number.isInteger(maxClients) || maxClients < 1 || maxClients > 10_000) {
-      throw new UsageError('Flag "--max-clients" takes a whole number from 1 to 10000');
-    }
-  }
-  const tokenFile = typeof values["token-file"] === "string"
-    ? absolute(values["token-file"], "token-file")
-    : null;
-  let tokens: TokenSet;
-  let made: { viewer: string; control: string } | null = null;
-  if (tokenFile !== null) tokens = TokenSet.of(readTokenFile(tokenFile));
-  else {
-    const generated = TokenSet.generate();
-    tokens = generated.set;
-    made = { viewer: generated.viewer, control: generated.control };
-  }
-  const allow = values["allow-host"];
-  return {
-    listen: {
-      hostname,
-      port: Number(match[3]),
-      tls,
-      insecure: values["insecure-bind"] === true,
-      tokens,
-      allowHosts: (Array.isArray(allow) ? allow : [allow]).filter((name): name is string =>
-        typeof name === "string"
-      ),
-      maxClients,
-      compress,
-    },
-    made,
-    tokenFile,
-  };
-}
-
-/** Runs `specter daemon` until it is stopped (SIGTERM, SIGINT or `daemon.stop`). */
-export async function daemonCommand(args: readonly string[], warn: (text: string) => void): Promise<number> {
-  const { values, command } = parseCommandLine(args, DAEMON_DOC);
-  if (command.length > 0) throw new UsageError(`Unexpected argument "${command[0]!.slice(0, 80)}"`);
-  const { socketPath, stateDir } = whereOf(values);
-  const remote = remoteOf(values);
+  const given = listenConfigOf(values, remembered);
+  const config = given ?? remembered;
   const historyPath = typeof values.history === "string"
     ? absolute(values.history, "history")
     : defaultCommandLogPath();
@@ -224,55 +150,57 @@ export async function daemonCommand(args: readonly string[], warn: (text: string
       }; commands are not recorded`,
     );
   }
-  const daemon = await Daemon.start({
-    commandLog,
-    persistRoot: defaultPersistRoot(stateDir),
-    socketPath,
-    stateDir,
-    sync: syncPolicy(values.fsync),
-    resolve: (params) => {
-      for (const name of ["record", "record-input", "id", "artifacts", "cwd"]) {
-        if (params.flags[name] !== undefined && params.flags[name] !== false) {
-          throw new UsageError(`Flag "--${name}" is not taken by a daemon session`);
-        }
-      }
-      // Shells get their OSC 133 marks: each command becomes a `command` frame and a command log row.
-      // The inline reactor, as agent sessions have it: a reader thread starts with the first terminal and
-      // stops with the last, 30 ms on every spawn of a daemon that runs one session at a time.
-      return {
-        ...sessionOptions({ ...params.flags, cwd: params.cwd }, params.argv),
-        shellIntegration: true,
-        readerThread: false,
-      };
-    },
-    startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
-    agentBase: agentBaseOf,
-    // As `run` audits: the start with the flags (values only where they hold no secret), then the launch,
-    // breaches and the end, in `$XDG_STATE_HOME/specter/runs/RUN_ID/audit.ndjson`.
-    audit: (session) =>
-      startRunAudit(
-        { ...session.flags, cwd: session.cwd, id: undefined, artifacts: undefined },
-        session.argv,
-        "daemon",
-        { session: session.name, author_kind: session.author_kind },
-      ),
-    auditDir: (runId) => defaultArtifactsDir(runId),
-    // Lines may quote what sessions and clients sent (names, paths, errors): escaped for the terminal.
-    log: (text) => warn(`specter daemon: ${printable(text)}`),
-    ...(remote === null ? {} : { remote: remote.listen }),
-  });
-  if (remote !== null && daemon.remoteUrl !== null) {
-    // For `specter url` (this user only): where the viewer is, and the tokens made at this start.
-    const info: RemoteInfo = RemoteInfoSchema.parse({
-      url: daemon.remoteUrl,
-      pid: Deno.pid,
-      tls: remote.listen.tls !== null,
-      compress: remote.listen.compress,
-      token_file: remote.tokenFile,
-      viewer_token: remote.made?.viewer ?? null,
-      control_token: remote.made?.control ?? null,
+  let daemon: Daemon;
+  try {
+    daemon = await Daemon.start({
+      commandLog,
+      persistRoot: defaultPersistRoot(stateDir),
+      socketPath,
+      stateDir,
+      sync: syncPolicy(values.fsync),
+      resolve: (params) => daemonSessionOptions(params),
+      startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
+      agentBase: agentBaseOf,
+      // As `run` audits: the start with the flags (values only where they hold no secret), then the launch,
+      // breaches and the end, in `$XDG_STATE_HOME/specter/runs/RUN_ID/audit.ndjson`.
+      audit: (session) =>
+        startRunAudit(
+          { ...session.flags, cwd: session.cwd, id: undefined, artifacts: undefined },
+          session.argv,
+          "daemon",
+          { session: session.name, author_kind: session.author_kind },
+        ),
+      auditDir: (runId) => defaultArtifactsDir(runId),
+      // Lines may quote what sessions and clients sent (names, paths, errors): escaped for the terminal.
+      log: (text) => warn(`specter daemon: ${printable(text)}`),
+      control: listenControl(stateDir),
+      // An explicit --bind that cannot listen stops the start; a remembered one is tried after it.
+      ...(given === null ? {} : { remote: listenOf(given) }),
     });
-    writeFileWhole(join(stateDir, "remote.json"), JSON.stringify(info) + "\n", "remote access file", 0o600);
+  } catch (error: unknown) {
+    if (error instanceof SpecterError && error.code === "E_DAEMON_LOCKED" && given !== null) {
+      throw new DaemonError(
+        "E_DAEMON_LOCKED",
+        `${error.message}: a daemon runs already; give it the listener with specter daemon listen ${given.bind}`,
+        { details: error.details },
+      );
+    }
+    throw error;
+  }
+  if (given === null && config !== null) {
+    try {
+      await daemon.relisten(listenOf(config));
+    } catch (error: unknown) {
+      warn(
+        `specter daemon: the remembered listener ${config.bind} cannot start (${
+          toSpecterError(error).code
+        }: ${toSpecterError(error).message}); none listens (specter daemon listen HOST:PORT)`,
+      );
+    }
+  }
+  if (config !== null && daemon.remoteUrl !== null) {
+    // For `specter url` (this user only), and for the next daemon: where the viewer is, and its tokens.
+    rememberListener(stateDir, config, daemon.remoteUrl);
     warn(`specter daemon: the web viewer is at ${daemon.remoteUrl} (specter url prints it with a token)`);
   }
   const stop = () => void daemon.stop();

@@ -9,7 +9,7 @@ import { UsageError } from "../errors.ts";
 import { serveMcpStdio } from "../mcp/mod.ts";
 import { parseCommandLine } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
-import { SESSION_GROUPS } from "./session_flags.ts";
+import { sessionGroupsWithout } from "./session_flags.ts";
 import { AGENT_FLAGS, agentTools } from "./agent.ts";
 
 const MCP_FLAGS = {
@@ -32,7 +32,11 @@ Every session runs under the sandbox and policy given here (default: the agent p
 change it. Exits 0 when stdin ends, after ending every session.
 The daemon serves the same over HTTP at /mcp (specter daemon --bind).
   claude mcp add specter -- specter mcp`,
-  groups: [{ title: "MCP flags", flags: MCP_FLAGS }, ...SESSION_GROUPS],
+  // Its sessions are an agent's (see agent's help): no one recording, id or artifacts directory.
+  groups: [
+    { title: "MCP flags", flags: MCP_FLAGS },
+    ...sessionGroupsWithout(["record", "record-input", "id", "artifacts"]),
+  ],
 };
 
 /** Runs `specter mcp ARGS`; resolves with the exit code once stdin ends. */

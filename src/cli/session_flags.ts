@@ -178,3 +178,14 @@ export const SESSION_GROUPS: readonly FlagGroup[] = [
       "--max-output only tighten the policy's budgets. Durations: 200ms, 5s, 2m, 1h. Sizes: 1000, 512K, 8M, 1G.",
   },
 ];
+
+/**
+ * {@link SESSION_GROUPS} without the flags `omit` names: a command lists only the flags it takes (help
+ * lists nothing that is then refused, and the parser refuses what is not listed).
+ */
+export function sessionGroupsWithout(omit: readonly string[]): FlagGroup[] {
+  return SESSION_GROUPS.map((group) => ({
+    ...group,
+    flags: Object.fromEntries(Object.entries(group.flags).filter(([name]) => !omit.includes(name))),
+  }));
+}

@@ -22,7 +22,7 @@ import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { CLIENT_FLAGS, connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
-import { SESSION_GROUPS } from "./session_flags.ts";
+import { sessionGroupsWithout } from "./session_flags.ts";
 import { NO_SESSIONS, sessionTable, sortSessions, startedLine } from "./session_lines.ts";
 import { runAttach } from "./attach.ts";
 import { DEFAULT_DETACH_KEY, DETACH_KEY_FORMS, parseDetachKey } from "./detach_key.ts";
@@ -75,7 +75,8 @@ specter attach NAME), or with --json the session as JSON. The session runs until
 its program ends or specter kill NAME; clients come and go (specter attach, logs, send).
   specter new build -- bash
   specter new web --policy workspace --ack-unsafe-write -- npm run dev`,
-  groups: [{ title: "Daemon flags", flags: NEW_FLAGS }, ...SESSION_GROUPS],
+  // A daemon session has its name for an id, and its frame log and audit log in the state directory.
+  groups: [{ title: "Daemon flags", flags: NEW_FLAGS }, ...sessionGroupsWithout(["id", "artifacts"])],
 };
 
 /** Runs `specter new`. */
@@ -280,13 +281,22 @@ const LOGS_FLAGS = {
       "ndjson (default: the frames), raw (the output as written; to a terminal, filtered as attach filters " +
       "it), compact or parsed (token views, as text)",
   },
+  cast: {
+    type: "string",
+    value: "FILE.cast",
+    description:
+      "Write the session (from --from on) as an asciicast v2 recording instead (specter view plays it)",
+  },
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 
 /** `specter logs`'s help. */
 export const LOGS_DOC: CommandDoc = {
   name: "logs",
-  usage: ["specter logs NAME [--from SEQ] [--view ndjson|raw|compact|parsed] [--state-dir DIR]"],
+  usage: [
+    "specter logs NAME [--from SEQ] [--view ndjson|raw|compact|parsed] [--state-dir DIR]",
+    "specter logs NAME --cast FILE.cast [--from SEQ] [--state-dir DIR]",
+  ],
   about: `Prints session NAME's frame log from the state directory (no daemon needed; also after the daemon
 or the machine went down). A damaged segment is reported on stderr and skipped.`,
   groups: [{ title: "Flags", flags: LOGS_FLAGS }],
@@ -332,6 +342,12 @@ export async function logsCommand(
     onCorrupt: (e) => warn(`specter: ${e.code}: ${e.message}`),
   })
     .map((record) => record.frame);
+  if (typeof values.cast === "string") {
+    if (values.view !== undefined) throw new UsageError('Flags "--cast" and "--view" do not go together');
+    const { writeCastOf } = await import("./logs_cast.ts");
+    writeCastOf(frames, values.cast, name);
+    return 0;
+  }
   if (view === "ndjson") {
     for (const frame of frames) out(JSON.stringify(frame));
     return 0;

@@ -28,17 +28,18 @@ const FLAGS = {
 export const URL_DOC: CommandDoc = {
   name: "url",
   usage: ["specter url [--control] [--replay] [NAME]"],
-  about: `Prints the web viewer's address (of a daemon started with --bind), with a viewer token (or
---control's) after "#", where a browser keeps it to itself: open it in a browser. With NAME, the page of
-that session. The tokens are those the daemon made at its start (or the first of the scope in its
---token-file); they stop working when it stops.`,
+  about: `Prints the web viewer's address (of a daemon given a listener: --bind, specter daemon listen),
+with a viewer token (or --control's) after "#", where a browser keeps it to itself: open it in a browser.
+With NAME, the page of that session. The tokens are those the daemon made when it was given its listener
+(or the first of the scope in its --token-file); they hold across restarts of the daemon until specter
+daemon revoke.`,
   groups: [{ title: "Flags", flags: FLAGS }],
 };
 
 function noListener(stateDir: string, path: string, cause?: unknown): RemoteError {
   return new RemoteError(
     "E_REMOTE_BIND",
-    `No daemon listens on TCP for "${stateDir}" (start one with specter daemon --bind HOST:PORT)`,
+    `No daemon listens on TCP for "${stateDir}" (give it a listener: specter daemon listen 127.0.0.1:PORT)`,
     { ...(cause === undefined ? {} : { cause }), details: { path } },
   );
 }

@@ -23,7 +23,7 @@ import { plainText, spawn } from "../session/mod.ts";
 import { snapshotText } from "../terminal/mod.ts";
 import { parseCommandLine, sessionOptions, UNSAFE_BANNER } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
-import { SESSION_GROUPS } from "./session_flags.ts";
+import { sessionGroupsWithout } from "./session_flags.ts";
 import { paint } from "./colour.ts";
 
 const VERIFY_FLAGS = {
@@ -53,11 +53,11 @@ export const VERIFY_DOC: CommandDoc = {
     `Runs the command in the sandbox, like run, and compares its final screen (a .txt golden) or its transcript
 (its output as plain text: a .cast golden, or --what transcript) with the golden, both normalized first.
 Without --update the golden is read and checked before anything runs. The command gets 60s unless
---timeout says otherwise; its exit status is not compared. No audit log is written (--artifacts has no effect). A CI gate.
+--timeout says otherwise; its exit status is not compared. No audit log is written. A CI gate.
 Exits 0 on a match (verify: OK), 1 with a unified diff on drift (verify: DRIFT), 2 for bad usage or a
 golden that is missing (create it with --update), not a regular file, over 64 MiB or not UTF-8. --update
 never writes through a symlink the command could have planted (E_PATH_SYMLINK): name the real file.`,
-  groups: [{ title: "Verify flags", flags: VERIFY_FLAGS }, ...SESSION_GROUPS],
+  groups: [{ title: "Verify flags", flags: VERIFY_FLAGS }, ...sessionGroupsWithout(["artifacts"])],
 };
 
 /**

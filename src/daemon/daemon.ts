@@ -110,6 +110,15 @@ export interface DaemonOptions {
    * connections are audited in `STATE/remote/audit.ndjson`.
    */
   readonly remote?: RemoteListen;
+  /**
+   * Answers `daemon.listen` and `daemon.revoke` (unix socket peers only): the CLI changes the listener
+   * (through {@link Daemon.relisten}) and remembers it. None: those methods are refused.
+   */
+  readonly control?: (
+    daemon: Daemon,
+    method: "daemon.listen" | "daemon.revoke",
+    params: unknown,
+  ) => Promise<unknown>;
 }
 
 /** How the daemon listens on TCP (the server's options that do not come from the daemon itself). */
@@ -202,6 +211,8 @@ export class Daemon {
   #stopped = false;
   #remoteAudit: AuditLog | null = null;
   readonly #serviceLog: ServiceLog;
+  /** When it started (seconds since the epoch), for `daemon.status`. */
+  readonly #started = Date.now() / 1000;
 
   private constructor(options: DaemonOptions, locks: number[], listener: number, keeper: KeeperClient) {
     this.#options = options;
@@ -957,6 +968,34 @@ export class Daemon {
     return this.#remote?.url ?? null;
   }
 
+  /**
+   * Replaces the TCP listener (`specter daemon listen`, a token revoked): the current one closes with its
+   * connections (a page reconnects, and learns whether its token still holds), then `listen` starts, or
+   * none. When the new one cannot start, none listens (the error is thrown). Resolves with its address.
+   */
+  async relisten(listen: RemoteListen | null): Promise<string | null> {
+    if (this.#stopped) throw new DaemonError("E_DAEMON_UNAVAILABLE", "The daemon is stopping");
+    if (this.#remote !== null) {
+      const old = this.#remote;
+      this.#remote = null;
+      await old.close();
+      this.#log(`stopped listening on ${old.url}`);
+    }
+    this.#remoteAudit?.close();
+    this.#remoteAudit = null;
+    if (listen === null) return null;
+    try {
+      await this.#listenRemote(listen);
+    } catch (error: unknown) {
+      // #listenRemote opened the audit log before the server failed to start.
+      (this.#remoteAudit as AuditLog | null)?.close();
+      this.#remoteAudit = null;
+      this.#remote = null;
+      throw error;
+    }
+    return this.remoteUrl;
+  }
+
   #accept(): void {
     for (;;) {
       let fd: number | null;
@@ -1169,6 +1208,30 @@ export class Daemon {
         const kill = (params as { kill_sessions?: unknown }).kill_sessions === true;
         setTimeout(() => void this.stop(kill), 10);
         return {};
+      }
+      case "daemon.status": {
+        const now = Date.now() / 1000;
+        const entries = [...this.#entries.values()];
+        return {
+          running: true,
+          pid: Deno.pid,
+          version: VERSION,
+          started: this.#started,
+          uptime_s: Math.round(now - this.#started),
+          socket: this.#options.socketPath,
+          state_dir: this.#options.stateDir,
+          listener: this.remoteUrl,
+          sessions: entries.length,
+          running_sessions: entries.filter((entry) => entry.exit === null).length,
+          keeper_pid: this.#keeper.closed ? null : this.#keeper.keeperPid,
+        };
+      }
+      case "daemon.listen":
+      case "daemon.revoke": {
+        if (this.#options.control === undefined) {
+          throw new RpcError(JSONRPC_ERRORS.METHOD_NOT_FOUND, `Unknown method "${method}"`);
+        }
+        return this.#options.control(this, method, params);
       }
       default:
         throw new RpcError(JSONRPC_ERRORS.METHOD_NOT_FOUND, `Unknown method "${method}"`);

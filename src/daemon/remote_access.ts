@@ -4,7 +4,8 @@
  * - a *viewer* token may list sessions, attach to watch (never to control), take snapshots and detach;
  * - a *control* token may also start, drive and kill sessions and open the agent tools;
  * - a token given a list of sessions sees only those (and may start only those names);
- * - stopping the daemon is for the unix socket's peers (the user's own processes) only.
+ * - stopping the daemon, its status and its listener are for the unix socket's peers (the user's own
+ *   processes) only.
  *
  * @module
  */
@@ -22,7 +23,12 @@ export const VIEWER_METHODS: ReadonlySet<string> = new Set([
   "session.screen",
 ]);
 /** Methods only the unix socket's peers may call. */
-export const LOCAL_METHODS: ReadonlySet<string> = new Set(["daemon.stop"]);
+export const LOCAL_METHODS: ReadonlySet<string> = new Set([
+  "daemon.stop",
+  "daemon.status",
+  "daemon.listen",
+  "daemon.revoke",
+]);
 
 /** Refuses (`E_REMOTE_SCOPE`) a call the peer's token does not allow; records the session it names. */
 export function authorize(peer: Peer, method: string, params: unknown): void {

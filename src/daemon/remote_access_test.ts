@@ -11,7 +11,7 @@ import {
 } from "../errors.ts";
 import type { SessionEntry } from "../protocol/mod.ts";
 import { type Access, LOCAL_ACCESS, type Peer, RemoteError } from "../remote/mod.ts";
-import { REMOTE_START_FAILURE, remoteCreate, seenBy, startFailure } from "./remote_access.ts";
+import { authorize, REMOTE_START_FAILURE, remoteCreate, seenBy, startFailure } from "./remote_access.ts";
 
 function peer(access: Access): Peer {
   return {
@@ -116,4 +116,13 @@ Deno.test("seenBy: a remote client is shown no host path of a session", () => {
   };
   assert.deepEqual(seenBy(control, entry), { ...entry, persist: null, audit: null });
   assert.equal(seenBy(local, entry), entry);
+});
+
+Deno.test("authorize: stopping, the status and the listener of the daemon are for unix socket peers only", () => {
+  for (const method of ["daemon.stop", "daemon.status", "daemon.listen", "daemon.revoke"]) {
+    assert.throws(() => authorize(control, method, {}), (error: unknown) => {
+      return error instanceof RemoteError && error.code === "E_REMOTE_SCOPE";
+    }, method);
+    authorize(local, method, {}); // The user's own processes: allowed.
+  }
 });

@@ -18,6 +18,12 @@ export const WS_SUBPROTOCOL = "specter.v1";
 export const WS_TOKEN_PREFIX = "specter.token.";
 /** The WebSocket's path. */
 export const WS_PATH = "/v1/ws";
+/**
+ * Where a page asks whether its token still holds (`GET` with `Authorization: Bearer`): 204 yes, 401 no.
+ * A browser's WebSocket never sees the handshake's 401 (only a close, code 1006); this says which it was.
+ * A wrong token counts as a failed attempt, as on the WebSocket.
+ */
+export const TOKEN_PATH = "/v1/token";
 
 /** What a token may do: watch sessions, or drive them too. */
 export const TokenScopeSchema = z.enum(["viewer", "control"]);
@@ -95,3 +101,40 @@ export const RemoteErrorBodySchema = z.strictObject({
     message: z.string(),
   }),
 });
+
+/**
+ * `listen.json` in the state directory (mode 0600): the TCP listener a daemon was given (`--bind`, or
+ * `specter daemon listen`), so that the next daemon listens there again with the same tokens. Written only
+ * when a listener was configured; removed by `specter daemon listen off`. Paths are absolute.
+ */
+export const ListenConfigSchema = z.strictObject({
+  bind: z.string().max(300).describe("HOST:PORT as given (a port of 0 is replaced by the port taken)"),
+  tls_cert: z.string().nullable(),
+  tls_key: z.string().nullable(),
+  insecure: z.boolean(),
+  allow_hosts: z.array(z.string().max(300)).max(64),
+  max_clients: z.int().min(1).max(10_000),
+  compress: z.enum(["zstd", "none"]),
+  token_file: z.string().nullable().describe("--token-file, read again at each start; or null"),
+  viewer_token: TokenSchema.nullable().describe("The viewer token made (null with a token file)"),
+  control_token: TokenSchema.nullable().describe("The control token made (null with a token file)"),
+});
+/** `listen.json`. */
+export type ListenConfig = z.infer<typeof ListenConfigSchema>;
+
+/** `daemon.status`'s result (unix socket peers only): what `specter daemon status --json` prints. */
+export const DaemonStatusSchema = z.strictObject({
+  running: z.boolean().describe("False when no daemon answers (only the CLI prints that)"),
+  pid: z.int().nullable(),
+  version: z.string().nullable(),
+  started: z.number().nullable().describe("When it started, in seconds since the epoch"),
+  uptime_s: z.number().nullable(),
+  socket: z.string(),
+  state_dir: z.string(),
+  listener: z.string().nullable().describe("The web viewer's address when it listens on TCP"),
+  sessions: z.int().nullable().describe("Sessions it knows, running and ended"),
+  running_sessions: z.int().nullable(),
+  keeper_pid: z.int().nullable(),
+});
+/** `daemon.status`'s result. */
+export type DaemonStatus = z.infer<typeof DaemonStatusSchema>;

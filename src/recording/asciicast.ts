@@ -14,7 +14,7 @@
  */
 import { basename, dirname } from "node:path";
 import { FileError, SessionError } from "../errors.ts";
-import { closeFd, LineFile, openFileBeneath, openWriteDir } from "../fsafe/mod.ts";
+import { closeFd, fdProcPath, LineFile, openFileBeneath, openWriteDir } from "../fsafe/mod.ts";
 import { type CastEventCode, type CastStart, encodeCastEvent, encodeCastHeader } from "../protocol/mod.ts";
 
 const encoder = new TextEncoder();
@@ -33,9 +33,10 @@ export class CastWriter {
   /**
    * Creates (truncates) `path` and writes the header. Throws `E_RECORD`: also when `path` is, or passes
    * through, a symlink a sandboxed program could have planted (`details.reason` `symlink`), or is not a
-   * regular file (a FIFO would hang the run: `not_regular`).
+   * regular file (a FIFO would hang the run: `not_regular`). `exclusive`: a new file only (`O_EXCL`, which
+   * follows no link, mode 0600): an existing one is refused (`details.reason` `exists`).
    */
-  static create(path: string, header: CastStart): CastWriter {
+  static create(path: string, header: CastStart, options: { exclusive?: boolean } = {}): CastWriter {
     const first = encodeCastHeader(header); // Before the file exists: a header it refuses leaves none.
     let file: Deno.FsFile;
     let dirFd = -1;
@@ -43,16 +44,33 @@ export class CastWriter {
       // The directory by descriptor (links only where no sandbox can write), the file beneath it: an
       // earlier run's program may have left a link here to the caller's ~/.bashrc.
       dirFd = openWriteDir(dirname(path));
-      const opened = openFileBeneath(dirFd, basename(path), { how: "truncate", mode: 0o666 });
-      closeFd(opened.existing);
-      file = opened.file;
+      if (options.exclusive === true) {
+        const name = basename(path);
+        if (name === "" || name === "." || name === "..") {
+          throw new FileError("E_PATH_ESCAPE", "Not a file name");
+        }
+        file = Deno.openSync(`${fdProcPath(dirFd)}/${name}`, { write: true, createNew: true, mode: 0o600 });
+      } else {
+        const opened = openFileBeneath(dirFd, basename(path), { how: "truncate", mode: 0o666 });
+        closeFd(opened.existing);
+        file = opened.file;
+      }
     } catch (error: unknown) {
       const code = error instanceof FileError ? error.code : null;
-      const reason = code === "E_PATH_SYMLINK" ? "symlink" : code === "E_FILE_TYPE" ? "not_regular" : "io";
+      const reason = error instanceof Deno.errors.AlreadyExists
+        ? "exists"
+        : code === "E_PATH_SYMLINK"
+        ? "symlink"
+        : code === "E_FILE_TYPE"
+        ? "not_regular"
+        : "io";
       const fix = reason === "symlink" ? "; name the real path instead" : "";
+      const why = reason === "exists"
+        ? "it exists already (the recording is made a new file: name another)"
+        : (error as Error).message;
       throw new SessionError(
         "E_RECORD",
-        `Cannot create recording "${path}": ${(error as Error).message}${fix}`,
+        `Cannot create recording "${path}": ${why}${fix}`,
         { cause: error, details: { path, reason, ...(code === null ? {} : { cause_code: code }) } },
       );
     } finally {

@@ -61,6 +61,7 @@ export const PAGES: Readonly<Record<string, Asset>> = {
       "Specter",
       `<header><a href="#" id="home">Specter</a> <span id="where"></span> <span id="link" role="status"></span></header>
 <main id="app" data-page="viewer">
+<div id="token-invalid" role="alert" hidden><strong>This page's token is no longer valid.</strong> The daemon refuses it: its tokens were revoked (<code>specter daemon revoke</code>) or it was given other ones. Run <code>specter url</code> where the daemon runs and open the address it prints.</div>
 <section id="list-view" hidden>
 <h1>Sessions</h1>
 <table id="sessions"><thead><tr><th>Name</th><th>Title</th><th>Description</th><th>Parent agent</th><th>State</th><th>Started</th><th>Exit code</th><th></th></tr></thead><tbody></tbody></table>

@@ -19,8 +19,8 @@ import { createHash } from "node:crypto";
 import type { AuditLog } from "../artifacts/mod.ts";
 import {
   MCP_PATH,
-  REMOTE_REFUSALS,
   type RemoteRefusal,
+  TOKEN_PATH,
   WS_PATH,
   WS_SUBPROTOCOL,
   WS_TOKEN_PREFIX,
@@ -30,6 +30,8 @@ import { RemoteError } from "./errors.ts";
 import { allowedHosts, guardRequest, isLoopback } from "./guard.ts";
 import { encodeResponse, readHead, type RequestHead, writeAll } from "./http_head.ts";
 import { FailureLimiter } from "./limiter.ts";
+import { checkToken } from "./token_check.ts";
+import { AUTHENTICATE, refusal, type Reply, SECURITY_HEADERS } from "./reply.ts";
 import { type HttpHandler, type RouteContext, serveRoute } from "./http_route.ts";
 import type { Peer, PeerHost } from "./peer.ts";
 import type { Grant, TokenSet } from "./tokens.ts";
@@ -76,21 +78,12 @@ export interface RemoteServerOptions {
   readonly mcp?: HttpHandler;
 }
 
-const SECURITY_HEADERS: Record<string, string> = {
-  "content-security-policy": "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; " +
-    "style-src 'self' 'unsafe-inline'; connect-src 'self' blob: data:; img-src 'self' data: blob:; " +
-    "font-src 'self' data:; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-  "x-frame-options": "DENY",
-};
-
 /** The listener. */
 export class RemoteServer {
   readonly #options: RemoteServerOptions;
   readonly #listener: Deno.Listener;
+  /** The accept loop: it ends once the listener is closed (and its port free again). */
+  #accepting: Promise<void> = Promise.resolve();
   readonly #hosts: Set<string>;
   readonly #limiter = new FailureLimiter();
   readonly #peers = new Set<WsPeer>();
@@ -151,7 +144,7 @@ export class RemoteServer {
     const self = new RemoteServer(options, listener);
     self.#pages = PAGES;
     self.#assets = ASSETS;
-    void self.#acceptLoop();
+    self.#accepting = self.#acceptLoop();
     options.audit?.record("listen", {
       url: self.url,
       tls: options.tls !== null,
@@ -185,7 +178,9 @@ export class RemoteServer {
     }
     for (const peer of this.#peers) peer.close("the daemon stops");
     for (const conn of this.#conns) closeConn(conn);
-    return Promise.resolve();
+    // The socket is released when the pending accept ends: a listener started next on the same port
+    // (specter daemon listen, revoke) waits for that.
+    return this.#accepting;
   }
 
   async #acceptLoop(): Promise<void> {
@@ -203,6 +198,10 @@ export class RemoteServer {
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
         continue;
+      }
+      if (this.#closing) {
+        closeConn(conn); // Accepted as the listener closed: refused, never served with the old tokens.
+        return;
       }
       const address = (conn.remoteAddr as Deno.NetAddr).hostname;
       const open = this.#open.get(address) ?? 0;
@@ -248,6 +247,12 @@ export class RemoteServer {
     }
     if (head.path === MCP_PATH && this.#options.mcp !== undefined) {
       await serveRoute(conn, head, rest, address, name, this.#route(this.#options.mcp));
+      return;
+    }
+    if (head.path === TOKEN_PATH) {
+      const refused = (code: RemoteRefusal, noToken: boolean) =>
+        this.#refused(name, code, TOKEN_PATH, noToken);
+      await this.#respond(conn, checkToken(head, address, this.#limiter, this.#options.tokens, refused));
       return;
     }
     if (head.path === WS_PATH) {
@@ -464,37 +469,10 @@ export class RemoteServer {
   }
 }
 
-const AUTHENTICATE = { "www-authenticate": 'Bearer realm="specter"' };
-
-interface Reply {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-}
-
 function closeConn(conn: Deno.Conn): void {
   try {
     conn.close();
   } catch {
     // Closed already.
   }
-}
-
-/** A refused request: its status, and `{"error": {code, message}}`. */
-function refusal(
-  code: RemoteRefusal,
-  message: string,
-  status?: number,
-  extra: Record<string, string> = {},
-): Reply {
-  return {
-    status: status ?? REMOTE_REFUSALS[code],
-    headers: {
-      ...SECURITY_HEADERS,
-      ...extra,
-      "content-type": "application/json",
-      "cache-control": "no-store",
-    },
-    body: JSON.stringify({ error: { code, message } }) + "\n",
-  };
 }

@@ -109,8 +109,11 @@ export interface SpawnOptions {
    * discipline: no echo, no `\r\n`, and control keys are bytes, not signals. Default true.
    */
   readonly tty?: boolean;
-  /** Write an asciicast v2 recording; `input: true` also records what was typed. None when absent. */
-  readonly record?: { readonly path: string; readonly input?: boolean };
+  /**
+   * Write an asciicast v2 recording; `input: true` also records what was typed; `exclusive: true` makes a
+   * new file (mode 0600; an existing one is refused) instead of truncating. None when absent.
+   */
+  readonly record?: { readonly path: string; readonly input?: boolean; readonly exclusive?: boolean };
   /** The run's artifacts directory, named in the `start` frame; none when absent. */
   readonly artifacts?: string;
   /**
@@ -189,7 +192,7 @@ export interface ResolvedOptions {
   readonly terminateGraceMs: number;
   readonly lastLines: number;
   readonly heartbeatMs: number;
-  readonly record: { readonly path: string; readonly input: boolean } | null;
+  readonly record: { readonly path: string; readonly input: boolean; readonly exclusive: boolean } | null;
   readonly commandMarkNonce: string | null;
   readonly shellIntegration: boolean;
   readonly tty: boolean;
@@ -322,7 +325,13 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     terminateGraceMs: duration("terminateGraceMs", options.terminateGraceMs, DEFAULTS.terminateGraceMs),
     lastLines: positiveInt("lastLines", options.lastLines, DEFAULTS.lastLines),
     heartbeatMs: duration("heartbeatMs", options.heartbeatMs, 0),
-    record: options.record ? { path: options.record.path, input: options.record.input ?? false } : null,
+    record: options.record
+      ? {
+        path: options.record.path,
+        input: options.record.input ?? false,
+        exclusive: options.record.exclusive ?? false,
+      }
+      : null,
     commandMarkNonce: options.commandMarkNonce ?? null,
     shellIntegration: options.shellIntegration ?? false,
     tty: options.tty ?? true,

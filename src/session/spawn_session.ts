@@ -354,7 +354,7 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
     timestamp: Math.floor(nowSeconds()),
     env: { TERM: effective.env.TERM ?? "", ...(effective.env.SHELL ? { SHELL: effective.env.SHELL } : {}) },
     ...(effective.title === null ? {} : { title: effective.title }),
-  });
+  }, { exclusive: effective.record.exclusive });
   let launched: Launched;
   try {
     launched = launch({

@@ -14,6 +14,7 @@ import {
   type PtyExitedFrame,
   PtyExitedFrameSchema,
   SessionEntrySchema,
+  TOKEN_PATH,
   WS_PATH,
   WS_SUBPROTOCOL,
   WS_TOKEN_PREFIX,
@@ -57,6 +58,8 @@ const TOKEN_KEY = "specter.token";
 /** What tests (and curious people) can look at: `window.specterViewer`. */
 interface ViewerState {
   term: XtermTerminal | null;
+  /** Why the link is down, once known: the token no longer holds, or the daemon is not reachable. */
+  link: "up" | "token-invalid" | "unreachable" | null;
   scope: string | null;
   frames: number;
   dropped: number;
@@ -66,6 +69,7 @@ interface ViewerState {
 }
 const state: ViewerState = {
   term: null,
+  link: null,
   scope: null,
   frames: 0,
   dropped: 0,
@@ -197,11 +201,56 @@ class Rpc {
   }
 }
 
+/**
+ * Why a connection failed or closed: a browser's WebSocket sees a close (1006) whether the daemon refused
+ * the token (401) or is gone, so the page asks `/v1/token`. A token that no longer holds is said plainly,
+ * with what to run, and the page stops trying.
+ */
+async function diagnose(token: string): Promise<"token-invalid" | "unreachable" | "ok"> {
+  let status: number;
+  try {
+    // Bounded: a listener being replaced (specter daemon revoke) may take the request and never answer.
+    const answer = await fetch(TOKEN_PATH, {
+      headers: { authorization: `Bearer ${token}` },
+      cache: "no-store",
+      signal: AbortSignal.timeout(5000),
+    });
+    status = answer.status;
+  } catch {
+    status = 0; // No answer: the daemon is not listening (stopped, or restarting).
+  }
+  if (status === 401) {
+    state.link = "token-invalid";
+    setLink("token no longer valid");
+    const box = $("token-invalid");
+    box.hidden = false;
+    if (state.term !== null) state.term.options.disableStdin = true;
+    return "token-invalid";
+  }
+  if (status === 204) return "ok";
+  state.link = "unreachable";
+  setLink("disconnected: the daemon does not answer (retrying)");
+  return "unreachable";
+}
+
+/** Tries again every few seconds until connected, or until the token is known not to hold. */
+function retry(token: string, again: () => Promise<void>): void {
+  setTimeout(async () => {
+    if (state.link === "token-invalid") return;
+    try {
+      await again();
+    } catch {
+      if (await diagnose(token) !== "token-invalid") retry(token, again);
+    }
+  }, 2000);
+}
+
 async function connect(token: string): Promise<Rpc> {
   const rpc = new Rpc(token);
   await rpc.opened;
   const hello = HelloResultSchema.parse(await rpc.call("daemon.hello", { protocol: 1 }));
   state.scope = hello.scope ?? null;
+  state.link = "up";
   return rpc;
 }
 
@@ -213,10 +262,22 @@ function formatTime(seconds: number): string {
 
 async function showList(token: string): Promise<void> {
   $("list-view").hidden = false;
-  const rpc = await connect(token);
-  setLink(`connected (${state.scope ?? "?"})`);
-  rpc.onClose = () => setLink("disconnected");
+  let rpc: Rpc;
   const body = document.querySelector("#sessions tbody")!;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const open = async () => {
+    rpc = await connect(token);
+    setLink(`connected (${state.scope ?? "?"})`);
+    rpc.onClose = () => {
+      setLink("disconnected");
+      clearInterval(timer);
+      void diagnose(token).then((why) => {
+        if (why !== "token-invalid") retry(token, open);
+      });
+    };
+    await refresh();
+    timer = setInterval(() => void refresh().catch(() => clearInterval(timer)), 2000);
+  };
   const refresh = async () => {
     const { sessions } = ListResultSchema.parse(await rpc.call("session.list", {}));
     body.replaceChildren(...sessions.map((s) => {
@@ -247,9 +308,8 @@ async function showList(token: string): Promise<void> {
     }));
     $("empty").hidden = sessions.length > 0;
   };
-  await refresh();
-  const timer = setInterval(() => void refresh().catch(() => clearInterval(timer)), 2000);
   addEventListener("hashchange", () => location.reload(), { once: true });
+  await open();
 }
 
 // ── one session ──────────────────────────────────────────────────────────────────────────────────
@@ -446,17 +506,13 @@ async function showSession(token: string, name: string): Promise<void> {
         }
       }
     };
-    rpc.onClose = (event) => {
+    rpc.onClose = () => {
       setLink("disconnected");
       if (ended) return;
-      if (event.code === 1006 && state.frames === 0) {
-        warn("The daemon refused the connection (a wrong or expired token?)");
-        return;
-      }
-      setTimeout(
-        () => void attach().catch((error: Error) => warn(`Reconnecting failed: ${error.message}`)),
-        1000,
-      );
+      // Refused (a revoked token), or the daemon went away (it may come back, with this token or not).
+      void diagnose(token).then((why) => {
+        if (why !== "token-invalid") retry(token, attach);
+      });
     };
     const wantControl = state.scope === "control" || state.scope === "local";
     const params: Record<string, unknown> = { name, control: wantControl };
@@ -580,7 +636,10 @@ async function main(): Promise<void> {
   else await showSession(token, name);
 }
 
-main().catch((error: Error) => {
+main().catch(async (error: Error) => {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  // The first connection failed: a token that does not hold is said plainly, else what went wrong.
+  if (token !== null && await diagnose(token) === "token-invalid") return;
   warn(`The viewer failed: ${error.message}`);
   setLink("disconnected");
 });
