@@ -13,8 +13,8 @@
  *
  * @module
  */
-export { agentCommand, findSpecter, Client, Session, } from "./client.js";
+export { agentCommand, Client, findSpecter, Session, } from "./client.js";
 export { SpecterError } from "./errors.js";
-export { frameText, Subscription } from "./subscription.js";
+export { frameText, Subscription, } from "./subscription.js";
 export { shellWords } from "./words.js";
 export { TOOL_DEFINITIONS, } from "./_protocol.js";

@@ -15,16 +15,21 @@
  */
 export {
   agentCommand,
-  findSpecter,
   Client,
   type ClientOptions,
+  findSpecter,
   type Lease,
   Session,
   type StartOptions,
   type TokenMode,
 } from "./client.js";
 export { SpecterError } from "./errors.js";
-export { type ExpectMatch, type Frame, frameText, Subscription } from "./subscription.js";
+export {
+  type ExpectMatch,
+  type Frame,
+  frameText,
+  Subscription,
+} from "./subscription.js";
 export type { AgentExit } from "./rpc.js";
 export { shellWords } from "./words.js";
 export {
