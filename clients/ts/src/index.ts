@@ -24,12 +24,7 @@ export {
   type TokenMode,
 } from "./client.js";
 export { SpecterError } from "./errors.js";
-export {
-  type ExpectMatch,
-  type Frame,
-  frameText,
-  Subscription,
-} from "./subscription.js";
+export { type ExpectMatch, type Frame, frameText, Subscription } from "./subscription.js";
 export type { AgentExit } from "./rpc.js";
 export { shellWords } from "./words.js";
 export {
