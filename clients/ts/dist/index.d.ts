@@ -15,7 +15,7 @@
  */
 export { agentCommand, Client, type ClientOptions, findSpecter, type Lease, Session, type StartOptions, type TokenMode, } from "./client.js";
 export { SpecterError } from "./errors.js";
-export { type ExpectMatch, type Frame, frameText, Subscription, } from "./subscription.js";
+export { type ExpectMatch, type Frame, frameText, Subscription } from "./subscription.js";
 export type { AgentExit } from "./rpc.js";
 export { shellWords } from "./words.js";
 export { type CloseSessionParams, type ExecCommandParams, type RawFrame, type ReadOutputParams, type SessionListing, type SubscribeParams, TOOL_DEFINITIONS, type ToolDefinition, type ToolResult, type ViewEvent, type WriteStdinParams, } from "./_protocol.js";

@@ -15,6 +15,6 @@
  */
 export { agentCommand, Client, findSpecter, Session, } from "./client.js";
 export { SpecterError } from "./errors.js";
-export { frameText, Subscription, } from "./subscription.js";
+export { frameText, Subscription } from "./subscription.js";
 export { shellWords } from "./words.js";
 export { TOOL_DEFINITIONS, } from "./_protocol.js";
