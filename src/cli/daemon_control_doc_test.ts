@@ -24,7 +24,7 @@ function listed(command: string): { name: string; value: boolean }[] {
 }
 
 /** A refusal of the flag itself (not of its sample value). */
-const REFUSED = /is not taken|names one run|Unknown option|has no effect|not (a )?flag of/i;
+const REFUSED = /is not taken|names one run|Unknown (option|flag)|has no effect|not (a )?flag of/i;
 
 function tryEach(
   command: string,
@@ -59,7 +59,7 @@ Deno.test("help new lists only flags a daemon session takes (--record yes; --id,
   const names = listed("new").map((flag) => flag.name);
   assert.ok(names.includes("record") && names.includes("record-input"));
   for (const gone of ["id", "artifacts"]) assert.ok(!names.includes(gone), gone);
-  assert.throws(() => parseCommandLine(["--id", "x", "--", "/bin/true"], NEW_DOC), /Unknown option '--id'/);
+  assert.throws(() => parseCommandLine(["--id", "x", "--", "/bin/true"], NEW_DOC), /Unknown flag "--id"/);
   const tried = tryEach(
     "new",
     NEW_DOC,
