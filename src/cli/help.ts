@@ -48,10 +48,11 @@ export const OVERVIEW = `Usage:
   specter ls [--json]                 The daemon's sessions, running and ended
   specter send NAME TEXT… [--enter]   Type into a session (or --key, --signal, --resize)
   specter kill NAME [--purge]         End a session (--purge also removes its log)
-  specter logs NAME                   A session's frame log, from the state directory
+  specter logs NAME [--cast FILE]     A session's frame log, from the state directory (or as .cast)
   specter history [--failed] [--json] Commands daemon sessions ran (SQLite command log)
   specter daemon [--bind HOST:PORT]   Run the per-user daemon (started on first use otherwise); --bind
                                       adds the web viewer and a WebSocket, for token holders
+  specter daemon status|stop|listen|revoke   Control the running daemon (help daemon)
   specter url [--control] [NAME]      The web viewer's address, with a token after #
   specter keeper --state-dir DIR      Hold the daemon's terminals (started by the daemon)
   specter help <command>              Show help for a command
