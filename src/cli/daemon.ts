@@ -69,7 +69,7 @@ start it on first use. With --bind it also listens on TCP (loopback unless told 
 for people and the same JSON-RPC on a WebSocket for programs, both for holders of a token (specter url
 prints the viewer's address with one). The listener and its tokens are remembered in the state directory
 (listen.json, mode 0600) and the next daemon listens there again.
-A running daemon: status prints its pid, uptime, socket, state directory, listener, sessions and keeper;
+A running daemon: status prints its pid, uptime, socket, state directory, listener, sessions and keeper (exit 3 when none runs);
 stop ends it (its sessions go on in the keeper and the next daemon takes them back, unless
 --kill-sessions); listen gives it a TCP listener, or another one (the next daemon keeps it; off: none);
 revoke makes new tokens (a --token-file is read again) and refuses the old ones at once.`,

@@ -13,7 +13,6 @@ import { printable } from "../terminal/mod.ts";
 import { connectDaemon, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
 import { listenConfigOf } from "./daemon_listen.ts";
 import { DAEMON_CONTROL_FLAGS, type DAEMON_SUBCOMMANDS, REMOTE_FLAGS } from "./daemon_control_doc.ts";
-import { exitCodeForError } from "./exit_codes.ts";
 import { type FlagValues, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 
@@ -80,6 +79,9 @@ function duration(seconds: number): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
+/** `daemon status`'s exit status when no daemon runs. */
+export const STATUS_NOT_RUNNING = 3;
+
 async function status(values: FlagValues, out: (text: string) => void): Promise<number> {
   const { socketPath, stateDir } = whereOf(values);
   let found: DaemonStatus;
@@ -107,7 +109,9 @@ async function status(values: FlagValues, out: (text: string) => void): Promise<
     };
     if (values.json === true) out(JSON.stringify(none));
     else out(`No daemon runs on "${printable(socketPath)}" (client commands start one; or: specter daemon)`);
-    return exitCodeForError("E_DAEMON_UNAVAILABLE");
+    // Not running is an answer, not a failure of Specter (125): 3, as `systemctl status` and LSB init
+    // scripts say "not running", so `specter daemon status && …` reads naturally.
+    return STATUS_NOT_RUNNING;
   }
   if (values.json === true) {
     out(JSON.stringify(found));
