@@ -56,7 +56,7 @@ Deno.test({
     await installed();
     const { code, text } = await run(["node", "--test", "clients/ts/test/"]);
     assert.equal(code, 0, text);
-    assert.match(text, /# pass 13\n/);
+    assert.match(text, /# pass 14\n/);
   },
 });
 
@@ -66,7 +66,7 @@ Deno.test({
   async fn() {
     const { code, text } = await run([DENO, "test", "-A", "--no-check", "clients/ts/test/client_test.mjs"]);
     assert.equal(code, 0, text);
-    assert.match(text, /ok \| 12 passed \| 0 failed/);
+    assert.match(text, /ok \| 13 passed \| 0 failed/);
   },
 });
 
@@ -79,7 +79,7 @@ Deno.test({
       { env: { PYTHONPATH: `${ROOT}/clients/python` } },
     );
     assert.equal(code, 0, text);
-    assert.match(text, /Ran 12 tests/);
+    assert.match(text, /Ran 13 tests/);
   },
 });
 
