@@ -79,6 +79,7 @@ export {
 export { type ReaderChannel, readerThread } from "./reader_thread.ts";
 export {
   findSandboxInit,
+  firstChildOf,
   holdSandboxInit,
   holdSubreaper,
   type SandboxInit,

@@ -104,6 +104,16 @@ export function holdSandboxInit(pid: number): SandboxInit | null {
   return { handle, namespace };
 }
 
+/** The first child `/proc` lists for `pid` (its main thread's), or null: gone, none, or no such list. */
+export function firstChildOf(pid: number): number | null {
+  try {
+    const first = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)[0];
+    return first !== undefined && /^\d+$/.test(first) ? Number(first) : null;
+  } catch {
+    return null; // Gone, or a kernel without the children list.
+  }
+}
+
 /**
  * Finds and holds the init of a sandbox whose launcher (bwrap outside, `launcherPid`) runs already: a
  * session taken back after a restart, whose init was never held at a gate. The launcher's only child is
@@ -112,14 +122,8 @@ export function holdSandboxInit(pid: number): SandboxInit | null {
  * found or held (callers then signal the launcher's session, as before).
  */
 export function findSandboxInit(launcherPid: number): SandboxInit | null {
-  let first: number;
-  try {
-    const children = Deno.readTextFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`).trim();
-    first = Number(children.split(/\s+/)[0]);
-  } catch {
-    return null; // Gone, or a kernel without the children list.
-  }
-  if (!Number.isSafeInteger(first) || first <= 0) return null;
+  const first = firstChildOf(launcherPid);
+  if (first === null) return null;
   const init = holdSandboxInit(first);
   if (init === null) return null;
   let parent: number | null = null;

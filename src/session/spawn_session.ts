@@ -8,6 +8,7 @@ import { DEFAULT_PRESET, hostHome, isValidatedPolicy, loadPolicy, type Policy } 
 import {
   type ExitWatcher,
   findSandboxInit,
+  firstChildOf,
   libc,
   raiseOpenFileLimit,
   resolveProgram,
@@ -455,7 +456,7 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
     sandboxed,
     terminal.cgroups?.placements ?? [],
     { pid: terminal.cgroups?.owner ?? Deno.pid, launched: child.pid },
-    init?.handle.pid ?? (sandboxed ? firstChild(child.pid) : null),
+    init?.handle.pid ?? (sandboxed ? firstChildOf(child.pid) : null),
   );
   const launched: Launched = {
     child,
@@ -486,16 +487,6 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
     },
     hooks,
   );
-}
-
-/** The first child of `pid` (bwrap's: the sandbox's first process, whose pid namespace is sampled). */
-function firstChild(pid: number): number | null {
-  try {
-    const first = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)[0];
-    return first !== undefined && /^\d+$/.test(first) ? Number(first) : null;
-  } catch {
-    return null; // Gone, or a kernel without the children list: only cgroups are watched then.
-  }
 }
 
 /** A private (0700) temp directory for one Seatbelt run, by its resolved path (`/var` is a symlink there). */
