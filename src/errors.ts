@@ -57,6 +57,8 @@ export const ERROR_CODES = {
   E_REMOTE_LIMITED:
     "Too many failed attempts from this peer: refused for a while without looking at the token (HTTP 429)",
   E_REMOTE_BUSY: "The daemon serves as many remote clients as it allows (--max-clients; HTTP 503)",
+  E_REMOTE_NONE:
+    "The daemon has no TCP listener, so there is no web viewer address (give it one: specter daemon listen)",
   E_EXPECT_TIMEOUT:
     "A wait for output (the SDK's expect) did not match within its timeout; the session goes on",
   E_PROTOCOL: "A driver message is not valid JSON, has an unknown type or invalid fields",
@@ -168,6 +170,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_REMOTE_SCOPE: "0.8.0",
   E_REMOTE_LIMITED: "0.8.0",
   E_REMOTE_BUSY: "0.8.0",
+  E_REMOTE_NONE: "0.8.0",
   E_PROTOCOL: "0.1.0",
   E_PROTOCOL_VERSION: "0.1.0",
   E_RECORD: "0.1.0",

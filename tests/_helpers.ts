@@ -6,9 +6,11 @@
 import { concatBytes } from "../src/frames/mod.ts";
 import { type Session, spawn, type SpawnOptions, Transcript } from "../src/mod.ts";
 
-// Every CLI run writes an audit log; keep the tests' logs out of the real ~/.local/state.
+// Every CLI run writes an audit log, and sessions' commands go to the command log: keep the tests' logs
+// and rows out of the real ~/.local/state and ~/.local/share (a person's `specter history`).
 const STATE_DIR = Deno.makeTempDirSync({ prefix: "specter-test-state-" });
 Deno.env.set("XDG_STATE_HOME", STATE_DIR);
+Deno.env.set("XDG_DATA_HOME", STATE_DIR);
 globalThis.addEventListener("unload", () => {
   try {
     Deno.removeSync(STATE_DIR, { recursive: true });

@@ -138,7 +138,7 @@ controlTest(
       ]),
     );
     const stopped = await ok(place, ["daemon", "stop", ...place.where]);
-    assert.match(stopped, /stopped; 1 running session\(s\) go on in the keeper/);
+    assert.match(stopped, /stopped; its 1 running session goes on in the keeper/);
     assert.ok(!alive(first.pid!), "the daemon's process is gone when stop returns");
     assert.ok(alive(entry.pid), "its session runs on in the keeper");
     assert.ok(alive(first.keeper_pid!));
@@ -160,7 +160,7 @@ controlTest(
       await ok(place, ["new", "doomed", "--json", ...place.where, "--", "/bin/sh", "-c", "read x"]),
     );
     const killed = await ok(place, ["daemon", "stop", "--kill-sessions", ...place.where]);
-    assert.match(killed, /its 1 running session\(s\) were ended/);
+    assert.match(killed, /its 1 running session was ended/);
     await until(() => !alive(doomed.pid), "the session ends with --kill-sessions");
     const after = await ok(place, ["ls", ...place.where]);
     assert.match(after, /^doomed\tkilled \(/m);
@@ -172,7 +172,8 @@ controlTest(
   async (place) => {
     await ok(place, ["ls", ...place.where]);
     const refused = await run(place, ["url", ...place.where]);
-    assert.match(refused.stderr, /E_REMOTE_BIND: .*specter daemon listen 127\.0\.0\.1:PORT/);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /E_REMOTE_NONE: .*specter daemon listen 127\.0\.0\.1:PORT/);
     const locked = await run(place, ["daemon", "--bind", "127.0.0.1:0", ...place.where]);
     assert.match(locked.stderr, /E_DAEMON_LOCKED: .*specter daemon listen 127\.0\.0\.1:0/);
 
@@ -198,7 +199,7 @@ controlTest(
     }
 
     await ok(place, ["daemon", "stop", ...place.where]);
-    await ok(place, ["ls", ...place.where]); // The next daemon listens there again, with the same token.
+    // With no daemon running, url starts one (a listener is remembered); it listens there again, same token.
     assert.equal((await ok(place, ["url", ...place.where])).trim(), url, "the old address still works");
     assert.equal(await check(token), 204);
     assert.equal(mode(join(place.stateDir, "listen.json")), 0o600);
@@ -214,6 +215,10 @@ controlTest(
     await ok(place, ["daemon", "listen", "off", ...place.where]);
     assert.throws(() => Deno.statSync(join(place.stateDir, "listen.json")), Deno.errors.NotFound);
     await ok(place, ["daemon", "stop", ...place.where]);
+    const none = await run(place, ["url", ...place.where]);
+    assert.equal(none.code, 2, "no listener remembered: url starts no daemon");
+    assert.match(none.stderr, /E_REMOTE_NONE: /);
+    assert.equal((await run(place, ["daemon", "status", ...place.where])).code, 3, "none was started");
     await ok(place, ["ls", ...place.where]);
     assert.equal((await status(place)).listener, null, "listen off is remembered too");
   },

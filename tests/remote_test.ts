@@ -663,14 +663,14 @@ remoteTest(
 );
 
 remoteTest(
-  "remote: specter url without a listening daemon, with a damaged or stale remote.json: E_REMOTE_BIND",
+  "remote: specter url without a listening daemon (E_REMOTE_NONE, exit 2), with a damaged remote.json (E_REMOTE_BIND) or a stale one",
   async (dir) => {
     const state = join(dir, "state");
     Deno.mkdirSync(state, { mode: 0o700 });
     const url = () => specter(["url", "--state-dir", state]);
     const none = await url();
-    assert.equal(none.code, 125);
-    assert.match(none.stderr, /E_REMOTE_BIND: No daemon listens on TCP/);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /E_REMOTE_NONE: The daemon of .* has no listener.*specter daemon listen/);
     Deno.writeTextFileSync(join(state, "remote.json"), "{ not json", { mode: 0o600 });
     const damaged = await url();
     assert.equal(damaged.code, 125);
@@ -686,8 +686,8 @@ remoteTest(
     };
     Deno.writeTextFileSync(join(state, "remote.json"), JSON.stringify(info), { mode: 0o600 });
     const stale = await url();
-    assert.equal(stale.code, 125);
-    assert.match(stale.stderr, /E_REMOTE_BIND: The daemon that listened on .* is gone/);
+    assert.equal(stale.code, 2, "its daemon is gone and no listener is remembered: none to start");
+    assert.match(stale.stderr, /E_REMOTE_NONE: /);
     assert.ok(!stale.stderr.includes("v".repeat(43)), "no token in the message");
   },
 );

@@ -3,6 +3,7 @@
  * `press` and `screen()`; `specter.exec` returning the `exec_command` result; a pool's lease and release.
  */
 import assert from "node:assert/strict";
+import "./_helpers.ts"; // Runs' audit logs and command rows go to a temporary XDG home, not the person's.
 import { createSpecter, run, Session, SessionPool } from "../src/sdk/mod.ts";
 import { SpecterError } from "../src/errors.ts";
 

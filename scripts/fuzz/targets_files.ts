@@ -5,7 +5,7 @@
  *   mutated, not UTF-8, too large, of loose modes, links and directories. Oracle: only `E_REMOTE_TOKEN_FILE`;
  *   taken only when a regular file of mode 0600 or stricter; every token taken is valid and is granted
  *   its first entry's scope by `TokenSet`; a refusal never quotes a token-like string of the file.
- * - `remote_json`: `STATE/remote.json` as `specter url` reads it (`urlCommand`). Oracle: only the documented
+ * - `remote_json`: `STATE/remote.json` as `specter url` reads it (`urlFromState`). Oracle: only the documented
  *   errors; a printed address is the file's URL with the right page, session and the scope's token.
  *
  * @module
@@ -15,7 +15,7 @@ import { isDeepStrictEqual } from "node:util";
 import { readTokenFile, TokenSet } from "../../src/remote/tokens.ts";
 import { RemoteInfoSchema, TokenFileSchema, TokenSchema } from "../../src/protocol/mod.ts";
 import { SpecterError } from "../../src/errors.ts";
-import { urlCommand } from "../../src/cli/url.ts";
+import { urlFromState } from "../../src/cli/url.ts";
 import { Crash, expectTyped, type FuzzTarget, generateJsonish } from "./_common.ts";
 import { bytesOf, mutateBytes, randomByteString, utf8 } from "./_bytes.ts";
 import { randomString } from "./_mutate.ts";
@@ -271,7 +271,7 @@ let tokensPath: string | null = null;
 
 const remoteJson: FuzzTarget = {
   name: "remote_json",
-  about: "STATE/remote.json as specter url reads it (urlCommand), with its token file",
+  about: "STATE/remote.json as specter url reads it (urlFromState), with its token file",
   generate(rng) {
     const args = rng.pick(URL_ARGS);
     const text = rng.chance(0.05)
@@ -304,10 +304,15 @@ const remoteJson: FuzzTarget = {
     Deno.writeFileSync(join(state, "remote.json"), bytesOf(text), { mode: 0o600 });
     const lines: string[] = [];
     const status = expectTyped(
-      () => urlCommand(["--state-dir", state, ...args], (line) => lines.push(line)),
-      ["E_REMOTE_BIND", "E_REMOTE_TOKEN_FILE", "E_USAGE", "E_DAEMON_UNTRUSTED"],
+      () => urlFromState(["--state-dir", state, ...args], (line) => lines.push(line)),
+      ["E_REMOTE_BIND", "E_REMOTE_NONE", "E_REMOTE_TOKEN_FILE", "E_USAGE", "E_DAEMON_UNTRUSTED"],
     );
     if (status === undefined) return;
+    if (status === null) {
+      // No daemon listens (the pid in the file is gone): nothing printed, nothing started.
+      if (lines.length > 0) throw new Crash(`specter url printed ${JSON.stringify(lines)} for a gone daemon`);
+      return;
+    }
     const info = RemoteInfoSchema.safeParse(JSON.parse(new TextDecoder().decode(bytesOf(text))));
     if (!info.success) throw new Crash("specter url took a remote.json that is not valid");
     const control = args.includes("--control");

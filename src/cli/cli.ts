@@ -124,7 +124,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
       case "logs":
         return await (await import("./sessions.ts")).logsCommand(rest, out, err, writeOut);
       case "url":
-        return (await import("./url.ts")).urlCommand(rest, out);
+        return await (await import("./url.ts")).urlCommand(rest, out);
       default:
         throw new UsageError(
           `Unknown command "${command.slice(0, 80)}"${

@@ -165,10 +165,17 @@ async function stop(values: FlagValues, out: (text: string) => void): Promise<nu
     await new Promise((done) => setTimeout(done, 25));
   }
   const running = found.running_sessions ?? 0;
+  const sessions = running === 1 ? "1 running session" : `${running} running sessions`;
   out(
     kill
-      ? `The daemon (pid ${found.pid}) stopped; its ${running} running session(s) were ended`
-      : `The daemon (pid ${found.pid}) stopped; ${running} running session(s) go on in the keeper` +
+      ? `The daemon (pid ${found.pid}) stopped; ${
+        running === 0 ? "no session was running" : `its ${sessions} ${running === 1 ? "was" : "were"} ended`
+      }`
+      : running === 0
+      ? `The daemon (pid ${found.pid}) stopped; no session was running`
+      : `The daemon (pid ${found.pid}) stopped; its ${sessions} ${
+        running === 1 ? "goes" : "go"
+      } on in the keeper` +
         (found.keeper_pid === null ? "" : ` (pid ${found.keeper_pid})`) + ": the next daemon takes them back",
   );
   return 0;

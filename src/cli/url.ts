@@ -8,14 +8,15 @@
 import { join } from "node:path";
 import { SpecterError, UsageError } from "../errors.ts";
 import { ownProcessProblem, readOwnFile } from "../daemon/mod.ts";
-import { RemoteInfoSchema, SessionNameSchema } from "../protocol/mod.ts";
+import { type RemoteInfo, RemoteInfoSchema, SessionNameSchema } from "../protocol/mod.ts";
 import { readTokenFile, RemoteError } from "../remote/mod.ts";
-import { WHERE_FLAGS, whereOf } from "./daemon_client.ts";
-import { parseFlags } from "./flags.ts";
+import { CLIENT_FLAGS, connectDaemon, whereOf } from "./daemon_client.ts";
+import { loadListenConfig } from "./daemon_listen.ts";
+import { type FlagValues, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 
 const FLAGS = {
-  ...WHERE_FLAGS,
+  ...CLIENT_FLAGS,
   control: {
     type: "boolean",
     description: "A control token (type, resize) instead of a viewer token (watch only)",
@@ -32,28 +33,23 @@ export const URL_DOC: CommandDoc = {
 with a viewer token (or --control's) after "#", where a browser keeps it to itself: open it in a browser.
 With NAME, the page of that session. The tokens are those the daemon made when it was given its listener
 (or the first of the scope in its --token-file); they hold across restarts of the daemon until specter
-daemon revoke.`,
+daemon revoke. When no daemon runs but one was given a listener, starts it (as client commands do).`,
   groups: [{ title: "Flags", flags: FLAGS }],
 };
 
 function noListener(stateDir: string, path: string, cause?: unknown): RemoteError {
   return new RemoteError(
-    "E_REMOTE_BIND",
-    `No daemon listens on TCP for "${stateDir}" (give it a listener: specter daemon listen 127.0.0.1:PORT)`,
+    "E_REMOTE_NONE",
+    `The daemon of "${stateDir}" has no listener, so no web viewer (give it one: specter daemon listen 127.0.0.1:PORT)`,
     { ...(cause === undefined ? {} : { cause }), details: { path } },
   );
 }
 
-/** Runs `specter url`. */
-export function urlCommand(args: readonly string[], out: (text: string) => void): number {
-  const { values, positionals } = parseFlags(args, commandOptions(URL_DOC));
-  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]!.slice(0, 80)}"`);
-  const name = positionals[0];
-  if (name !== undefined && !SessionNameSchema.safeParse(name).success) {
-    throw new UsageError(`"${name.slice(0, 80)}" is not a session name`);
-  }
-  const { stateDir } = whereOf(values);
-  const path = join(stateDir, "remote.json");
+/**
+ * The running daemon's `remote.json`, or null when there is none (no listener, or its daemon is gone).
+ * Damaged is `E_REMOTE_BIND`; another user's (file, directory or daemon) is `E_DAEMON_UNTRUSTED`.
+ */
+function readRemoteInfo(stateDir: string, path: string): RemoteInfo | null {
   // The state directory and remote.json must be this user's own (E_DAEMON_UNTRUSTED otherwise): another
   // user's would send the browser, with a real token from the token file, to an address of theirs.
   let bytes: Uint8Array | null;
@@ -63,7 +59,7 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
     if (error instanceof SpecterError && error.code === "E_DAEMON_UNTRUSTED") throw error;
     throw noListener(stateDir, path, error);
   }
-  if (bytes === null) throw noListener(stateDir, path);
+  if (bytes === null) return null;
   let info;
   try {
     info = RemoteInfoSchema.parse(JSON.parse(new TextDecoder().decode(bytes)));
@@ -77,15 +73,22 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
   try {
     problem = ownProcessProblem(info.pid, path);
   } catch {
-    throw new RemoteError(
-      "E_REMOTE_BIND",
-      `The daemon that listened on ${info.url} (pid ${info.pid}) is gone`,
-      {
-        details: { path },
-      },
-    );
+    // The daemon that wrote it is gone (killed: a stopped daemon removes the file).
+    return null;
   }
   if (problem !== null) throw problem;
+  return info;
+}
+
+/**
+ * Prints the address from the running daemon's `remote.json`: 0; or null when no daemon listens (no file,
+ * or the daemon that wrote it is gone). Synchronous, without starting anything (the `remote_json` fuzz
+ * target calls it).
+ */
+export function urlFromState(args: readonly string[], out: (text: string) => void): number | null {
+  const { values, name, stateDir, path } = urlArgs(args);
+  const info = readRemoteInfo(stateDir, path);
+  if (info === null) return null;
   const scope = values.control === true ? "control" : "viewer";
   let token = scope === "control" ? info.control_token : info.viewer_token;
   if (info.token_file !== null) {
@@ -103,4 +106,39 @@ export function urlCommand(args: readonly string[], out: (text: string) => void)
   const session = name === undefined ? "" : `session=${encodeURIComponent(name)}&`;
   out(`${info.url}${page}#${session}token=${token}`);
   return 0;
+}
+
+function urlArgs(
+  args: readonly string[],
+): { values: FlagValues; name?: string; stateDir: string; path: string } {
+  const { values, positionals } = parseFlags(args, commandOptions(URL_DOC));
+  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]!.slice(0, 80)}"`);
+  const name = positionals[0];
+  if (name !== undefined && !SessionNameSchema.safeParse(name).success) {
+    throw new UsageError(`"${name.slice(0, 80)}" is not a session name`);
+  }
+  const { stateDir } = whereOf(values);
+  return { values, ...(name === undefined ? {} : { name }), stateDir, path: join(stateDir, "remote.json") };
+}
+
+/**
+ * Runs `specter url`. When no daemon runs but a listener is remembered (listen.json), starts the daemon
+ * as every client command does (unless `--no-autostart`) and waits for it to listen: `specter url` after
+ * a reboot opens the viewer, as `specter ls` lists the sessions.
+ */
+export async function urlCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+  const done = urlFromState(args, out);
+  if (done !== null) return done;
+  const { values, stateDir, path } = urlArgs(args);
+  if (values["no-autostart"] === true || loadListenConfig(stateDir) === null) {
+    throw noListener(stateDir, path);
+  }
+  (await connectDaemon(values)).close();
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    const printed = urlFromState(args, out);
+    if (printed !== null) return printed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw noListener(stateDir, path);
 }
