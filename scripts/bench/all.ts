@@ -17,6 +17,7 @@ const BENCHMARKS = [
   "tokens",
   "agent",
   "flood",
+  "net",
 ] as const;
 const results: Record<string, { exit_code: number; pass: boolean }> = {};
 for (const name of BENCHMARKS) {

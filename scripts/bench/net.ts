@@ -1,0 +1,147 @@
+/**
+ * Network benchmark (issue 26): a download from a loopback HTTP server through Specter's egress proxy
+ * (`--allow-net`, sandboxed: the program's connection goes through the relay in the sandbox's network
+ * namespace and the proxy outside) against the same download direct (`--unsafe-no-sandbox`), in the same
+ * run, interleaved over `--rounds` rounds.
+ *
+ * - server: a Deno process serving `--mb` MB (1 MiB chunks from memory) on 127.0.0.1:PORT;
+ * - client: `curl -s -o /dev/null -w '%{speed_download}'` run by `specter exec` (curl's own figure: the
+ *   transfer only, start-up excluded);
+ * - CPU: user + system time of the whole `specter exec` tree (Specter, the relay, bwrap, curl: every
+ *   process is waited for, so it shows in this process's cutime/cstime), per MB moved. The proxy's cost is
+ *   the difference between the two.
+ *
+ *   deno run -A scripts/bench/net.ts [--rounds 3] [--mb 200]
+ *
+ * Goal (issue 26): proxy throughput ≥ 0.7 × direct. Run it on a quiet machine.
+ *
+ * @module
+ */
+import {
+  DENO,
+  finish,
+  hasProgram,
+  intFlags,
+  MAIN_TS,
+  median,
+  ROOT,
+  round,
+  runBenchmark,
+  say,
+  table,
+} from "./_common.ts";
+
+const GOAL_RATIO = 0.7;
+
+const SERVER = `const mb = Number(Deno.args[0]);
+const chunk = new Uint8Array(1 << 20).fill(120);
+const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: ({ port }) => console.log(port) }, () => {
+  let sent = 0;
+  const body = new ReadableStream({
+    pull(controller) {
+      if (sent >= mb) return controller.close();
+      sent++;
+      controller.enqueue(chunk);
+    },
+  });
+  return new Response(body, { headers: { "content-length": String(mb * chunk.length) } });
+});
+await server.finished;
+`;
+
+/** This process's reaped children's CPU seconds (user + system; fields 16 and 17 of /proc/self/stat). */
+function childrenCpu(): number {
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[13]) + Number(fields[14])) / 100; // USER_HZ is 100 on Linux.
+}
+
+const MODES = ["proxy", "direct"] as const;
+type Mode = typeof MODES[number];
+
+interface Sample {
+  readonly mbps: number;
+  readonly cpuPerMb: number;
+}
+
+async function download(mode: Mode, port: number, mb: number): Promise<Sample> {
+  const curl = ["curl", "-sS", "-o", "/dev/null", "-w", "%{speed_download}", `http://localhost:${port}/blob`];
+  const flags = mode === "proxy"
+    ? ["--allow-net", `localhost:${port}`, "--ack-network"]
+    : ["--unsafe-no-sandbox", "--ack-no-network-enforcement"];
+  const before = childrenCpu();
+  const out = await new Deno.Command(DENO, {
+    args: ["run", "-A", MAIN_TS, "exec", "--timeout", "300s", ...flags, "--", ...curl],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const cpu = childrenCpu() - before;
+  const result = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    exit_code: number | null;
+    output: string;
+  };
+  if (result.exit_code !== 0) {
+    throw new Error(
+      `${mode}: curl failed: ${result.output.slice(0, 300)} ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  const bytesPerSecond = Number(result.output.trim());
+  return { mbps: bytesPerSecond / 1e6, cpuPerMb: (cpu * 1000) / (mb * 1.048576) };
+}
+
+async function main(): Promise<number> {
+  const flags = intFlags(Deno.args, { rounds: 3, mb: 200 });
+  if (!(await hasProgram("curl"))) throw new Error("curl is required");
+  const dir = await Deno.makeTempDir({ prefix: "specter-bench-net-" });
+  await Deno.writeTextFile(`${dir}/server.ts`, SERVER);
+  const server = new Deno.Command(DENO, {
+    args: ["run", "--allow-net=127.0.0.1", `${dir}/server.ts`, String(flags.mb)],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const port = Number((await reader.read()).value?.trim());
+  try {
+    const results: Record<Mode, Sample[]> = { proxy: [], direct: [] };
+    for (let r = 0; r < flags.rounds; r++) {
+      const order = r % 2 === 0 ? MODES : [...MODES].reverse();
+      for (const mode of order) results[mode].push(await download(mode, port, flags.mb));
+    }
+    const mbps = (mode: Mode) => median(results[mode].map((s) => s.mbps));
+    const cpu = (mode: Mode) => median(results[mode].map((s) => s.cpuPerMb));
+    const ratio = mbps("proxy") / mbps("direct");
+    say(`${flags.mb} MB from a loopback server, ${flags.rounds} rounds each, interleaved`);
+    say(table([
+      ["path", "MB/s (median)", "per round", "CPU ms per MiB (whole tree)"],
+      ...MODES.map((mode) => [
+        mode,
+        round(mbps(mode), 1).toString(),
+        results[mode].map((s) => round(s.mbps, 1)).join(" "),
+        round(cpu(mode), 2).toString(),
+      ]),
+    ]));
+    say(`proxy / direct throughput: ${round(ratio, 2)}x (goal >= ${GOAL_RATIO}x)`);
+    say(`proxy's extra CPU: ${round(cpu("proxy") - cpu("direct"), 2)} ms per MiB`);
+    const failures = ratio >= GOAL_RATIO
+      ? []
+      : [`proxy throughput ${round(ratio, 2)}x direct < ${GOAL_RATIO}x`];
+    return finish({
+      benchmark: "net",
+      mb: flags.mb,
+      rounds: flags.rounds,
+      proxy_mbps: round(mbps("proxy"), 1),
+      direct_mbps: round(mbps("direct"), 1),
+      ratio: round(ratio, 3),
+      proxy_cpu_ms_per_mib: round(cpu("proxy"), 3),
+      direct_cpu_ms_per_mib: round(cpu("direct"), 3),
+    }, failures);
+  } finally {
+    server.kill("SIGTERM");
+    await server.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) await runBenchmark("net", main);
