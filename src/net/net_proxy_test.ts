@@ -3,7 +3,8 @@
  * socket: what it allows, what it refuses and how, what each connection's event says.
  */
 import assert from "node:assert/strict";
-import { NetEventSchema } from "../protocol/mod.ts";
+import { AUDIT_FILE, AuditLog, verifyChain } from "../artifacts/mod.ts";
+import { netAuditFields, NetEventSchema } from "../protocol/mod.ts";
 import type { SpecterError } from "../errors.ts";
 import {
   ask,
@@ -344,5 +345,35 @@ Deno.test("NetProxy.start: a taken path is E_SANDBOX_START, a bad limit E_USAGE"
   }
   await throwing.close();
   await throwing.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("the events go into a run's audit log as net records and its chain verifies", async () => {
+  await using echo = echoServer();
+  const dir = await Deno.makeTempDir({ prefix: "specter-net-audit-" });
+  const audit = AuditLog.open(dir, "run-net");
+  try {
+    await using t = await startTestProxy([`127.0.0.1:${echo.port}`], {
+      onEvent: (event) => audit.record("net", netAuditFields(event)),
+    });
+    assert.match(await ask(t.proxy, "CONNECT refused.example:443 HTTP/1.1\r\n\r\n"), /^HTTP\/1\.1 403 /);
+    const conn = await connectProxy(t.proxy);
+    await writeAll(conn, encoder.encode(`CONNECT 127.0.0.1:${echo.port} HTTP/1.1\r\n\r\nhi`));
+    await readResponseHead(conn);
+    await conn.closeWrite();
+    assert.equal(decoder.decode(await readAll(conn)), "hi");
+    conn.close();
+    await t.proxy.close();
+  } finally {
+    audit.close();
+  }
+  assert.equal(audit.failure, null);
+  const bytes = await Deno.readFile(`${dir}/${AUDIT_FILE}`);
+  assert.equal(verifyChain(bytes).records, 2);
+  const records = decoder.decode(bytes).trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(
+    records.map((r) => [r.event, r.decision, r.host, r.bytes_up, r.bytes_down]),
+    [["net", "refused", "refused.example", 0, 0], ["net", "allowed", "127.0.0.1", 2, 2]],
+  );
   await Deno.remove(dir, { recursive: true });
 });
