@@ -128,9 +128,9 @@ export async function readResponseHead(conn: Deno.Conn): Promise<string> {
   return text;
 }
 
-/** A raw TCP echo server on 127.0.0.1 (each connection's bytes back, half-close passed on). */
-export function echoServer(): { port: number } & AsyncDisposable {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+/** A raw TCP echo server on `hostname` (each connection's bytes back, half-close passed on). */
+export function echoServer(hostname = "127.0.0.1"): { port: number } & AsyncDisposable {
+  const listener = Deno.listen({ hostname, port: 0 });
   const conns = new Set<Deno.Conn>();
   const serving = (async () => {
     for await (const conn of listener) {

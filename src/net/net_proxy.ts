@@ -127,7 +127,9 @@ export class NetProxy {
 
   #track(task: Promise<void>): void {
     this.#tasks.add(task);
-    task.finally(() => this.#tasks.delete(task));
+    // #serve does not reject (serve and refuse never do, #emit catches); the catch is there so that a bug
+    // there could never become an unhandled rejection, which would end the supervising process.
+    task.catch(() => {}).finally(() => this.#tasks.delete(task));
   }
 
   async #serve(conn: Deno.Conn): Promise<void> {

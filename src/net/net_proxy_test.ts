@@ -178,6 +178,27 @@ Deno.test("a name that resolves to loopback is refused unless the rule is localh
   assert.deepEqual(asked, ["api.example", "mixed.example"]);
 });
 
+Deno.test("IPv6: a bracketed literal rule allows exactly that address; its IPv4-mapped twin is another host", async () => {
+  await using echo = echoServer("::1");
+  await using t = await startTestProxy([`[::1]:${echo.port}`]);
+  const conn = await connectProxy(t.proxy);
+  await writeAll(conn, encoder.encode(`CONNECT [0:0::1]:${echo.port} HTTP/1.1\r\n\r\nv6`));
+  assert.match(await readResponseHead(conn), /^HTTP\/1\.1 200 /);
+  await conn.closeWrite();
+  assert.equal(decoder.decode(await readAll(conn)), "v6");
+  conn.close();
+  const event = await t.nextEvent();
+  assert.deepEqual([event.decision, event.host, event.address, event.rule], [
+    "allowed",
+    "::1",
+    "::1",
+    `[::1]:${echo.port}`,
+  ]);
+  const mapped = await ask(t.proxy, `CONNECT [::ffff:127.0.0.1]:${echo.port} HTTP/1.1\r\n\r\n`);
+  assert.match(mapped, /^HTTP\/1\.1 403 [^]*does not allow "\[::ffff:7f00:1\]:\d+"/);
+  assert.equal((await t.nextEvent()).decision, "refused");
+});
+
 Deno.test("real getaddrinfo: vm (127.0.0.1 in /etc/hosts) is refused, localhost is allowed", async () => {
   await using echo = echoServer();
   await using t = await startTestProxy([`vm:${echo.port}`, `localhost:${echo.port}`]);
@@ -376,4 +397,52 @@ Deno.test("the events go into a run's audit log as net records and its chain ver
     [["net", "refused", "refused.example", 0, 0], ["net", "allowed", "127.0.0.1", 2, 2]],
   );
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("clients that vanish at every step end their own connection only, each with one event", async () => {
+  await using echo = echoServer();
+  await using http = httpServer();
+  await using t = await startTestProxy([`127.0.0.1:${echo.port}`, `127.0.0.1:${http.port}`]);
+  const connect = encoder.encode(`CONNECT 127.0.0.1:${echo.port} HTTP/1.1\r\n\r\n`);
+  const behaviours: ((conn: Deno.Conn) => Promise<void>)[] = [
+    async () => {}, // Connects and closes at once.
+    async (conn) => void await conn.write(connect.subarray(0, 10)), // Half a request line.
+    async (conn) => void await conn.write(connect), // The head, then gone before the 200.
+    async (conn) => {
+      // Established, sends 1 MB it never reads the echo of.
+      await writeAll(conn, connect);
+      await readResponseHead(conn);
+      await writeAll(conn, new Uint8Array(1 << 20)).catch(() => {});
+    },
+    async (conn) => {
+      // A plain POST that promises a body it never sends, then closes.
+      await writeAll(
+        conn,
+        encoder.encode(`POST http://127.0.0.1:${http.port}/ HTTP/1.1\r\nContent-Length: 99\r\n\r\nab`),
+      );
+    },
+  ];
+  const rounds = 4;
+  await Promise.all(
+    Array.from({ length: rounds }, () => behaviours).flat().map(async (behave) => {
+      const conn = await connectProxy(t.proxy);
+      try {
+        await behave(conn);
+      } finally {
+        conn.close();
+      }
+    }),
+  );
+  const until = Date.now() + 10_000;
+  while (t.events.length < rounds * behaviours.length && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.equal(t.events.length, rounds * behaviours.length, "one event per connection");
+  for (const event of t.events) NetEventSchema.parse(event);
+  assert.equal(t.proxy.connections, 0);
+  // And the proxy serves on.
+  assert.match(
+    await ask(t.proxy, `GET http://127.0.0.1:${http.port}/after HTTP/1.1\r\n\r\n`),
+    /^HTTP\/1\.1 200 /,
+  );
 });
