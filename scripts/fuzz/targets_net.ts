@@ -216,6 +216,11 @@ function checkParse(head: Uint8Array): void {
   if (lengths.length > 1 || (lengths.length === 1 && chunked)) {
     throw new Crash("An ambiguous body length passed");
   }
+  // The body passed on is the one the server will read: Content-Length bytes, none, or chunked to its end.
+  const declared = chunked ? null : lengths.length === 1 ? Number(lengths[0]!.split(":")[1]) : 0;
+  if (request.bodyLength !== declared) {
+    throw new Crash(`Body length ${request.bodyLength} is not ${declared}`);
+  }
 }
 
 const netProxyHead: FuzzTarget = {

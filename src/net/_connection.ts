@@ -156,14 +156,19 @@ export class ProxyConnection {
     } catch {
       // Only latency: the tunnel works without it.
     }
+    let http: { upLimit: number | null } | null = null;
     if (request.kind === "connect") {
       await writeAll(this.#client, CONNECT_ESTABLISHED);
       await this.#sendUp(read.rest);
     } else {
+      // One request: its head, then its body and nothing after it (a pipelined request is dropped).
+      const length = request.bodyLength;
+      const first = length === null ? read.rest : read.rest.subarray(0, length);
       await this.#sendUp(latin1Bytes(forwardedHead(request)));
-      await this.#sendUp(read.rest);
+      await this.#sendUp(first);
+      http = { upLimit: length === null ? null : length - first.length };
     }
-    const failure = await tunnel(this.#client, dialled.conn, this.#counts, request.kind === "http");
+    const failure = await tunnel(this.#client, dialled.conn, this.#counts, http);
     if (failure !== null && !this.#stopped) this.#reason = `the connection failed: ${failure}`;
   }
 

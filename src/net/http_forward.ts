@@ -7,8 +7,11 @@
  * One request per connection: the simplest correct choice. With keep-alive the proxy would have to frame
  * every request and response to check each next request's target; with `Connection: close` the server
  * ends the connection after its response and the client opens a new one (checked again) for the next
- * request. The body is passed on as sent (its `Content-Length` or `Transfer-Encoding` kept, the parser
- * having refused an ambiguous pair), so nothing is re-encoded or buffered. Pure.
+ * request; and the proxy passes on only the request's own body (`Content-Length` bytes, none without it),
+ * dropping whatever a client pipelines after it, so a second request (with another `Host`) never reaches
+ * the server. A chunked body (`Transfer-Encoding`) is passed on to its end, unparsed: its framing is the
+ * server's to read. The body goes on as sent (its framing header kept, the parser having refused an
+ * ambiguous pair), so nothing is re-encoded or buffered. Pure.
  *
  * @module
  */

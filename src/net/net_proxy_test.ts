@@ -133,6 +133,58 @@ Deno.test("plain GET and POST: origin form, Host from the URL, proxy headers dro
   assert.ok((await t.nextEvent()).bytes_up > body.length);
 });
 
+Deno.test("plain HTTP is one request per connection: bytes pipelined after its body never reach the server", async () => {
+  // A raw server that takes what comes for 300 ms after the first bytes, then answers it back and closes.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const serving = (async () => {
+    for await (const conn of listener) {
+      const got = await readFor(conn, 300);
+      const text = `HTTP/1.1 200 OK\r\nContent-Length: ${got.length}\r\nConnection: close\r\n\r\n`;
+      await writeAll(conn, new Uint8Array([...encoder.encode(text), ...got])).catch(() => {});
+      conn.close();
+    }
+  })().catch(() => {});
+  await using t = await startTestProxy([`127.0.0.1:${port}`]);
+  const pipelined = `GET http://127.0.0.1:${port}/second HTTP/1.1\r\nHost: other.example\r\n\r\n`;
+  for (const [first, body] of [["GET", ""], ["POST", "0123456789"]] as const) {
+    const length = first === "POST" ? `Content-Length: ${body.length}\r\n` : "";
+    const answer = await ask(
+      t.proxy,
+      `${first} http://127.0.0.1:${port}/first HTTP/1.1\r\n${length}\r\n${body}${pipelined}`,
+    );
+    const seen = answer.slice(answer.indexOf("\r\n\r\n") + 4);
+    assert.equal(
+      seen,
+      `${first} /first HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${length}Connection: close\r\n\r\n${body}`,
+    );
+    assert.equal((await t.nextEvent()).bytes_up, encoder.encode(seen).length);
+  }
+  listener.close();
+  await serving;
+});
+
+/** Reads what comes within `ms` of the first byte. */
+async function readFor(conn: Deno.Conn, ms: number): Promise<Uint8Array> {
+  const out: number[] = [];
+  const buffer = new Uint8Array(4096);
+  let until = Infinity;
+  for (;;) {
+    const left = until - performance.now();
+    if (left <= 0) break;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const n = await Promise.race([
+      conn.read(buffer),
+      new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), Math.min(left, 60_000))),
+    ]);
+    clearTimeout(timer);
+    if (n === "late" || n === null) break;
+    out.push(...buffer.subarray(0, n));
+    if (until === Infinity) until = performance.now() + ms;
+  }
+  return new Uint8Array(out);
+}
+
 Deno.test("plain GET to a host no rule names is 403; https:// in absolute form is 400 (use CONNECT)", async () => {
   await using http = httpServer();
   await using t = await startTestProxy([`localhost:${http.port}`]);

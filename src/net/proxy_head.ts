@@ -42,6 +42,11 @@ export interface HttpRequest {
   readonly target: string;
   /** The header lines as sent (name as written, value without surrounding whitespace), in order. */
   readonly headers: readonly (readonly [string, string])[];
+  /**
+   * The body's length (`Content-Length`, 0 without one), or null when it is sent with `Transfer-Encoding`
+   * (its end is in the chunks: everything the client sends is passed on).
+   */
+  readonly bodyLength: number | null;
 }
 
 /** What a head parses to. */
@@ -176,7 +181,8 @@ export function parseProxyHead(bytes: Uint8Array): ProxyHeadParse {
   }
   if (lengths.length === 1 && chunked) return bad(method, "both Content-Length and Transfer-Encoding");
   const version = request[3] as "HTTP/1.0" | "HTTP/1.1";
-  return { ok: true, request: { kind: "http", method, version, headers, ...absolute } };
+  const bodyLength = chunked ? null : lengths.length === 1 ? Number(lengths[0]) : 0;
+  return { ok: true, request: { kind: "http", method, version, headers, bodyLength, ...absolute } };
 }
 
 /** Where the head's blank line (CR LF CR LF) starts, when its last byte is at an index in [from, to); else -1. */

@@ -29,6 +29,16 @@ Deno.test("parseProxyHead: absolute-form http:// becomes origin form with the UR
   assert.equal(parsed.request.port, 8080);
   assert.equal(parsed.request.target, "/a/b?c=d");
   assert.deepEqual(parsed.request.headers, [["Host", "evil.test"], ["X", "1"]]);
+  assert.equal(parsed.request.bodyLength, 0, "no Content-Length: no body");
+  for (
+    const [header, length] of [["Content-Length: 12", 12], ["Transfer-Encoding: chunked", null]] as const
+  ) {
+    const withBody = parseProxyHead(head(`POST http://a.example/ HTTP/1.1\r\n${header}`));
+    assert.ok(
+      withBody.ok && withBody.request.kind === "http" && withBody.request.bodyLength === length,
+      header,
+    );
+  }
   const bare = parseProxyHead(head("POST HTTP://10.0.0.1?q HTTP/1.0"));
   assert.ok(bare.ok && bare.request.kind === "http");
   assert.equal(bare.request.port, 80);

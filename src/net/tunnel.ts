@@ -34,14 +34,30 @@ export async function writeAll(conn: Pick<Deno.Conn, "write">, bytes: Uint8Array
   while (at < bytes.length) at += await conn.write(bytes.subarray(at));
 }
 
-async function pump(from: Deno.Conn, to: Deno.Conn, count: (n: number) => void): Promise<void> {
+/**
+ * Passes `from` to `to` until its end, then half-closes `to`. With `limit`, only that many bytes are
+ * passed; what comes after them is read and dropped (so that a client's end or reset is still seen) and
+ * its end is not passed on (the server is answering the request it has whole).
+ */
+async function pump(
+  from: Deno.Conn,
+  to: Deno.Conn,
+  count: (n: number) => void,
+  limit: number | null = null,
+): Promise<void> {
   const buffer = new Uint8Array(CHUNK);
+  let left = limit ?? Infinity;
   for (;;) {
     const n = await from.read(buffer);
     if (n === null) break;
-    await writeAll(to, buffer.subarray(0, n));
-    count(n);
+    const passed = Math.min(n, left);
+    if (passed > 0) {
+      await writeAll(to, buffer.subarray(0, passed));
+      count(passed);
+      left -= passed;
+    }
   }
+  if (left === 0) return;
   try {
     await to.closeWrite();
   } catch {
@@ -51,15 +67,17 @@ async function pump(from: Deno.Conn, to: Deno.Conn, count: (n: number) => void):
 
 /**
  * Pipes `client` ⇄ `server` until both directions ended (or one failed), counting into `counts`.
- * `serverEndCloses`: the server's end ends the whole connection (plain HTTP, one request per connection:
- * the response is complete). Resolves with the first failure's message, or null; never rejects. Closes
- * neither connection unless it has to, to end the other direction after a failure; the caller closes both.
+ * `http`: plain HTTP, one request per connection: the server's end ends the whole connection (the response
+ * is complete), and `upLimit` (the rest of the request's body, or null for a chunked one) caps what goes
+ * up, so that bytes a client pipelines after its request never reach the server. Resolves with the first
+ * failure's message, or null; never rejects. Closes neither connection unless it has to, to end the other
+ * direction after a failure; the caller closes both.
  */
 export async function tunnel(
   client: Deno.Conn,
   server: Deno.Conn,
   counts: TunnelCounts,
-  serverEndCloses: boolean,
+  http: { readonly upLimit: number | null } | null = null,
 ): Promise<string | null> {
   let failure: string | null = null;
   let ended = false;
@@ -73,9 +91,9 @@ export async function tunnel(
     if (!ended) failure ??= error instanceof Error ? error.message : String(error);
     end();
   }
-  const up = pump(client, server, (n) => counts.up += n).catch(failed);
+  const up = pump(client, server, (n) => counts.up += n, http?.upLimit).catch(failed);
   const down = pump(server, client, (n) => counts.down += n).then(() => {
-    if (serverEndCloses) end();
+    if (http !== null) end();
   }, failed);
   await Promise.all([up, down]);
   return failure;
