@@ -389,6 +389,28 @@ Deno.test("beyond maxConnections a client gets 503; close() ends the rest and em
   await assert.rejects(Deno.lstat(t.proxy.socketPath), Deno.errors.NotFound, "the socket is removed");
 });
 
+Deno.test("close() while a name is being resolved ends the wait and reports the connection", async () => {
+  let asked = 0;
+  const resolve = () => {
+    asked++;
+    return new Promise<string[]>(() => {}); // A resolver that never answers.
+  };
+  await using t = await startTestProxy(["slow.example"], { resolve });
+  const conn = await connectProxy(t.proxy);
+  await writeAll(conn, encoder.encode("CONNECT slow.example:443 HTTP/1.1\r\n\r\n"));
+  while (asked === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await t.proxy.close();
+  assert.equal(t.events.length, 1);
+  const event = t.events[0]!;
+  assert.deepEqual([event.decision, event.rule, event.reason], [
+    "allowed",
+    "slow.example",
+    "the proxy stopped",
+  ]);
+  assert.equal(decoder.decode(await readAll(conn)), "");
+  conn.close();
+});
+
 Deno.test("NetProxy.start: a taken path is E_SANDBOX_START, a bad limit E_USAGE", async () => {
   await using t = await startTestProxy([]);
   const options = { socketPath: t.proxy.socketPath, rules: [], policyName: "p", onEvent: () => {} };

@@ -8,14 +8,16 @@
  */
 import { z } from "zod";
 
-/** What the allow list decided: `allowed` (a rule matched and an address passed), or `refused`. */
+/** What the allow list decided: `allowed` (a rule matched, and an address it allows), or `refused`. */
 export const NET_DECISIONS = ["allowed", "refused"] as const;
 
 /** The fields a `net` event, audit record and frame share (everything but `ts` and `event`). */
 export const netEventFields = {
   decision: z.enum(NET_DECISIONS).describe(
-    "allowed: a rule matched the host and port and the proxy connected (or tried to: reason says why it " +
-      "failed); refused: no rule, an address the rule does not allow, a malformed request or a limit",
+    "allowed: a rule matched the host and port (and an address it allows, for a name that resolved); reason " +
+      "is then null, or says why no connection was made after all (the name did not resolve, the connect " +
+      "failed, the proxy stopped); refused: no rule, only addresses the rule does not allow, a malformed " +
+      "request or a limit",
   ),
   method: z.string().max(32).describe('The request method ("CONNECT", "GET", …); "" when none was read'),
   host: z.string().max(300).describe(

@@ -378,7 +378,7 @@ export type RawFrame = {
   seq: number;
   ts: number;
   type: "net";
-  /** allowed: a rule matched the host and port and the proxy connected (or tried to: reason says why it failed); refused: no rule, an address the rule does not allow, a malformed request or a limit */
+  /** allowed: a rule matched the host and port (and an address it allows, for a name that resolved); reason is then null, or says why no connection was made after all (the name did not resolve, the connect failed, the proxy stopped); refused: no rule, only addresses the rule does not allow, a malformed request or a limit */
   decision: "allowed" | "refused";
   /** The request method ("CONNECT", "GET", …); "" when none was read */
   method: string;
