@@ -25,6 +25,7 @@ import {
   KeeperRequestSchema,
   ListenConfigSchema,
   LogHeaderSchema,
+  NetEventSchema,
   ReadOutputParamsSchema,
   RemoteErrorBodySchema,
   RemoteInfoSchema,
@@ -102,6 +103,10 @@ export const SCHEMAS = {
   "run-result.schema.json": { schema: RunResultSchema, title: "Specter scenario run result (run.json)" },
   "replay.schema.json": { schema: ReplayReportSchema, title: "Specter replay report (replay/replay.json)" },
   "audit.schema.json": { schema: AuditRecordSchema, title: "Specter audit record (audit.ndjson line)" },
+  "net-event.schema.json": {
+    schema: NetEventSchema,
+    title: "Specter network proxy event (a net audit record's fields, with ts and event)",
+  },
   "checksums.schema.json": {
     schema: BundleChecksumsSchema,
     title: "Specter bundle checksums (checksums.json)",

@@ -34,6 +34,7 @@ export const LAYERS = [
   "launch",
   "recording",
   "artifacts",
+  "net",
   "session",
   "agent",
   "mcp",

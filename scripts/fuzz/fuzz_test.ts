@@ -29,6 +29,7 @@ const CASES: Readonly<Record<string, number>> = {
   remote_json: 2000,
   mcp_message: 3000,
   mcp_http: 2000,
+  net_proxy_head: 3000,
 };
 
 for (const target of TARGETS) {

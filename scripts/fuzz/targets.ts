@@ -44,6 +44,7 @@ import { DAEMON_TARGETS } from "./targets_daemon.ts";
 import { LOG_TARGETS } from "./targets_log.ts";
 import { FILE_TARGETS } from "./targets_files.ts";
 import { MCP_TARGETS } from "./targets_mcp.ts";
+import { NET_TARGETS } from "./targets_net.ts";
 
 export { Crash, type FuzzTarget } from "./_common.ts";
 
@@ -551,4 +552,5 @@ export const TARGETS: readonly FuzzTarget[] = [
   ...LOG_TARGETS,
   ...FILE_TARGETS,
   ...MCP_TARGETS,
+  ...NET_TARGETS,
 ];

@@ -38,3 +38,13 @@ export {
   type Redaction,
 } from "./normalize.ts";
 export { hostHome } from "./home.ts";
+export {
+  addressAllowed,
+  canonicalHost,
+  isSpecialAddress,
+  matchNetRule,
+  type NetRule,
+  type NetRuleParse,
+  type NetRuleProblem,
+  parseNetRule,
+} from "./net_allow.ts";

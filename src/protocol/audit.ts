@@ -9,13 +9,15 @@
 import { z } from "zod";
 import { decodeWith } from "./_decode.ts";
 import type { DecodeProblem } from "./results.ts";
+import { NetAuditFieldsSchema } from "./net.ts";
 
 /**
  * The events an audit log records, in the order a run produces them. `resume`: a restarted daemon took
  * the session back from its keeper (the program ran on; nothing was launched again). The daemon's remote
  * listener keeps its own log (`STATE/remote/audit.ndjson`): `listen`, then per client `connect` (peer,
  * scope, token label), `refuse` (peer, code; not repeated while the peer is locked out) and `disconnect`
- * (the sessions it touched).
+ * (the sessions it touched). `net`: one connection through the network proxy of an allow-list policy, at
+ * its close, with exactly the fields of `NetAuditFieldsSchema` (`net.ts`; `net-event.schema.json`).
  */
 export const AUDIT_EVENTS = [
   "start",
@@ -29,12 +31,16 @@ export const AUDIT_EVENTS = [
   "connect",
   "refuse",
   "disconnect",
+  "net",
 ] as const;
 
 /** An audit event name. */
 export type AuditEvent = typeof AUDIT_EVENTS[number];
 
-/** One audit record (`audit.ndjson` line). Events add their own fields. */
+/**
+ * One audit record (`audit.ndjson` line). Events add their own fields; a `net` record's are checked
+ * (see {@link AUDIT_EVENTS}), the writer refusing a malformed one and the reader reporting it.
+ */
 export const AuditRecordSchema = z.looseObject({
   ts: z.number().describe("Seconds since the epoch"),
   run_id: z.string(),
@@ -42,6 +48,14 @@ export const AuditRecordSchema = z.looseObject({
   prev: z.string().regex(/^[0-9a-f]{64}$/).describe(
     "sha256 (hex) of the previous record's line without its newline; 64 zeros for the first record",
   ),
+}).superRefine((record, ctx) => {
+  if (record.event !== "net") return;
+  const { ts: _ts, run_id: _run, event: _event, prev: _prev, ...fields } = record;
+  const checked = NetAuditFieldsSchema.safeParse(fields);
+  if (checked.success) return;
+  for (const issue of checked.error.issues) {
+    ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+  }
 });
 
 /** One audit record: the common fields and the event's own. */

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { ScreenSnapshotSchema } from "./screen.ts";
 import { SIGNAL_NAMES } from "./signals.ts";
+import { netEventFields } from "./net.ts";
 
 /** Version of the frame and driver protocol. */
 export const PROTOCOL_VERSION = 1;
@@ -247,6 +248,13 @@ export const PtyExitedFrameSchema = z.object({
   timed_out: z.boolean().describe("The session's --timeout ended it"),
 });
 
+/**
+ * One connection a sandboxed program made through the network proxy of an allow-list policy, allowed or
+ * refused, at its close (an optional frame type, new with the network allow list: only runs with
+ * `"network": {"allow": …}` send it). The same facts as the run's `net` audit record.
+ */
+export const NetFrameSchema = z.object({ ...base, type: z.literal("net"), ...netEventFields });
+
 /** Any frame. */
 export const FrameSchema = z.discriminatedUnion("type", [
   StartFrameSchema,
@@ -268,6 +276,7 @@ export const FrameSchema = z.discriminatedUnion("type", [
   PongFrameSchema,
   SnapshotFrameSchema,
   PtyExitedFrameSchema,
+  NetFrameSchema,
 ]);
 
 /** Any frame. */
@@ -284,3 +293,5 @@ export type StartFrame = FrameOf<"start">;
 export type ExitFrame = FrameOf<"exit">;
 /** `pty_exited` frame. */
 export type PtyExitedFrame = FrameOf<"pty_exited">;
+/** `net` frame. */
+export type NetFrame = FrameOf<"net">;

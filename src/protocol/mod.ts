@@ -17,6 +17,7 @@ export * from "./frames.ts";
 export * from "./driver.ts";
 export * from "./results.ts";
 export * from "./audit.ts";
+export * from "./net.ts";
 export * from "./asciicast.ts";
 export * from "./bundle.ts";
 export * from "./views.ts";

@@ -374,6 +374,30 @@ export type RawFrame = {
   parent_agent: string | null;
   /** The session's --timeout ended it */
   timed_out: boolean;
+} | {
+  seq: number;
+  ts: number;
+  type: "net";
+  /** allowed: a rule matched the host and port (and an address it allows, for a name that resolved); reason is then null, or says why no connection was made after all (the name did not resolve, the connect failed, the proxy stopped); refused: no rule, only addresses the rule does not allow, a malformed request or a limit */
+  decision: "allowed" | "refused";
+  /** The request method ("CONNECT", "GET", …); "" when none was read */
+  method: string;
+  /** The host asked for, canonical (lower case, IPv6 without brackets); "" when none was read */
+  host: string;
+  /** The port asked for; 0 when none was read */
+  port: number;
+  /** The allow-list rule that matched, as written; null when none */
+  rule: string | null;
+  /** Why it was refused or failed (a short sentence); null for a connection that was made */
+  reason: string | null;
+  /** The address the proxy connected to (or, refused by address, the first address the name resolved to); null when there was none */
+  address: string | null;
+  /** Bytes sent to the server (plain HTTP: with the head) */
+  bytes_up: number;
+  /** Bytes from the server passed to the program */
+  bytes_down: number;
+  /** From the connection's accept to its close */
+  duration_ms: number;
 };
 
 /** An event of the compact or parsed view. */

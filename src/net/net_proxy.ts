@@ -1,0 +1,185 @@
+/**
+ * The network proxy of an allow-list policy (issue 26): an HTTP proxy on a unix socket in the run's private
+ * directory, which the relay inside the sandbox's network namespace pipes each TCP connection of
+ * 127.0.0.1:3128 to. It runs in the supervising process (outside the sandbox), so the names it resolves,
+ * the addresses it checks and the connections it makes are its own; the sandbox has only loopback.
+ *
+ * Bounded against a hostile program: {@link NetProxyOptions.maxConnections} at once (beyond: 503), a
+ * 16 KiB head read within {@link NetProxyOptions.headTimeoutMs}, one 64 KiB buffer per direction of a
+ * tunnel. A connection's failure ends that connection only; nothing a client sends throws out of the
+ * proxy or rejects unhandled. Each connection is one {@link NetEvent}, at its close (a refusal at once).
+ *
+ * @module
+ */
+import { SandboxError, UsageError } from "../errors.ts";
+import type { NetRule } from "../policy/mod.ts";
+import type { NetEvent } from "../protocol/mod.ts";
+import { type ConnectionContext, ProxyConnection } from "./_connection.ts";
+import { systemResolve } from "./dial.ts";
+import { HEAD_TIMEOUT_MS } from "./proxy_head.ts";
+
+/** Connections one proxy serves at once by default. */
+export const DEFAULT_MAX_CONNECTIONS = 64;
+
+/** How a proxy is started. */
+export interface NetProxyOptions {
+  /** Where to listen (a unix socket the proxy creates; its directory is the caller's, mode 0700). */
+  socketPath: string;
+  /** The allow list. */
+  rules: readonly NetRule[];
+  /** The policy's name, for refusals ("preset:…", "file:…"). */
+  policyName: string;
+  /** Called once per connection at its close (a refusal at once). An exception from it is swallowed. */
+  onEvent: (event: NetEvent) => void;
+  /** Resolves a name (default: getaddrinfo through `node:dns` `lookup`, so /etc/hosts counts). */
+  resolve?: (host: string) => Promise<string[]>;
+  /** Connections at once (default {@link DEFAULT_MAX_CONNECTIONS}); beyond it a client gets 503. */
+  maxConnections?: number;
+  /** How long a client may take to send its request head (default 10 s). */
+  headTimeoutMs?: number;
+}
+
+/** A running proxy. */
+export class NetProxy {
+  /** The unix socket it listens on. */
+  readonly socketPath: string;
+  readonly #listener: Deno.Listener;
+  readonly #context: ConnectionContext;
+  readonly #onEvent: (event: NetEvent) => void;
+  readonly #max: number;
+  /** Connections being served (counted against the limit). */
+  readonly #open = new Set<ProxyConnection>();
+  /** Every connection, refused ones too: close() stops them all. */
+  readonly #all = new Set<ProxyConnection>();
+  /** Every connection's task: close() waits for all of them. */
+  readonly #tasks = new Set<Promise<void>>();
+  readonly #accepting: Promise<void>;
+  #closing: Promise<void> | null = null;
+
+  private constructor(listener: Deno.Listener, options: NetProxyOptions, max: number, headTimeoutMs: number) {
+    this.socketPath = options.socketPath;
+    this.#listener = listener;
+    this.#onEvent = options.onEvent;
+    this.#max = max;
+    this.#context = {
+      rules: options.rules,
+      policyName: options.policyName,
+      resolve: options.resolve ?? systemResolve,
+      headTimeoutMs,
+    };
+    this.#accepting = this.#accept();
+  }
+
+  /**
+   * Listens on `options.socketPath` and serves until {@link close}. Throws `E_USAGE` for a bad limit and
+   * `E_SANDBOX_START` when the socket cannot be made (the path exists, the directory is missing): a run
+   * with an allow list never starts without its proxy.
+   */
+  static start(options: NetProxyOptions): Promise<NetProxy> {
+    const max = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    const headTimeoutMs = options.headTimeoutMs ?? HEAD_TIMEOUT_MS;
+    if (!Number.isInteger(max) || max < 1) {
+      return Promise.reject(new UsageError(`maxConnections must be a positive integer, got "${max}"`));
+    }
+    if (!Number.isFinite(headTimeoutMs) || headTimeoutMs <= 0) {
+      return Promise.reject(
+        new UsageError(`headTimeoutMs must be a positive number, got "${headTimeoutMs}"`),
+      );
+    }
+    let listener: Deno.Listener;
+    try {
+      listener = Deno.listen({ transport: "unix", path: options.socketPath });
+    } catch (error: unknown) {
+      return Promise.reject(
+        new SandboxError(
+          "E_SANDBOX_START",
+          `The network proxy cannot listen on "${options.socketPath}": ${(error as Error).message}`,
+          { cause: error, details: { path: options.socketPath } },
+        ),
+      );
+    }
+    return Promise.resolve(new NetProxy(listener, options, max, headTimeoutMs));
+  }
+
+  /** Connections being served now. */
+  get connections(): number {
+    return this.#open.size;
+  }
+
+  async #accept(): Promise<void> {
+    for (;;) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (error: unknown) {
+        if (this.#closing !== null || error instanceof Deno.errors.BadResource) return;
+        // A passing failure (out of descriptors): wait a little rather than spin, then accept again.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      if (this.#closing !== null) {
+        conn.close();
+        return;
+      }
+      this.#track(this.#serve(conn));
+    }
+  }
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task);
+    // #serve does not reject (serve and refuse never do, #emit catches); the catch is there so that a bug
+    // there could never become an unhandled rejection, which would end the supervising process.
+    task.catch(() => {}).finally(() => this.#tasks.delete(task));
+  }
+
+  async #serve(conn: Deno.Conn): Promise<void> {
+    const connection = new ProxyConnection(conn, this.#context);
+    this.#all.add(connection);
+    try {
+      if (this.#open.size >= this.#max) {
+        const reason = "too many connections";
+        const message = `Too many connections through Specter's network proxy (at most ${this.#max} at once)`;
+        this.#emit(await connection.refuse(503, "too-many-connections", reason, message));
+        return;
+      }
+      this.#open.add(connection);
+      this.#emit(await connection.serve());
+    } finally {
+      this.#open.delete(connection);
+      this.#all.delete(connection);
+    }
+  }
+
+  #emit(event: NetEvent): void {
+    try {
+      this.#onEvent(event);
+    } catch {
+      // The caller's handler failed (its bug, not the program's): the proxy serves on regardless.
+    }
+  }
+
+  /**
+   * Stops listening, ends every connection, removes the socket, and resolves once every connection's
+   * event was emitted. Idempotent; never rejects.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    try {
+      this.#listener.close();
+    } catch {
+      // Already closed.
+    }
+    await this.#accepting;
+    for (const connection of this.#all) connection.stop();
+    while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
+    try {
+      Deno.removeSync(this.socketPath);
+    } catch {
+      // Gone already (removed by the caller with its directory): nothing to clean.
+    }
+  }
+}
