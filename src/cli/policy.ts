@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { PolicyError, type PolicyProblem, UsageError } from "../errors.ts";
 import { didYouMean } from "../protocol/mod.ts";
-import { hostHome, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
+import { hostHome, type NetRule, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
 import { platformBackend } from "../session/mod.ts";
 import { explainPolicy, formatExplanation } from "./policy_explain.ts";
 import { allowNetRules, applyAllowNet, type FlagValues, parseFlags, sessionOptions } from "./flags.ts";
@@ -211,8 +211,15 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
   }
   // Checked before the policy is read: a wrong backend or an empty command is a usage error either way.
   const render = subcommand === "render" ? renderChoices(values, command) : null;
-  // As for run: --allow-net without --ack-network, or a bad pattern, is refused before the policy is read.
-  const allowNet = allowNetRules(values);
+  // As for run: --allow-net without --ack-network is refused before the policy is read; its bad patterns
+  // are problems like the policy's own.
+  let allowNet: NetRule[] | null;
+  try {
+    allowNet = allowNetRules(values);
+  } catch (error: unknown) {
+    if (!(error instanceof PolicyError)) throw error;
+    return reportProblems(error.problems, "flag --allow-net", values.json === true, out, err);
+  }
   const cwd = typeof values.cwd === "string" ? values.cwd : Deno.cwd();
   const home = hostHome();
   const reading = readPolicy(spec, {
@@ -225,19 +232,7 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
     },
   });
   if (reading.policy === null) {
-    if (values.json === true) {
-      const result: PolicyCheckResult = {
-        ok: false,
-        source: reading.source,
-        problems: reading.problems.map(({ code, field, message }) => ({ code, field, message })),
-        policy: null,
-      };
-      out(JSON.stringify(result));
-    } else {
-      for (const problem of reading.problems) out(`${problem.code} ${problem.field}: ${problem.message}`);
-      err(`specter: ${reading.problems.length} problem(s) in ${reading.source}`);
-    }
-    return 2;
+    return reportProblems(reading.problems, reading.source, values.json === true, out, err);
   }
   const json = values.json === true;
   const policy = applyAllowNet(reading.policy, allowNet);
@@ -265,6 +260,29 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
       return 0;
     }
   }
+}
+
+/** Prints `problems` (of the policy `source`) as `CODE field: message` lines, or the JSON result; 2. */
+function reportProblems(
+  problems: readonly PolicyProblem[],
+  source: string,
+  json: boolean,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
+  if (json) {
+    const result: PolicyCheckResult = {
+      ok: false,
+      source,
+      problems: problems.map(({ code, field, message }) => ({ code, field, message })),
+      policy: null,
+    };
+    out(JSON.stringify(result));
+  } else {
+    for (const problem of problems) out(`${problem.code} ${problem.field}: ${problem.message}`);
+    err(`specter: ${problems.length} problem(s) in ${source}`);
+  }
+  return 2;
 }
 
 /**
