@@ -15,7 +15,8 @@ import type { DecodeProblem } from "./results.ts";
  * the session back from its keeper (the program ran on; nothing was launched again). The daemon's remote
  * listener keeps its own log (`STATE/remote/audit.ndjson`): `listen`, then per client `connect` (peer,
  * scope, token label), `refuse` (peer, code; not repeated while the peer is locked out) and `disconnect`
- * (the sessions it touched).
+ * (the sessions it touched). `net`: one connection through the network proxy of an allow-list policy,
+ * allowed or refused, written when it closes (`NetEventSchema`).
  */
 export const AUDIT_EVENTS = [
   "start",
@@ -29,6 +30,7 @@ export const AUDIT_EVENTS = [
   "connect",
   "refuse",
   "disconnect",
+  "net",
 ] as const;
 
 /** An audit event name. */
