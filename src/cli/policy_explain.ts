@@ -178,7 +178,7 @@ function allowListSection(rules: readonly NetRule[], sockets: readonly string[])
       "(accepted with --ack-network)",
     items: [
       ...rules.map(describeNetRule),
-      `how: the proxy listens at ${NET_PROXY_URL} inside the sandbox (its own network namespace, loopback ` +
+      `how: programs reach the proxy at ${NET_PROXY_URL} inside the sandbox (its own network namespace, loopback ` +
       "only); HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lower case) point there, NO_PROXY is empty; plain " +
       "HTTP requests and CONNECT tunnels (HTTPS) to an allowed host and port pass, anything else gets a 403",
       "names: the proxy resolves them itself (the hosts file counts); an allowed name that resolves to a " +

@@ -82,7 +82,7 @@ Deno.test("policy explain: each rule in words, how the proxy works, what does no
       "    - *.pythonhosted.org:443: every subdomain of pythonhosted.org (not pythonhosted.org itself: list it " +
       "too if it is wanted), port 443",
       "    - [::1]:5432: the address ::1, port 5432",
-      "    - how: the proxy listens at http://127.0.0.1:3128 inside the sandbox (its own network namespace, " +
+      "    - how: programs reach the proxy at http://127.0.0.1:3128 inside the sandbox (its own network namespace, " +
       "loopback only); HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lower case) point there, NO_PROXY is empty; " +
       "plain HTTP requests and CONNECT tunnels (HTTPS) to an allowed host and port pass, anything else gets a 403",
       "    - names: the proxy resolves them itself (the hosts file counts); an allowed name that resolves to a " +
