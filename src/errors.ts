@@ -83,6 +83,9 @@ export const ERROR_CODES = {
   E_POLICY_WRITE_ACK: "Host writes were allowed without --ack-unsafe-write",
   E_POLICY_NETWORK_ACK: "Network was allowed without --ack-network",
   E_POLICY_SOCKET_ACK: "Host unix sockets (fs.sockets) were granted without --ack-host-sockets",
+  E_POLICY_NET_RULE:
+    "A network allow-list rule (policy network.allow or --allow-net) is malformed, too broad (`*`, `*.com`) or an address range",
+  E_POLICY_NET_EMPTY: 'A network allow list is empty (a policy without network says `"network": "off"`)',
   E_POLICY_SYMLINK:
     "A policy path (or the program) passes through a symlink that root did not make; name the real path instead",
   E_POLICY_PATH_MISSING:
@@ -204,6 +207,8 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_POLICY_PATH_MISSING: "0.6.0",
   E_POLICY_ARTIFACTS_EXPOSED: "0.6.0",
   E_POLICY_SELF_WRITABLE: "0.8.0",
+  E_POLICY_NET_RULE: "0.8.0",
+  E_POLICY_NET_EMPTY: "0.8.0",
   E_POLICY_PROTECT_LIMIT: "0.6.0",
   E_SANDBOX_MOUNTS: "0.6.0",
   E_REPLAY_INCOMPLETE: "0.6.0",

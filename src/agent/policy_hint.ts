@@ -137,6 +137,12 @@ export function policyHint(output: string, ctx: HintContext): string | undefined
       return `[specter: there is no network under policy "${name}"; a --policy FILE with network "on" ` +
         `(and --ack-network) allows it]`;
     }
+    if (typeof ctx.policy.network === "object" && NO_NETWORK.test(line)) {
+      // Through the proxy a client never resolves a name itself: this one went around it.
+      return `[specter: under policy "${name}" only the allow list's hosts are reachable, and only through ` +
+        "the proxy that HTTPS_PROXY and HTTP_PROXY name (no DNS, no direct connection): this program did " +
+        "not use it]";
+    }
     const execvp = EXECVP.exec(line);
     if (execvp !== null) {
       const hint = interpreterHint(execvp[1]!, ctx, name);

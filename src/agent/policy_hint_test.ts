@@ -139,4 +139,11 @@ Deno.test("policy hint: a network error under a policy without network; none whe
   }
   const online = { ...AGENT, network: "on" } as Policy;
   assert.equal(policyHint("curl: (6) Could not resolve host: example.com\n", ctx(online, [])), undefined);
+  // An allow list: the program went around the proxy (a client through it never resolves a name).
+  const listed = { ...AGENT, network: { allow: [] } } as unknown as Policy;
+  assert.equal(
+    policyHint("curl: (6) Could not resolve host: example.com\n", ctx(listed, [])),
+    '[specter: under policy "agent" only the allow list\'s hosts are reachable, and only through the proxy ' +
+      "that HTTPS_PROXY and HTTP_PROXY name (no DNS, no direct connection): this program did not use it]",
+  );
 });

@@ -1,5 +1,6 @@
 /**
- * `specter audit verify FILE|RUN_DIR [--expect HASH] [--json]`: checks an audit log's hash chain.
+ * `specter audit verify FILE|RUN_DIR [--expect HASH] [--json]`: checks an audit log's hash chain;
+ * `specter audit net …` summarises its network connections after the same check (`audit_net.ts`).
  *
  * Exit 0: intact (prints the record count and the last record's hash, to pin elsewhere). Exit 1:
  * `E_AUDIT_TAMPERED`, naming the first bad record (edited, removed, reordered, inserted, torn) or a last
@@ -13,6 +14,7 @@ import { AUDIT_FILE, AUDIT_MAX_BYTES, type ChainSummary, verifyChain } from "../
 import { closeFd, openDirectory, readFileBeneath, readRegularFile } from "../fsafe/mod.ts";
 import { parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
+import { netLines, readNetRecords } from "./audit_net.ts";
 
 const AUDIT_FLAGS = {
   expect: {
@@ -23,7 +25,8 @@ const AUDIT_FLAGS = {
   },
   json: {
     type: "boolean",
-    description: "Print {ok: true, file, records, last}, or {ok: false, file, code, message, record}",
+    description: "verify: print {ok: true, file, records, last}, or {ok: false, file, code, message, " +
+      "record}; net: one JSON object per connection (event net), then {event: totals, …}",
   },
   ...HELP_FLAG,
 } as const satisfies FlagTable;
@@ -31,14 +34,20 @@ const AUDIT_FLAGS = {
 /** `specter audit`'s help. */
 export const AUDIT_DOC: CommandDoc = {
   name: "audit",
-  usage: ["specter audit verify FILE|RUN_DIR [--expect HASH] [--json]"],
+  usage: [
+    "specter audit verify FILE|RUN_DIR [--expect HASH] [--json]",
+    "specter audit net FILE|RUN_DIR [--expect HASH] [--json]",
+  ],
   about:
     `Checks the hash chain of an audit log (audit.ndjson, or the one in a run's artifacts directory): every
 record carries the sha256 of the record before it. Prints the number of records and the last record's
 hash; pin that hash elsewhere and pass it as --expect to detect a rewritten tail.
 Exits 0 when intact, 1 (E_AUDIT_TAMPERED) naming the first bad record (edited, removed, reordered,
 inserted, torn last line) or a last hash other than --expect, 2 for bad usage or a path that is not a
-regular file of at most 64 MiB.`,
+regular file of at most 64 MiB.
+  net      After the same check, the run's connections through the network proxy (an allow-list
+           policy): one line each (time, allowed or refused, method, host:port, the rule or the reason,
+           bytes up and down, duration), then the totals. A broken chain is not summarised (exit 1).`,
   groups: [{ title: "Audit flags", flags: AUDIT_FLAGS }],
 };
 
@@ -71,11 +80,15 @@ function readLog(path: string): { file: string; bytes: Uint8Array } {
 /** Runs `specter audit …`; returns the exit code (a broken chain throws `E_AUDIT_TAMPERED`). */
 export function auditCommand(args: readonly string[], out: (text: string) => void): number {
   const { values, positionals } = parseFlags(args, commandOptions(AUDIT_DOC));
-  if (positionals[0] !== "verify") {
-    throw new UsageError(`Unknown audit command "${positionals.join(" ")}" (try: specter audit verify FILE)`);
+  const sub = positionals[0];
+  if (sub !== "verify" && sub !== "net") {
+    throw new UsageError(
+      `Unknown audit command "${positionals.join(" ").slice(0, 80)}" (try: specter audit verify FILE, ` +
+        "specter audit net FILE)",
+    );
   }
   if (positionals.length !== 2) {
-    throw new UsageError("Expected one audit log or run directory (specter audit verify FILE|RUN_DIR)");
+    throw new UsageError(`Expected one audit log or run directory (specter audit ${sub} FILE|RUN_DIR)`);
   }
   const expect = values.expect;
   if (expect !== undefined && (typeof expect !== "string" || !/^[0-9a-f]{64}$/.test(expect))) {
@@ -84,6 +97,19 @@ export function auditCommand(args: readonly string[], out: (text: string) => voi
     );
   }
   const { file, bytes } = readLog(positionals[1]!);
+  if (sub === "net") {
+    const found = readNetRecords(bytes);
+    if (expect !== undefined && found.chain.last !== expect) {
+      throw new AuditError(
+        "E_AUDIT_TAMPERED",
+        `Audit record ${found.chain.records} ends the chain with "${found.chain.last}", not the expected ` +
+          `"${expect}": its connections are not summarised`,
+        { details: { record: found.chain.records } },
+      );
+    }
+    for (const line of netLines(found, values.json === true)) out(line);
+    return 0;
+  }
   let summary: ChainSummary;
   try {
     summary = verifyChain(bytes);

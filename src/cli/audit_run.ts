@@ -26,6 +26,9 @@ const RECORDED_VALUES = [
   "max-file-size",
 ] as const;
 
+/** Repeatable flags whose values are recorded as lists (network rules are no secret). */
+const RECORDED_LISTS = ["allow-net"] as const;
+
 /** Acknowledgement and unsafe flags, listed separately for auditors. */
 const ACK_FLAGS = [
   "ack-unsafe-write",
@@ -58,9 +61,12 @@ export function startRunAudit(
     argv: [...command],
     cwd: typeof values.cwd === "string" ? values.cwd : Deno.cwd(),
     flags,
-    flag_values: Object.fromEntries(
-      RECORDED_VALUES.filter((name) => typeof values[name] === "string").map((name) => [name, values[name]]),
-    ),
+    flag_values: Object.fromEntries([
+      ...RECORDED_VALUES.filter((name) => typeof values[name] === "string").map((
+        name,
+      ) => [name, values[name]]),
+      ...RECORDED_LISTS.filter((name) => Array.isArray(values[name])).map((name) => [name, values[name]]),
+    ]),
     acks: ACK_FLAGS.filter((name) => values[name] === true).map((name) => `--${name}`),
     ...(requested !== undefined && requested !== runId ? { requested_id: requested } : {}),
     ...extra,

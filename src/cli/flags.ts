@@ -6,10 +6,20 @@
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
-import { UsageError } from "../errors.ts";
+import { PolicyError, type PolicyProblem, UsageError } from "../errors.ts";
 import { didYouMean } from "../protocol/mod.ts";
 import type { SandboxOption, SpawnOptions } from "../session/mod.ts";
-import { DEFAULT_PRESET, hostHome, loadPolicy, type PresetName } from "../policy/mod.ts";
+import {
+  DEFAULT_PRESET,
+  hostHome,
+  loadPolicy,
+  type NetRule,
+  netRuleProblem,
+  parseNetRule,
+  type Policy,
+  type PresetName,
+  withAllowNet,
+} from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 import { type CommandDoc, commandOptions } from "./flag_table.ts";
 import { flagError } from "./flag_errors.ts";
@@ -173,6 +183,10 @@ export function sandboxOption(
   if ((mode === "none" || mode === "external") && policyFlag !== undefined) {
     throw new UsageError(`Flag "--policy" cannot apply with --sandbox ${mode}: nothing would enforce it`);
   }
+  const allowNet = allowNetRules(values);
+  if ((mode === "none" || mode === "external") && allowNet !== null) {
+    throw new UsageError(`Flag "--allow-net" cannot apply with --sandbox ${mode}: nothing would enforce it`);
+  }
   switch (mode) {
     case "none":
       requireFlags(`Sandbox mode "${mode}"`, ["unsafe-no-sandbox", "ack-no-network-enforcement"], values);
@@ -185,7 +199,7 @@ export function sandboxOption(
     case "seatbelt": {
       const strictWrite = values["strict-write"] === true;
       if (strictWrite) requireFlags('Flag "--strict-write"', ["ack-unsafe-write"], values);
-      const policy = loadPolicy(policyFlag ?? defaultPolicy, {
+      const loaded = loadPolicy(policyFlag ?? defaultPolicy, {
         workspace: cwd,
         home: hostHome(),
         acks: {
@@ -194,6 +208,7 @@ export function sandboxOption(
           hostSockets: values["ack-host-sockets"] === true,
         },
       });
+      const policy = applyAllowNet(loaded, allowNet);
       return { mode, policy, strictWrite };
     }
     default: {
@@ -201,6 +216,38 @@ export function sandboxOption(
       throw new UsageError(`Unknown sandbox mode "${String(never)}"`);
     }
   }
+}
+
+/** Most characters of all `--allow-net` values together (256 rules of a long name each). */
+const MAX_ALLOW_NET_CHARS = 80_000;
+
+/**
+ * The rules `--allow-net` gives (each value a comma-separated list; repeatable), or `null` without the
+ * flag. Needs `--ack-network` (`E_UNSAFE_ACK_REQUIRED`, checked first: no pattern is looked at before the
+ * network is acknowledged); a bad pattern is a `PolicyError` `E_POLICY_NET_RULE` naming each (exit 2).
+ */
+export function allowNetRules(values: FlagValues): NetRule[] | null {
+  const given = list(values, "allow-net");
+  if (given.length === 0) return null;
+  requireFlags('Flag "--allow-net"', ["ack-network"], values);
+  if (given.reduce((sum, value) => sum + value.length, 0) > MAX_ALLOW_NET_CHARS) {
+    throw new UsageError(`Flag "--allow-net" is longer than ${MAX_ALLOW_NET_CHARS} characters in all`);
+  }
+  const patterns = given.flatMap((value) => value.split(","));
+  const problems: PolicyProblem[] = [];
+  const rules: NetRule[] = [];
+  for (const pattern of patterns) {
+    const problem = netRuleProblem(pattern, "--allow-net");
+    if (problem !== null) problems.push(problem);
+    else rules.push((parseNetRule(pattern) as { rule: NetRule }).rule);
+  }
+  if (problems.length > 0) throw new PolicyError(problems, { details: { source: "flag --allow-net" } });
+  return rules;
+}
+
+/** `policy` with the `--allow-net` rules added (`withAllowNet`), or `policy` itself without the flag. */
+export function applyAllowNet(policy: Policy, rules: readonly NetRule[] | null): Policy {
+  return rules === null ? policy : withAllowNet(policy, rules);
 }
 
 /** The loud banner printed to stderr whenever a program runs without a sandbox. */

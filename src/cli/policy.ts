@@ -5,19 +5,28 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { PolicyError, type PolicyProblem, UsageError } from "../errors.ts";
 import { didYouMean } from "../protocol/mod.ts";
-import { hostHome, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
+import { hostHome, type NetRule, type Policy, PRESET_NAMES, readPolicy } from "../policy/mod.ts";
 import { platformBackend } from "../session/mod.ts";
 import { explainPolicy, formatExplanation } from "./policy_explain.ts";
-import { type FlagValues, parseFlags, sessionOptions } from "./flags.ts";
+import { allowNetRules, applyAllowNet, type FlagValues, parseFlags, sessionOptions } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { DEFAULT_RENDER_COMMAND, formatRendering, RENDER_BACKENDS, renderLaunch } from "./policy_render.ts";
 
 /** The flags every policy subcommand takes. */
 const POLICY_FLAGS = {
   "ack-unsafe-write": { type: "boolean", description: "Accept a policy that allows host writes (fs.write)" },
-  "ack-network": { type: "boolean", description: 'Accept a policy with network "on"' },
+  "ack-network": {
+    type: "boolean",
+    description: 'Accept a policy with network "on" or an allow list (also needed by --allow-net)',
+  },
+  "allow-net": {
+    type: "string",
+    value: "HOST[:PORT],…",
+    multiple: true,
+    description: "As for run: these hosts are added to the policy's network allow list (repeatable)",
+  },
   "ack-host-sockets": {
     type: "boolean",
     description: "Accept a policy that grants host unix sockets (fs.sockets)",
@@ -103,13 +112,20 @@ const PLAN_FLAGS = [
 const RENDER_ONLY_FLAGS = ["backend", ...PLAN_FLAGS] as const;
 
 /** The run flags `policy render` hands to the run's own option builder unchanged. */
-const RUN_FLAGS = ["ack-unsafe-write", "ack-network", "ack-host-sockets", "cwd", ...PLAN_FLAGS] as const;
+const RUN_FLAGS = [
+  "ack-unsafe-write",
+  "ack-network",
+  "ack-host-sockets",
+  "allow-net",
+  "cwd",
+  ...PLAN_FLAGS,
+] as const;
 
 /** The policy subcommands. */
 export const POLICY_SUBCOMMANDS = ["check", "explain", "render"] as const;
 
 const USAGE = "specter policy check|explain|render FILE|PRESET [--ack-unsafe-write] [--ack-network] " +
-  "[--ack-host-sockets] " +
+  "[--ack-host-sockets] [--allow-net HOST[:PORT],…] " +
   "[--cwd DIR] [--json]";
 
 /** The JSON document `specter policy check --json` prints. */
@@ -139,8 +155,11 @@ export function policySummary(policy: Policy): string {
   const list = (items: readonly string[]) => JSON.stringify(items);
   const budgets = Object.entries(policy.budgets).filter(([, value]) => value !== null);
   const limits = budgets.length === 0 ? "" : `, budgets ${JSON.stringify(Object.fromEntries(budgets))}`;
+  const network = typeof policy.network === "string"
+    ? policy.network
+    : `allow ${list(policy.network.allow.map((rule) => rule.text))}`;
   return `ok: ${policy.source} (exec ${list(policy.exec)}, fs.read ${list(policy.fs.read)}, ` +
-    `fs.write ${list(policy.fs.write)}, env ${list(policy.env)}, network ${policy.network}${limits})`;
+    `fs.write ${list(policy.fs.write)}, env ${list(policy.env)}, network ${network}${limits})`;
 }
 
 /**
@@ -192,6 +211,15 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
   }
   // Checked before the policy is read: a wrong backend or an empty command is a usage error either way.
   const render = subcommand === "render" ? renderChoices(values, command) : null;
+  // As for run: --allow-net without --ack-network is refused before the policy is read; its bad patterns
+  // are problems like the policy's own.
+  let allowNet: NetRule[] | null;
+  try {
+    allowNet = allowNetRules(values);
+  } catch (error: unknown) {
+    if (!(error instanceof PolicyError)) throw error;
+    return reportProblems(error.problems, "flag --allow-net", values.json === true, out, err);
+  }
   const cwd = typeof values.cwd === "string" ? values.cwd : Deno.cwd();
   const home = hostHome();
   const reading = readPolicy(spec, {
@@ -204,34 +232,23 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
     },
   });
   if (reading.policy === null) {
-    if (values.json === true) {
-      const result: PolicyCheckResult = {
-        ok: false,
-        source: reading.source,
-        problems: reading.problems.map(({ code, field, message }) => ({ code, field, message })),
-        policy: null,
-      };
-      out(JSON.stringify(result));
-    } else {
-      for (const problem of reading.problems) out(`${problem.code} ${problem.field}: ${problem.message}`);
-      err(`specter: ${reading.problems.length} problem(s) in ${reading.source}`);
-    }
-    return 2;
+    return reportProblems(reading.problems, reading.source, values.json === true, out, err);
   }
   const json = values.json === true;
+  const policy = applyAllowNet(reading.policy, allowNet);
   switch (subcommand) {
     case "check": {
       const result: PolicyCheckResult = {
         ok: true,
         source: reading.source,
         problems: [],
-        policy: reading.policy,
+        policy,
       };
-      out(json ? JSON.stringify(result) : policySummary(reading.policy));
+      out(json ? JSON.stringify(result) : policySummary(policy));
       return 0;
     }
     case "explain": {
-      const explanation = explainPolicy(reading.policy, { cwd, home });
+      const explanation = explainPolicy(policy, { cwd, home });
       out(json ? JSON.stringify(explanation) : formatExplanation(explanation));
       return 0;
     }
@@ -243,6 +260,29 @@ function policy(args: readonly string[], out: (s: string) => void, err: (s: stri
       return 0;
     }
   }
+}
+
+/** Prints `problems` (of the policy `source`) as `CODE field: message` lines, or the JSON result; 2. */
+function reportProblems(
+  problems: readonly PolicyProblem[],
+  source: string,
+  json: boolean,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
+  if (json) {
+    const result: PolicyCheckResult = {
+      ok: false,
+      source,
+      problems: problems.map(({ code, field, message }) => ({ code, field, message })),
+      policy: null,
+    };
+    out(JSON.stringify(result));
+  } else {
+    for (const problem of problems) out(`${problem.code} ${problem.field}: ${problem.message}`);
+    err(`specter: ${problems.length} problem(s) in ${source}`);
+  }
+  return 2;
 }
 
 /**

@@ -6,10 +6,12 @@
  * @module
  */
 import { isWithin } from "../fsafe/mod.ts";
-import type { Budgets, Policy } from "../policy/mod.ts";
+import type { Budgets, NetRule, Policy } from "../policy/mod.ts";
 import {
   ETC_BINDS,
   ETC_NETWORK_BINDS,
+  ETC_PROXY_BINDS,
+  NET_PROXY_URL,
   rulesFor,
   SANDBOX_ID,
   seccompOptionsOf,
@@ -97,6 +99,12 @@ function readSection(policy: Policy): ExplainSection {
     `from /etc: ${ETC_BINDS.map((path) => path.replace(/^\/etc\//, "")).join(", ")}`,
     ...(policy.network === "on"
       ? [`for DNS and TLS: ${ETC_NETWORK_BINDS.map((path) => path.replace(/^\/etc\//, "")).join(", ")}`]
+      : policy.network !== "off"
+      ? [
+        `for TLS: ${
+          ETC_PROXY_BINDS.map((path) => path.replace(/^\/etc\//, "")).join(", ")
+        } (no resolver files)`,
+      ]
       : []),
     "its own /proc, a minimal /dev and its private /tmp",
   ];
@@ -147,8 +155,47 @@ function writeSection(policy: Policy): ExplainSection {
   };
 }
 
+/** One allow-list rule in words. */
+export function describeNetRule(rule: NetRule): string {
+  const port = rule.port === null ? "any port" : `port ${rule.port}`;
+  switch (rule.kind) {
+    case "name":
+      return `${rule.text}: the name ${rule.host} (not its subdomains), ${port}`;
+    case "suffix":
+      return `${rule.text}: every subdomain of ${rule.host} (not ${rule.host} itself: list it too if ` +
+        `it is wanted), ${port}`;
+    case "ipv4":
+    case "ipv6":
+      return `${rule.text}: the address ${rule.host}, ${port}`;
+  }
+}
+
+function allowListSection(rules: readonly NetRule[], sockets: readonly string[]): ExplainSection {
+  return {
+    key: "network",
+    title: "Network",
+    summary: `only ${plural(rules.length, "this host", "these hosts")}, through Specter's proxy ` +
+      "(accepted with --ack-network)",
+    items: [
+      ...rules.map(describeNetRule),
+      `how: programs reach the proxy at ${NET_PROXY_URL} inside the sandbox (its own network namespace, loopback ` +
+      "only); HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lower case) point there, NO_PROXY is empty; plain " +
+      "HTTP requests and CONNECT tunnels (HTTPS) to an allowed host and port pass, anything else gets a 403",
+      "names: the proxy resolves them itself (the hosts file counts); an allowed name that resolves to a " +
+      "loopback, private, link-local or multicast address is refused, unless the rule names that address " +
+      "or localhost itself",
+      "no DNS leaves the sandbox (no resolver configuration inside, no route out), nor does any direct " +
+      "socket, TCP or UDP: only connections through the proxy leave",
+      "every connection, allowed or refused, is recorded in the run's audit log (specter audit net)",
+      "note: what a program sends to an allowed host is not inspected: an allowed host can receive your data",
+      ...sockets.map((path) => `socket: ${path}`),
+    ],
+  };
+}
+
 function networkSection(policy: Policy): ExplainSection {
   const sockets = policy.fs.sockets ?? [];
+  if (typeof policy.network === "object") return allowListSection(policy.network.allow, sockets);
   if (policy.network === "off" && sockets.length > 0) {
     return {
       key: "network",

@@ -11,6 +11,8 @@ import {
   describeRules,
   fingerprintPlan,
   type LaunchPlan,
+  NET_PROXY_ENV,
+  NET_PROXY_URL,
   type PlanDescriptor,
   type PlanFingerprint,
   REDACTED,
@@ -47,6 +49,16 @@ export interface RenderedSeccomp {
   readonly rules: readonly RuleDescription[];
 }
 
+/** The network part of a rendering (an allow-list policy). */
+export interface RenderedNet {
+  /** The proxy's address inside the sandbox. */
+  readonly proxy: string;
+  /** The rules, as written. */
+  readonly rules: readonly string[];
+  /** The proxy variables the program gets, with their values. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
 /** The document `specter policy render --json` prints. */
 export interface LaunchRendering {
   /** The backend. */
@@ -69,6 +81,11 @@ export interface LaunchRendering {
    * at `dest` before the program runs (the gate on fds `gate.block`/`gate.info`).
    */
   readonly descriptors?: readonly PlanDescriptor[];
+  /**
+   * The network allow list (a policy with one): its rules as written, where the program reaches the proxy,
+   * and the variables (not secret, so shown with their values) that point it there.
+   */
+  readonly net?: RenderedNet;
   /** The seccomp filter (bwrap). */
   readonly seccomp?: RenderedSeccomp;
   /** The Seatbelt profile text (seatbelt). */
@@ -90,6 +107,23 @@ export function seatbeltProfileOf(plan: LaunchPlan): string {
   return profile;
 }
 
+function netOf(plan: LaunchPlan): { net: RenderedNet } | Record<never, never> {
+  const network = plan.policy?.network;
+  if ((plan.netProxy ?? null) === null || typeof network !== "object") return {};
+  return {
+    net: { proxy: NET_PROXY_URL, rules: network.allow.map((rule) => rule.text), env: { ...NET_PROXY_ENV } },
+  };
+}
+
+function netLines(net: RenderedNet): string[] {
+  return [
+    `Network allow list (only through Specter's proxy at ${net.proxy}; no DNS, no direct socket):`,
+    ...net.rules.map((rule) => `  ${rule}`),
+    "Proxy environment of the program (overrides --env and the policy's env):",
+    ...Object.entries(net.env).map(([name, value]) => `  ${name}=${value}`),
+  ];
+}
+
 /** Renders a prepared plan: redacted argv, fingerprint, and the seccomp table or Seatbelt profile. */
 export function renderPlan(plan: LaunchPlan, program: string): LaunchRendering {
   const base = {
@@ -100,6 +134,7 @@ export function renderPlan(plan: LaunchPlan, program: string): LaunchRendering {
     argv: redactedArgv(plan.argv),
     env_names: Object.keys(plan.env).sort(),
     fingerprint: fingerprintPlan(plan),
+    ...netOf(plan),
   };
   if (plan.backend === "seatbelt") return { ...base, profile: seatbeltProfileOf(plan) };
   const filter = plan.files.find((file) => file.purpose === SECCOMP_PURPOSE);
@@ -234,6 +269,7 @@ export function formatRendering(rendering: LaunchRendering): string {
     `Command line (shell-quoted, one option per line; environment values are ${REDACTED}):`,
     ...argv.map((arg) => `  ${arg}`),
     "",
+    ...(rendering.net === undefined ? [] : [...netLines(rendering.net), ""]),
     ...(rendering.descriptors === undefined ? [] : [...descriptorLines(rendering.descriptors), ""]),
     ...(rendering.seccomp === undefined ? [] : [...seccompLines(rendering.seccomp), ""]),
     ...(rendering.profile === undefined ? [] : [...profileLines(rendering.profile), ""]),

@@ -83,7 +83,9 @@ function policyLines(policy: ReplayPolicy): string {
     `  read:    ${list(policy.read)}\n` +
     `  write:   ${list(policy.write)}\n` +
     (policy.sockets.length > 0 ? `  sockets: ${list(policy.sockets)}\n` : "") +
-    `  network: ${policy.network}${acked}`;
+    `  network: ${
+      typeof policy.network === "string" ? policy.network : `allow ${list(policy.network.allow)}`
+    }${acked}`;
 }
 
 /** The checks `--allow-unverified` let through, one line each. */

@@ -28,7 +28,18 @@ export const SANDBOX_FLAGS = {
     type: "boolean",
     description: "Acknowledge a policy that allows host writes (fs.write)",
   },
-  "ack-network": { type: "boolean", description: "Acknowledge a policy that allows network" },
+  "ack-network": {
+    type: "boolean",
+    description: 'Acknowledge a policy that allows network ("on" or an allow list, --allow-net)',
+  },
+  "allow-net": {
+    type: "string",
+    value: "HOST[:PORT],…",
+    multiple: true,
+    description: "Allow only these hosts, through Specter's proxy (repeatable; needs --ack-network): a " +
+      "name, *.domain (its subdomains only), an IPv4 address or [IPv6]; no port: every port. Added to the " +
+      'policy\'s allow list, or replaces its network "off"; refused with network "on"',
+  },
   "ack-host-sockets": {
     type: "boolean",
     description: "Acknowledge a policy that grants host unix sockets (fs.sockets)",

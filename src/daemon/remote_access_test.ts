@@ -94,6 +94,16 @@ Deno.test("remoteCreate: a remote client names a preset, never a file (whatever 
   assert.equal(remoteCreate(local, mine), mine);
 });
 
+Deno.test("remoteCreate: a remote client cannot widen the network (--allow-net, --ack-network)", () => {
+  for (const flags of [{ "allow-net": ["example.org"] }, { "ack-network": true }]) {
+    assert.throws(
+      () => remoteCreate(control, { cwd: "/", flags }),
+      (error: unknown) => error instanceof RemoteError && error.code === "E_REMOTE_SCOPE",
+      JSON.stringify(flags),
+    );
+  }
+});
+
 Deno.test("seenBy: a remote client is shown no host path of a session", () => {
   const entry: SessionEntry = {
     name: "a",

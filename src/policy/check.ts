@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PolicyProblem } from "../errors.ts";
+import { type PolicyProblem, UsageError } from "../errors.ts";
 import { stripTrailingSlashes } from "./broad_roots.ts";
 import { pathSafetyReason, type PathUse } from "./path_safety.ts";
 import { inDocumentOrder, type LocatedProblem } from "./document_order.ts";
@@ -13,7 +13,8 @@ import { type FieldPath, formatField, valueAt } from "./field_path.ts";
 import { deepFreeze } from "./freeze.ts";
 import { type PathFault, pathFault } from "./path_rules.ts";
 import { FILTER_NAMES } from "./normalize.ts";
-import { PolicyFileSchema } from "./schema.ts";
+import { type NetRule, parseNetRule } from "./net_allow.ts";
+import { MAX_NET_RULES, PolicyFileSchema } from "./schema.ts";
 import { schemaProblems } from "./schema_problems.ts";
 import type { Policy } from "./types.ts";
 import { expandVariables, VARIABLE_NAMES, type VariableName, type VariableValues } from "./variables.ts";
@@ -28,7 +29,7 @@ export interface PolicyContext {
   readonly acks: {
     /** `--ack-unsafe-write`: a non-empty `fs.write` is accepted. */
     readonly unsafeWrite: boolean;
-    /** `--ack-network`: `network: "on"` is accepted. */
+    /** `--ack-network`: `network: "on"` or an allow list is accepted. */
     readonly network: boolean;
     /** `--ack-host-sockets`: a non-empty `fs.sockets` is accepted. Absent: not given. */
     readonly hostSockets?: boolean;
@@ -153,11 +154,21 @@ function ackProblems(doc: unknown, acks: PolicyContext["acks"]): LocatedProblem[
       `Field "fs.write" allows host writes (${write.length} path(s)): pass --ack-unsafe-write to accept`,
     ));
   }
-  if (valueAt(doc, ["network"]) === "on" && !acks.network) {
+  const network = valueAt(doc, ["network"]);
+  if (network === "on" && !acks.network) {
     found.push(problemAt(
       ["network"],
       "E_POLICY_NETWORK_ACK",
       'Field "network" is "on": pass --ack-network to accept network access',
+    ));
+  }
+  const allow = valueAt(doc, ["network", "allow"]);
+  if (Array.isArray(allow) && allow.length > 0 && !acks.network) {
+    found.push(problemAt(
+      ["network"],
+      "E_POLICY_NETWORK_ACK",
+      `Field "network" allows ${allow.length} host pattern(s) through Specter's proxy: pass --ack-network ` +
+        "to accept network access",
     ));
   }
   const sockets = valueAt(doc, ["fs", "sockets"]);
@@ -169,6 +180,38 @@ function ackProblems(doc: unknown, acks: PolicyContext["acks"]): LocatedProblem[
         "general: pass --ack-host-sockets to accept",
     ));
   }
+  return found;
+}
+
+/**
+ * The problem of one allow-list pattern at `field` (a document path such as `network.allow[0]`, or a flag
+ * such as `--allow-net`), or null: `E_POLICY_NET_RULE` with `parseNetRule`'s reason.
+ */
+export function netRuleProblem(pattern: string, field: string): PolicyProblem | null {
+  const parsed = parseNetRule(pattern);
+  if (parsed.ok) return null;
+  const name = field.startsWith("--") ? `Flag "${field}"` : `Field "${field}"`;
+  const reason = parsed.message.replace(/^Network rule/, "network rule");
+  return { code: "E_POLICY_NET_RULE", field, message: `${name} is refused: ${reason}` };
+}
+
+function netProblems(doc: unknown): LocatedProblem[] {
+  const allow = valueAt(doc, ["network", "allow"]);
+  if (!Array.isArray(allow)) return []; // Absent, or a wrong type: a schema problem.
+  if (allow.length === 0) {
+    return [problemAt(
+      ["network", "allow"],
+      "E_POLICY_NET_EMPTY",
+      'Field "network.allow" is empty: name the hosts to allow, or write "network": "off" for none',
+    )];
+  }
+  const found: LocatedProblem[] = [];
+  allow.forEach((entry: unknown, i) => {
+    if (typeof entry !== "string") return; // A schema problem.
+    const path: FieldPath = ["network", "allow", i];
+    const problem = netRuleProblem(entry, formatField(path));
+    if (problem !== null) found.push({ path, problem });
+  });
   return found;
 }
 
@@ -205,6 +248,7 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
     ...workspaceProblems(ctx.workspace),
     ...schemaProblems(doc),
     ...pathProblems(doc, vars),
+    ...netProblems(doc),
     ...ackProblems(doc, ctx.acks),
   ]);
   if (problems.length > 0) return { policy: null, problems };
@@ -221,7 +265,9 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
       ...((file.fs?.sockets ?? []).length > 0 ? { sockets: file.fs!.sockets!.map(expand) } : {}),
     },
     env: [...(file.env ?? [])],
-    network: file.network ?? "off",
+    network: typeof file.network === "object"
+      ? { allow: file.network.allow.map((pattern) => (parseNetRule(pattern) as { rule: NetRule }).rule) }
+      : file.network ?? "off",
     budgets: {
       wall_ms: file.budgets?.wall_ms ?? null,
       cpu_seconds: file.budgets?.cpu_seconds ?? null,
@@ -244,4 +290,36 @@ export function checkPolicyDocument(doc: unknown, source: string, ctx: PolicyCon
   const frozen = deepFreeze(policy);
   VALIDATED.add(frozen);
   return { policy: frozen, problems: [] };
+}
+
+/**
+ * `policy` with `rules` added to its network allow list (`--allow-net`): a policy whose network is "off"
+ * gets the list, one with a list gets the rules it lacks (by text) after its own. Validated like its
+ * input, so it can be spawned. Throws `E_USAGE` for a policy that is not validated, one whose network is
+ * "on" (a flag that would narrow it silently is refused), no rule, or more than {@link MAX_NET_RULES}
+ * rules in all. The caller asks for `--ack-network`.
+ */
+export function withAllowNet(policy: Policy, rules: readonly NetRule[]): Policy {
+  if (!isValidatedPolicy(policy)) throw new UsageError("Only a validated policy gets an allow list");
+  if (policy.network === "on") {
+    throw new UsageError(
+      `Flag "--allow-net" cannot apply to policy "${policy.source}": its network is "on" (every host); ` +
+        'use a policy whose network is "off" or an allow list',
+    );
+  }
+  if (rules.length === 0) throw new UsageError('Flag "--allow-net" needs at least one HOST[:PORT]');
+  const own = policy.network === "off" ? [] : policy.network.allow;
+  const merged = [...own];
+  for (const rule of rules) {
+    if (!merged.some((known) => known.text === rule.text)) merged.push(rule);
+  }
+  if (merged.length > MAX_NET_RULES) {
+    throw new UsageError(
+      `The network allow list would hold ${merged.length} rules (policy and --allow-net): at most ` +
+        `${MAX_NET_RULES}`,
+    );
+  }
+  const frozen = deepFreeze({ ...policy, network: { allow: merged } });
+  VALIDATED.add(frozen);
+  return frozen;
 }

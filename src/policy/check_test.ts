@@ -192,7 +192,7 @@ const SCHEMA_CASES: readonly [string, unknown, string, RegExp][] = [
     "network yes",
     { version: 1, network: "yes" },
     "network",
-    /^Field "network" must be "off" or "on", got "yes"$/,
+    /^Field "network" must be "off", "on" or a table \{"allow": \[HOST\[:PORT\], …\]\}, got "yes"$/,
   ],
   ["network true", { version: 1, network: true }, "network", /got true/],
   ["budgets not a table", { version: 1, budgets: 5 }, "budgets", /table of positive integers, got 5/],

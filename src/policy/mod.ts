@@ -4,9 +4,26 @@
  *
  * @module
  */
-export type { Budgets, Policy, ReplaySettings } from "./types.ts";
+export type { Budgets, NetworkAllow, Policy, ReplaySettings } from "./types.ts";
 export { BROAD_ROOTS, type BroadRoot, broadRootReason } from "./broad_roots.ts";
-export { checkPolicyDocument, isValidatedPolicy, type PolicyCheck, type PolicyContext } from "./check.ts";
+export {
+  checkPolicyDocument,
+  isValidatedPolicy,
+  netRuleProblem,
+  type PolicyCheck,
+  type PolicyContext,
+  withAllowNet,
+} from "./check.ts";
+export {
+  addressAllowed,
+  canonicalHost,
+  isSpecialAddress,
+  matchNetRule,
+  type NetRule,
+  type NetRuleParse,
+  type NetRuleProblem,
+  parseNetRule,
+} from "./net_allow.ts";
 export { BINARY_DIRS, FORBIDDEN_TREES, pathSafetyReason, type PathUse, SYSTEM_TREES } from "./path_safety.ts";
 export { loadPolicy, MAX_POLICY_FILE_BYTES, type PolicyReading, readPolicy } from "./load.ts";
 export { formatOfPath, parsePolicyText, POLICY_FORMATS, type PolicyFormat } from "./parse.ts";
@@ -22,7 +39,9 @@ export {
 export {
   BUDGET_KEYS,
   ENV_NAME_PATTERN,
+  MAX_NET_RULES,
   NETWORK_MODES,
+  NetworkAllowSchema,
   POLICY_VERSION,
   type PolicyFile,
   PolicyFileSchema,
@@ -38,13 +57,3 @@ export {
   type Redaction,
 } from "./normalize.ts";
 export { hostHome } from "./home.ts";
-export {
-  addressAllowed,
-  canonicalHost,
-  isSpecialAddress,
-  matchNetRule,
-  type NetRule,
-  type NetRuleParse,
-  type NetRuleProblem,
-  parseNetRule,
-} from "./net_allow.ts";

@@ -15,8 +15,11 @@ export const POLICY_VERSION = 1;
 /** What an environment variable name passed through must look like. */
 export const ENV_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The `network` values. */
+/** The `network` values besides an allow list. */
 export const NETWORK_MODES = ["off", "on"] as const;
+
+/** Most rules a network allow list holds (a policy file's and `--allow-net`'s together). */
+export const MAX_NET_RULES = 256;
 
 /** The keys of `budgets`, each a positive integer or absent (no ceiling). */
 export const BUDGET_KEYS = [
@@ -79,6 +82,21 @@ function compiles(pattern: string): boolean {
   }
 }
 
+/** `network: {"allow": [...]}`: the hosts reachable through Specter's proxy, and nothing else. */
+export const NetworkAllowSchema = z
+  .strictObject({
+    // A rule's own length (at most 300 characters) is parseNetRule's to refuse, with its stable code.
+    allow: z.array(z.string()).max(MAX_NET_RULES).describe(
+      `HOST[:PORT] patterns, at most ${MAX_NET_RULES}: a DNS name (registry.npmjs.org), *. and a domain ` +
+        "for its subdomains only (*.pythonhosted.org, not the apex), an IPv4 address or an IPv6 address in " +
+        "brackets ([::1]); no port: every port. Not empty; no *, *.TLD, ranges, schemes or paths.",
+    ),
+  })
+  .describe(
+    "An allow list: the program reaches only these hosts, through Specter's proxy at 127.0.0.1:3128 (the " +
+      "HTTP_PROXY variables point there); no DNS and no direct socket leaves the sandbox. Needs --ack-network.",
+  );
+
 /** The `replay` table: how `specter replay` normalizes runs under this policy (flags override it). */
 export const ReplaySettingsSchema = z
   .strictObject({
@@ -113,7 +131,9 @@ export const PolicyFileSchema = z
           "or empty: only the minimal default environment.",
       )
       .optional(),
-    network: z.enum(NETWORK_MODES).describe('"on" needs --ack-network. Absent: "off".').optional(),
+    network: z.union([z.enum(NETWORK_MODES), NetworkAllowSchema]).describe(
+      '"off", "on" or {"allow": [HOST[:PORT], …]}; "on" and an allow list need --ack-network. Absent: "off".',
+    ).optional(),
     budgets: BudgetsSchema.optional(),
     replay: ReplaySettingsSchema.optional(),
   })

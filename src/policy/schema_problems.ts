@@ -10,7 +10,13 @@ import { MAX_DURATION_MS } from "../protocol/mod.ts";
 import type { LocatedProblem } from "./document_order.ts";
 import { type FieldPath, formatField, valueAt } from "./field_path.ts";
 import { FILTER_NAMES } from "./normalize.ts";
-import { BUDGET_KEYS, POLICY_VERSION, PolicyFileSchema } from "./schema.ts";
+import {
+  BUDGET_KEYS,
+  MAX_NET_RULES,
+  NetworkAllowSchema,
+  POLICY_VERSION,
+  PolicyFileSchema,
+} from "./schema.ts";
 
 const PATHS = "an array of absolute paths";
 const PATH = "an absolute path (a string)";
@@ -27,7 +33,9 @@ const EXPECTED: Readonly<Record<string, string>> = {
   "fs.write[]": PATH,
   env: "an array of environment variable names",
   "env[]": "an environment variable name (letters, digits and _, not starting with a digit)",
-  network: '"off" or "on"',
+  network: '"off", "on" or a table {"allow": [HOST[:PORT], …]}',
+  "network.allow": `an array of at most ${MAX_NET_RULES} HOST[:PORT] patterns`,
+  "network.allow[]": "a HOST[:PORT] pattern (a string)",
   budgets: "a table of positive integers",
   ...Object.fromEntries(BUDGET_KEYS.map((key) => [`budgets.${key}`, "a positive integer"])),
   "budgets.wall_ms": `a positive integer of at most ${MAX_DURATION_MS} (ms: the longest a timer waits)`,
@@ -44,6 +52,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
 const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   "": Object.keys(PolicyFileSchema.shape),
   fs: ["read", "write"],
+  network: ["allow"],
   budgets: BUDGET_KEYS,
   replay: ["normalize", "redactions"],
   "replay.redactions[]": ["pattern", "replacement"],
@@ -96,12 +105,34 @@ function versionProblem(doc: unknown, path: FieldPath): LocatedProblem {
   return { path, problem: { code: "E_POLICY_VERSION", field: "version", message } };
 }
 
-/** Every problem zod finds in `doc` against {@link PolicyFileSchema}, located for ordering. */
-export function schemaProblems(doc: unknown): LocatedProblem[] {
+/**
+ * zod's issues for `doc`. A `network` table that is not a valid allow list fails the union as a whole;
+ * its own issues (an unknown key, a list too long, a rule that is not a string) name the exact field.
+ */
+function issuesOf(doc: unknown): z.core.$ZodIssue[] {
   const result = PolicyFileSchema.safeParse(doc);
   if (result.success) return [];
+  return result.error.issues.flatMap((issue) => {
+    const value = valueAt(doc, issue.path as FieldPath);
+    // TOML dates and times parse to Date subclasses: a value, not a table.
+    const table = typeof value === "object" && value !== null && !Array.isArray(value) &&
+      !(value instanceof Date);
+    if (issue.code !== "invalid_union" || kindOf(issue.path as FieldPath) !== "network" || !table) {
+      return [issue];
+    }
+    const inner = NetworkAllowSchema.safeParse(value);
+    return inner.success
+      ? [issue]
+      : inner.error.issues.map((own) => ({ ...own, path: [...issue.path, ...own.path] }) as z.core.$ZodIssue);
+  });
+}
+
+/** Every problem zod finds in `doc` against {@link PolicyFileSchema}, located for ordering. */
+export function schemaProblems(doc: unknown): LocatedProblem[] {
+  const issues = issuesOf(doc);
+  if (issues.length === 0) return [];
   const found: LocatedProblem[] = [];
-  for (const issue of result.error.issues) {
+  for (const issue of issues) {
     const path = issue.path as FieldPath;
     if (issue.code === "unrecognized_keys") {
       found.push(...unknownKeyProblems(issue));

@@ -7,6 +7,7 @@
  * @module
  */
 import type { FilterName } from "./normalize.ts";
+import type { NetRule } from "./net_allow.ts";
 
 /**
  * Resource ceilings; `null` means no ceiling of that kind. Their names across flags, scenarios and the
@@ -54,12 +55,22 @@ export interface Policy {
   };
   /** Names of environment variables passed through from the caller. Empty: only the minimal default env. */
   readonly env: readonly string[];
-  /** `off`: no network namespace access at all. `on` needs `--ack-network`. */
-  readonly network: "off" | "on";
+  /**
+   * `off`: no network namespace access at all. `on`: the host's network. An allow list: only through
+   * Specter's proxy, to the hosts and ports its rules name (no DNS or direct socket leaves the sandbox).
+   * `on` and an allow list need `--ack-network`.
+   */
+  readonly network: "off" | "on" | NetworkAllow;
   /** Resource ceilings. */
   readonly budgets: Budgets;
   /** How `specter replay` normalizes runs under this policy (flags override it). */
   readonly replay: ReplaySettings;
+}
+
+/** A network allow list: the rules as parsed, in the order written (never empty). */
+export interface NetworkAllow {
+  /** The rules (`HOST[:PORT]` patterns, see `net_allow.ts`); each keeps its text as written. */
+  readonly allow: readonly NetRule[];
 }
 
 /** Replay normalization defaults a policy declares. */

@@ -157,6 +157,18 @@ export function recordedPolicy(
       if (fs && typeof fs === "object" && Array.isArray(fs[key])) fs[key] = (fs[key] as unknown[]).map(move);
     }
   }
+  // An allow list is recorded as parsed rules: each is checked again from the text it was written as.
+  const network = rest.network as { allow?: unknown } | undefined;
+  if (typeof network === "object" && network !== null && Array.isArray(network.allow)) {
+    rest.network = {
+      ...network,
+      allow: network.allow.map((rule: unknown) =>
+        typeof rule === "object" && rule !== null && typeof (rule as { text?: unknown }).text === "string"
+          ? (rule as { text: string }).text
+          : rule
+      ),
+    };
+  }
   const doc = { ...rest, ...withoutNulls("budgets", budgets), ...withoutNulls("replay", replay) };
   const check = checkPolicyDocument(doc, `file:${join(dir, name)}`, {
     workspace: cwd,
@@ -170,7 +182,7 @@ export function recordedPolicy(
     const fs = (typeof rest.fs === "object" && rest.fs !== null ? rest.fs : {}) as Record<string, unknown>;
     const grants = [
       ...(flags.includes("--ack-unsafe-write") ? [`fs.write ${shown(fs.write)}`] : []),
-      ...(flags.includes("--ack-network") ? ['network "on"'] : []),
+      ...(flags.includes("--ack-network") ? [`network ${shown(rest.network)}`] : []),
       ...(flags.includes("--ack-host-sockets") ? [`fs.sockets ${shown(fs.sockets)}`] : []),
     ];
     throw new UsageError(

@@ -96,7 +96,9 @@ export const ReplayPolicySchema = z.object({
   read: z.array(z.string()),
   write: z.array(z.string()),
   sockets: z.array(z.string()),
-  network: z.enum(["off", "on"]),
+  network: z.union([z.enum(["off", "on"]), z.object({ allow: z.array(z.string()) })]).describe(
+    '"off", "on" or the allow list\'s rules as written',
+  ),
   acknowledged: z.array(z.string()).describe(
     "The replaying command line's flags that accepted grants of this policy (`--ack-unsafe-write`, …)",
   ),
@@ -175,10 +177,12 @@ function shownPolicy(recordedSource: string, policy: Policy, acks: ReplayAcks): 
     read: [...policy.fs.read],
     write: [...policy.fs.write],
     sockets,
-    network: policy.network,
+    network: typeof policy.network === "string"
+      ? policy.network
+      : { allow: policy.network.allow.map((rule) => rule.text) },
     acknowledged: [
       ...(policy.fs.write.length > 0 && acks.unsafeWrite ? ["--ack-unsafe-write"] : []),
-      ...(policy.network === "on" && acks.network ? ["--ack-network"] : []),
+      ...(policy.network !== "off" && acks.network ? ["--ack-network"] : []),
       ...(sockets.length > 0 && acks.hostSockets ? ["--ack-host-sockets"] : []),
     ],
   };

@@ -40,6 +40,7 @@ import {
 import { maskArgs } from "./masks.ts";
 import { scratchArgs } from "./scratch.ts";
 import { seccompOptionsOf } from "./host_sockets.ts";
+import { netProxyOf, withProxyEnv } from "./net_proxy.ts";
 import { SandboxError } from "../errors.ts";
 
 /**
@@ -94,6 +95,13 @@ export const ETC_NETWORK_BINDS = [
   "/etc/ssl/openssl.cnf",
   "/etc/ca-certificates",
 ] as const;
+
+/**
+ * The `/etc` files bound for an allow-list policy: only what TLS needs (certificates and OpenSSL's
+ * configuration), so HTTPS through the proxy's CONNECT verifies. No resolver configuration (`resolv.conf`,
+ * `hosts`, `gai.conf`): names are the proxy's to resolve, and nothing inside can reach a DNS server.
+ */
+export const ETC_PROXY_BINDS = ["/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates"] as const;
 
 /** Per-launch options of the bwrap plan (it reads `protect`, `opened`, `hide` and `hideFiles`). */
 export type BwrapOptions = PlanOptions;
@@ -214,6 +222,9 @@ export function bwrapPlan(
     for (const path of ETC_NETWORK_BINDS) {
       args.push("--ro-bind-try", path, path);
     }
+  } else if (policy.network !== "off") {
+    // An allow list keeps the sandbox's own network namespace (loopback only): the proxy is the way out.
+    for (const path of ETC_PROXY_BINDS) args.push("--ro-bind-try", path, path);
   }
   args.push("--proc", "/proc", "--dev", "/dev");
   // Sized scratch tmpfs (/dev/shm, /tmp; /dev read-only), then host-wide /proc files masked.
@@ -321,7 +332,8 @@ export function bwrapPlan(
 
   // The program's environment; HOME points at the writable tmpfs unless the real one is visible.
   args.push("--clearenv");
-  const env = { ...request.env };
+  const netProxy = netProxyOf(policy);
+  const env = { ...withProxyEnv(request.env, netProxy) };
   if (env.HOME !== undefined && !visible.some((root) => isWithin(env.HOME!, root))) env.HOME = "/tmp";
   if (options.persist !== undefined) env.HOME = PERSIST_HOME;
   for (const [name, value] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
@@ -370,6 +382,7 @@ export function bwrapPlan(
     gate: { block: BLOCK_FD, info: INFO_FD },
     ...(request.ownSession === undefined ? {} : { programTakesTerminal: true }),
     policy,
+    netProxy,
   };
 }
 

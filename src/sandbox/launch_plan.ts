@@ -7,6 +7,7 @@
  * @module
  */
 import type { Policy } from "../policy/mod.ts";
+import type { NetProxyPlan } from "./net_proxy.ts";
 
 /** The sandbox backends. `none` and `external` run the program directly. */
 export const SANDBOX_BACKENDS = ["bwrap", "seatbelt", "external", "none"] as const;
@@ -231,6 +232,13 @@ export interface LaunchPlan {
   readonly programTakesTerminal?: boolean;
   /** The policy the plan enforces (`null` for `none`/`external`, which enforce nothing themselves). */
   readonly policy: Policy | null;
+  /**
+   * The network proxy an allow-list policy needs: the port programs reach it at on their loopback
+   * (`NET_PROXY_PORT`; the program's environment already names it). The spawner must start the proxy and,
+   * under bwrap, the relay in the sandbox's network namespace before it opens the gate. `null` (or absent,
+   * in a plan made by hand) when the policy has no allow list.
+   */
+  readonly netProxy?: NetProxyPlan;
 }
 
 /** What the plan needs to know about an opened path (its descriptor stays with the caller). */

@@ -7,7 +7,15 @@
 export { guardArtifacts } from "./artifact_guard.ts";
 export { guardPolicyFile } from "./policy_file_guard.ts";
 export { checkInterpreter, interpreterOf } from "./interpreter.ts";
-export { ETC_BINDS, ETC_NETWORK_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "./bwrap.ts";
+export { ETC_BINDS, ETC_NETWORK_BINDS, ETC_PROXY_BINDS, SANDBOX_ID, SYSTEM_BINDS } from "./bwrap.ts";
+export {
+  NET_PROXY_ENV,
+  NET_PROXY_PORT,
+  NET_PROXY_URL,
+  netProxyOf,
+  type NetProxyPlan,
+  withProxyEnv,
+} from "./net_proxy.ts";
 export { fingerprintPlan, type PlanFingerprint, REDACTED, redactedArgv, sha256 } from "./fingerprint.ts";
 export { seccompOptionsOf } from "./host_sockets.ts";
 export { checkMounts, parseMountInfo } from "./mount_check.ts";

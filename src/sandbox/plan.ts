@@ -71,6 +71,7 @@ export function compileLaunchPlan(
         descriptors: [],
         gate: null,
         policy: null,
+        netProxy: null,
       };
     default: {
       const never: never = backend;

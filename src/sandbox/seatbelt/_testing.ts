@@ -149,6 +149,7 @@ export const KNOWN_OPERATIONS = new Set([
   "file-read-metadata",
   "process-exec",
   "network*",
+  "network-outbound",
   "file-write-unlink",
 ]);
 
@@ -168,6 +169,15 @@ function fail(message: string, node: Sexp): never {
 }
 
 function filterOf(node: Sexp): RuleFilter {
+  // A network address filter, `(remote ip "HOST:PORT")` or `(local ip …)`: kind "remote ip" or "local ip".
+  if (node.type === "list" && node.items.length === 3 && symbolName(node.items[1]) === "ip") {
+    const side = symbolName(node.items[0]);
+    const value = stringValue(node.items[2]!);
+    if ((side !== "remote" && side !== "local") || value === null) {
+      fail('An ip filter is (remote ip "…")', node);
+    }
+    return { kind: `${side} ip`, value, regex: null, symbol: null };
+  }
   if (node.type !== "list" || node.items.length !== 2) {
     fail("A filter is a list of a kind and one argument", node);
   }

@@ -31,6 +31,7 @@ import type { Policy } from "../../policy/mod.ts";
 import type { LaunchRequest } from "../launch_plan.ts";
 import { sbplString } from "./escape.ts";
 import { MACH_SERVICES, NETWORK_MACH_SERVICES } from "./mach_services.ts";
+import { NET_PROXY_PORT } from "../net_proxy.ts";
 import { isWithin } from "../../fsafe/mod.ts";
 import { ancestorsOf, assertProfilePath, pathDepth } from "./paths.ts";
 import { SYSCTLS } from "./sysctls.ts";
@@ -41,6 +42,12 @@ import {
   SYSTEM_READ_PATHS,
   TTY_REGEX,
 } from "./system_paths.ts";
+
+/** What an allow-list policy reads for TLS: the certificates (no resolver configuration). */
+const PROXY_READ_PATHS = NETWORK_READ_PATHS.filter((entry) => entry.path === "/private/etc/ssl");
+
+/** The Mach service TLS needs under an allow list: certificate evaluation (no DNS or proxy settings). */
+const PROXY_MACH_SERVICES = NETWORK_MACH_SERVICES.filter((entry) => entry.name === "com.apple.trustd.agent");
 
 /** Per-launch options of the Seatbelt profile (the same `protect` as bubblewrap's). */
 export interface SeatbeltOptions {
@@ -149,6 +156,7 @@ export function seatbeltProfile(
   const entries = layers(policy, request, options);
   const writeRoots = entries.filter((entry) => entry.layer === "write").map((entry) => entry.path);
   const network = policy.network === "on";
+  const allowList = typeof policy.network === "object";
 
   const out: string[] = [
     "; Specter Seatbelt profile, generated from the policy for one launch. Do not edit.",
@@ -186,6 +194,7 @@ export function seatbeltProfile(
     ...SYSTEM_READ_PATHS.map((entry) => entry.path),
     ...DEVICE_PATHS.map((entry) => entry.path),
     ...(network ? NETWORK_READ_PATHS.map((entry) => entry.path) : []),
+    ...(allowList ? PROXY_READ_PATHS.map((entry) => entry.path) : []),
   ];
   out.push(
     "",
@@ -239,6 +248,18 @@ export function seatbeltProfile(
       ),
       rule("allow", ["file-read*"], NETWORK_READ_PATHS.map((entry) => pathFilter(entry.filter, entry.path))),
     );
+  } else if (allowList) {
+    out.push(
+      "; Network: an allow list, enforced by Specter's proxy; here only the way to it is opened (at the",
+      "; end of the profile). TLS certificates, no resolver: names are the proxy's to resolve.",
+      rule("deny", ["network*"]),
+      rule(
+        "allow",
+        ["mach-lookup"],
+        PROXY_MACH_SERVICES.map((entry) => `(global-name ${sbplString(entry.name)})`),
+      ),
+      rule("allow", ["file-read*"], PROXY_READ_PATHS.map((entry) => pathFilter(entry.filter, entry.path))),
+    );
   } else {
     out.push("; Network: none (also denied by default; stated for auditors).", rule("deny", ["network*"]));
   }
@@ -259,6 +280,15 @@ export function seatbeltProfile(
       "",
       "; Secrets the grants above only contain (src/sandbox/secrets.ts): last, so no grant overrides it.",
       rule("deny", ["file-read*", "file-write*"], hidden.map((path) => pathFilter("subpath", path))),
+    );
+  }
+  if (allowList) {
+    // Last, so nothing above overrides it: outbound TCP to the proxy's loopback port only (Seatbelt
+    // accepts only "localhost" or "*" as the host of an ip filter); no inbound, no other port.
+    out.push(
+      "",
+      "; The network proxy (allow list): outbound to its loopback port only.",
+      rule("allow", ["network-outbound"], [`(remote ip ${sbplString(`localhost:${NET_PROXY_PORT}`)})`]),
     );
   }
   return `${out.join("\n")}\n`;

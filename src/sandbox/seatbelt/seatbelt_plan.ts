@@ -7,6 +7,7 @@ import { SandboxError } from "../../errors.ts";
 import type { Policy } from "../../policy/mod.ts";
 import type { HostFacts, LaunchPlan, LaunchRequest } from "../launch_plan.ts";
 import { type SeatbeltOptions, seatbeltProfile } from "./profile.ts";
+import { netProxyOf, withProxyEnv } from "../net_proxy.ts";
 
 /** The launcher, by absolute path: a `sandbox-exec` earlier on `PATH` must never be the one that runs. */
 export const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
@@ -43,18 +44,21 @@ export function seatbeltPlan(
     });
   }
   const profile = seatbeltProfile(policy, request, options);
+  const netProxy = netProxyOf(policy);
+  const env = withProxyEnv(request.env, netProxy);
   return {
     backend: "seatbelt",
     // The program path is absolute (checked by the profile), so sandbox-exec's getopt stops there and
     // never reads the program's own arguments as its options.
     argv: [SANDBOX_EXEC, "-p", profile, request.program, ...request.args],
     argv0: SANDBOX_EXEC,
-    env: options.tmpDir === undefined ? request.env : { ...request.env, TMPDIR: options.tmpDir },
+    env: options.tmpDir === undefined ? env : { ...env, TMPDIR: options.tmpDir },
     cwd: request.cwd,
     programCwd: request.cwd,
     files: [...(request.passFiles ?? [])],
     descriptors: [],
     gate: null,
     policy,
+    netProxy,
   };
 }
