@@ -32,7 +32,7 @@ import { reopenForReading } from "../fsafe/mod.ts";
 import { type CeilingLimits, Ceilings, type CgroupMode } from "../ceilings/mod.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { ProcessTree, type ProcessTreeOptions } from "./process_tree.ts";
-import { type NetRelay, type NetRelayRequest, startNetRelay } from "./net_bridge.ts";
+import { type NetRelay, type NetRelayRequest, planWantsProxy, startNetRelay } from "./net_bridge.ts";
 
 /**
  * `SPECTER_CGROUPS=off` keeps sessions out of cgroups (to exercise the sampling fallback); the audit
@@ -107,6 +107,16 @@ export interface Launched {
 export function launch(request: LaunchRequest): Launched {
   const { plan, opened } = request;
   const passed: number[] = [];
+  if (planWantsProxy(plan) && plan.backend === "bwrap" && (request.netRelay ?? null) === null) {
+    // An allow list's sandbox has no way out but the relay: without one it would run, but never connect.
+    throw new SandboxError(
+      "E_SANDBOX_NETWORK",
+      "The plan has a network allow list but no proxy was started for it",
+      {
+        details: { fix: "Start the run's proxy and pass its socket (SpawnOptions.netRelay)" },
+      },
+    );
+  }
   if ((request.netRelay ?? null) !== null && plan.gate === null) {
     // Never a silent fallback: without bwrap's gate there is no namespace to bridge into.
     throw new SandboxError("E_SANDBOX_NETWORK", "A network allow list needs the bwrap sandbox", {

@@ -14,6 +14,7 @@
  */
 import { SandboxError } from "../errors.ts";
 import { sleepMs } from "../pty/mod.ts";
+import type { LaunchPlan } from "../sandbox/mod.ts";
 import { processStartTime, RELAY_PORT } from "./net_relay.ts";
 
 /** How long the relay may take to listen (a Deno start on a loaded machine). */
@@ -40,6 +41,15 @@ export interface NetRelay {
   readonly exited: Promise<void>;
   /** Closes its stdin (it ends on EOF) and kills it if it has not ended a moment later. Idempotent. */
   close(): void;
+}
+
+/**
+ * The plan has a network allow list (its `netProxy`, set by the policy's compilation): its launch needs a
+ * relay. SEAM (issue 26): `plan.netProxy != null` once the policy branch adds `LaunchPlan.netProxy`.
+ */
+export function planWantsProxy(plan: LaunchPlan): boolean {
+  const proxy: unknown = (plan as { readonly netProxy?: unknown }).netProxy;
+  return proxy !== undefined && proxy !== null;
 }
 
 /** The argv that starts the relay for the sandbox whose first process is `sandboxPid`. */
