@@ -12,7 +12,7 @@ import { type SandboxOption, spawn } from "../src/session/mod.ts";
 import { loadPolicy } from "../src/policy/mod.ts";
 import type { Frame } from "../src/protocol/mod.ts";
 import { SpecterError } from "../src/errors.ts";
-import { alive, DENO, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
+import { alive, DENO, NO_SANDBOX, ROOT, sessionTest, withTempDir } from "./_helpers.ts";
 
 const SELF = [DENO, "run", "-A", join(ROOT, "main.ts")];
 const PROXY_ENV = {
@@ -180,26 +180,45 @@ except OSError as e: print("socket=refused", type(e).__name__)'`,
   60_000,
 );
 
+function spawnError(fn: () => unknown): SpecterError {
+  try {
+    fn();
+  } catch (caught: unknown) {
+    assert.ok(caught instanceof SpecterError, String(caught));
+    return caught;
+  }
+  assert.fail("spawn did not throw");
+}
+
 sessionTest("a relay that does not start is E_SANDBOX_NETWORK, and the sandbox is gone", async () => {
-  await withTempDir(async (dir) => {
-    let error: unknown = null;
-    try {
-      // `false` exits at once instead of listening.
+  await withTempDir((dir) => {
+    const socketPath = join(dir, "proxy.sock");
+    // `false` exits at once instead of listening.
+    const error = spawnError(() =>
       spawn({
         argv: ["/bin/true"],
         cwd: dir,
         sandbox: basic(dir),
         tty: false,
-        netRelay: { command: ["/bin/false"], socketPath: join(dir, "proxy.sock") },
-      });
-    } catch (caught: unknown) {
-      error = caught;
-    }
-    assert.ok(error instanceof SpecterError, String(error));
+        netRelay: { command: ["/bin/false"], socketPath },
+      })
+    );
     assert.equal(error.code, "E_SANDBOX_NETWORK");
     assert.match(error.message, /exited before it listened/);
     const pid = (error.details as { sandbox_pid?: number } | undefined)?.sandbox_pid;
     assert.equal(typeof pid, "number");
     assert.equal(alive(pid!), false);
+    // Without bwrap there is no namespace to bridge into: refused, never run with the host's network.
+    const unsandboxed = spawnError(() =>
+      spawn({
+        argv: ["/bin/true"],
+        cwd: dir,
+        sandbox: NO_SANDBOX,
+        tty: false,
+        netRelay: { command: SELF, socketPath },
+      })
+    );
+    assert.equal(unsandboxed.code, "E_SANDBOX_NETWORK");
+    return Promise.resolve();
   });
 });
