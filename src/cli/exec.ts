@@ -78,7 +78,7 @@ export async function execCommand(
     options = sessionOptions(values, command);
     input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
     if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
-    net = await startRunNet(options, audit.log);
+    net = startRunNet(options, audit.log);
     session = spawn({
       maxOutputBytes: EXEC_DEFAULT_MAX_OUTPUT,
       ...options,

@@ -16,6 +16,7 @@ import type { AuditEvent } from "../protocol/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import type { NetRelayRequest } from "../launch/mod.ts";
 import type { Session, SpawnOptions } from "../session/mod.ts";
+import { SandboxError } from "../errors.ts";
 import { selfCommand } from "./daemon_client.ts";
 
 /** One connection as the proxy reports it at its close (`NetEvent` of `protocol/net.ts`). */
@@ -44,25 +45,13 @@ interface ProxyOptions {
 }
 
 /**
- * SEAM (issue 26): `NetProxy.start(options)` of `src/net/mod.ts`. Until that branch is merged a test may
- * put a proxy here (`setProxyStarter`); a run with an allow list and none is refused, never run with less.
+ * SEAM (issue 26): `NetProxy.start(options)` of `src/net/mod.ts`, which listens before it returns (its
+ * promise only hands over the handle), so a session's start, which is synchronous (the agent tools'),
+ * can start its proxy and launch at once. Until that branch is merged a run with an allow list is
+ * refused here: never run with less than its policy says.
  */
-let proxyStarter: ((options: ProxyOptions) => Promise<ProxyHandle>) | null = null;
-
-/** For tests before `src/net/` is merged: the function that starts a run's proxy. */
-export function setProxyStarter(start: ((options: ProxyOptions) => Promise<ProxyHandle>) | null): void {
-  proxyStarter = start;
-}
-
-async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
-  if (proxyStarter === null) {
-    const { SandboxError } = await import("../errors.ts");
-    throw new SandboxError(
-      "E_SANDBOX_NETWORK",
-      "This build has no network proxy, so the program was not run",
-    );
-  }
-  return await proxyStarter(options);
+function startProxy(_options: ProxyOptions): Promise<ProxyHandle> {
+  throw new SandboxError("E_SANDBOX_NETWORK", "This build has no network proxy, so the program was not run");
 }
 
 /**
@@ -89,10 +78,10 @@ export interface RunNet {
  * Starts the proxy of `options`' policy when it has an allow list (`null` otherwise): its socket in a new
  * 0700 directory under `$XDG_RUNTIME_DIR` (else the system temp directory), events to `audit`.
  */
-export async function startRunNet(
+export function startRunNet(
   options: Omit<SpawnOptions, "argv">,
   audit: AuditLog,
-): Promise<RunNet | null> {
+): RunNet | null {
   const sandbox = options.sandbox;
   const policy = sandbox !== undefined && "policy" in sandbox ? sandbox.policy : null;
   const rules = allowListOf(policy);
@@ -107,9 +96,9 @@ export async function startRunNet(
   Deno.chmodSync(dir, 0o700);
   const socketPath = join(dir, "proxy.sock");
   let session: Session | null = null;
-  let proxy: ProxyHandle;
+  let proxy: Promise<ProxyHandle>;
   try {
-    proxy = await startProxy({
+    proxy = startProxy({
       socketPath,
       rules,
       policyName: policy.source,
@@ -131,7 +120,9 @@ export async function startRunNet(
       session = value;
     },
     close: () =>
-      closing ??= proxy.close().finally(() => {
+      closing ??= proxy.then((handle) => handle.close(), () => {
+        // It never started (said when the run was refused): nothing to close.
+      }).finally(() => {
         session = null;
         removeDir(dir);
       }),

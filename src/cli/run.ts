@@ -113,7 +113,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     const options = sessionOptions(values, parsed.command);
     const heartbeat = typeof values.heartbeat === "string" ? parseDuration(values.heartbeat, "heartbeat") : 0;
     if (options.sandbox?.mode === "none") io.stderr(UNSAFE_BANNER);
-    net = await startRunNet(options, audit.log);
+    net = startRunNet(options, audit.log);
     session = spawn({
       ...options,
       heartbeatMs: heartbeat,
