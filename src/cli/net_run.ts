@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { AuditLog } from "../artifacts/mod.ts";
 import type { AuditEvent } from "../protocol/mod.ts";
 import type { Policy } from "../policy/mod.ts";
-import type { NetRelayRequest } from "../launch/mod.ts";
+import type { NetRelay, NetRelayRequest } from "../launch/mod.ts";
 import type { Session, SpawnOptions } from "../session/mod.ts";
 import { SandboxError } from "../errors.ts";
 import { selfCommand } from "./daemon_client.ts";
@@ -114,18 +114,31 @@ export function startRunNet(
     throw error;
   }
   let closing: Promise<void> | null = null;
+  let relay: NetRelay | null = null;
   return {
-    relay: { command: selfCommand(), socketPath },
+    relay: {
+      command: selfCommand(),
+      socketPath,
+      started: (value) => {
+        relay = value;
+      },
+    },
     attach: (value) => {
       session = value;
     },
+    // The relay first (its sandbox is gone; it would end within its poll anyway), so that a run that
+    // returns has left no process behind; then the proxy, which reports its last connections.
     close: () =>
-      closing ??= proxy.then((handle) => handle.close(), () => {
-        // It never started (said when the run was refused): nothing to close.
-      }).finally(() => {
+      closing ??= (async () => {
+        const started = relay as NetRelay | null;
+        started?.close();
+        await started?.exited;
+        await proxy.then((handle) => handle.close(), () => {
+          // It never started (said when the run was refused): nothing to close.
+        });
         session = null;
         removeDir(dir);
-      }),
+      })(),
   };
 }
 

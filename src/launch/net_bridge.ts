@@ -31,6 +31,8 @@ export interface NetRelayRequest {
   readonly socketPath: string;
   /** Default {@link RELAY_READY_MS}. */
   readonly readyMs?: number;
+  /** Told the relay once it listens (its owner may then wait for it to end: {@link NetRelay.exited}). */
+  readonly started?: (relay: NetRelay) => void;
 }
 
 /** A started relay; {@link close} ends it (it also ends by itself when its sandbox is gone). */
@@ -142,7 +144,10 @@ export function startNetRelay(request: NetRelayRequest, sandboxPid: number): Net
   };
   const deadline = performance.now() + (request.readyMs ?? RELAY_READY_MS);
   for (;;) {
-    if (listening(sandboxPid)) return relay;
+    if (listening(sandboxPid)) {
+      request.started?.(relay);
+      return relay;
+    }
     const gone = processStartTime(child.pid) === null || processState(child.pid) === "Z";
     if (gone || performance.now() > deadline) {
       killQuietly(child);
