@@ -88,7 +88,7 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"leak", ("127.0.0.1", $
           "--allow-net",
           `localhost:${a},vm:${a}`,
           "--ack-network",
-      "--ack-unsafe-write",
+          "--ack-unsafe-write",
           "--",
           "/bin/sh",
           "-c",
