@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { createSocket } from "node:dgram";
 import { join } from "node:path";
-import { runCli, sessionTest, withTempDir } from "./_helpers.ts";
+import { CliProcess, runCli, sessionTest, withTempDir } from "./_helpers.ts";
 
 /** A loopback HTTP server: `/` answers `hello from PORT`, `/redirect` sends the client to `to()`. */
 function server(to: () => string = () => "") {
@@ -153,4 +153,60 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"leak", ("127.0.0.1", $
     });
   },
   90_000,
+);
+
+sessionTest(
+  "an agent's exec_command session gets its own proxy: its connections in its own audit log",
+  async () => {
+    await withTempDir(async (dir) => {
+      const allowed = server();
+      const runtime = join(dir, "runtime");
+      Deno.mkdirSync(runtime, { mode: 0o700 });
+      const state = join(dir, "state");
+      try {
+        const cmd = `curl -sS -m 10 http://localhost:${allowed.port}/; ` +
+          `curl -s -m 10 -o /dev/null -w 'other: %{http_code}\\n' http://localhost:${allowed.port + 1}/`;
+        const agent = new CliProcess(
+          [
+            "agent",
+            "--cwd",
+            dir,
+            "--policy",
+            "basic",
+            "--allow-net",
+            `localhost:${allowed.port}`,
+            "--ack-network",
+          ],
+          { XDG_RUNTIME_DIR: runtime, XDG_STATE_HOME: state },
+        );
+        await agent.send({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "exec_command",
+          params: { cmd, yield_time_ms: 20_000 },
+        });
+        await agent.closeStdin();
+        const { code, stdout } = await agent.result();
+        const reply = JSON.parse(new TextDecoder().decode(stdout).split("\n")[0]!) as {
+          result: { output: string; exit_code: number };
+        };
+        assert.equal(code, 0);
+        assert.match(reply.result.output, new RegExp(`hello from ${allowed.port}`));
+        assert.match(reply.result.output, /other: 403/);
+        const runs = [...Deno.readDirSync(join(state, "specter", "runs"))];
+        assert.equal(runs.length, 1);
+        const log = join(state, "specter", "runs", runs[0]!.name, "audit.ndjson");
+        const net = Deno.readTextFileSync(log).trim().split("\n").map((line) => JSON.parse(line))
+          .filter((r) => r.event === "net").map((r) => [r.decision, r.port]);
+        assert.deepEqual(net, [["allowed", allowed.port], ["refused", allowed.port + 1]]);
+        const verify = await runCli(["audit", "verify", log]);
+        assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+        assert.deepEqual(relaysUnder(runtime), []);
+        assert.deepEqual([...Deno.readDirSync(runtime)], []);
+      } finally {
+        await allowed.http.shutdown();
+      }
+    });
+  },
+  60_000,
 );
