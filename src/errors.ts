@@ -98,7 +98,7 @@ export const ERROR_CODES = {
   E_SANDBOX_MOUNTS:
     "The sandbox's mount table did not match the launch plan (a writable mount outside the grants, or a bind that landed elsewhere); the program never ran",
   E_SANDBOX_NETWORK:
-    "The bridge from the sandbox's network namespace to Specter's network proxy could not be set up (nsenter missing, the relay did not start); the program never ran",
+    "The sandbox's network could not be bridged to Specter's proxy (nsenter missing, or the relay did not start); the program never ran",
   E_SCENARIO_PARSE: "The scenario file is not valid YAML or JSON",
   E_TERMINAL_PARSE:
     "The program wrote output that is not valid UTF-8 (in a scenario that does not allow binary output)",
