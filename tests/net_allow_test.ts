@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { createSocket } from "node:dgram";
 import { join } from "node:path";
 import { CliProcess, runCli, sessionTest, withTempDir } from "./_helpers.ts";
+import { auditRecords, cleanUp, create, startDaemon } from "./_daemon.ts";
 
 /** A loopback HTTP server: `/` answers `hello from PORT`, `/redirect` sends the client to `to()`. */
 function server(to: () => string = () => "") {
@@ -204,6 +205,52 @@ sessionTest(
         assert.deepEqual(relaysUnder(runtime), []);
         assert.deepEqual([...Deno.readDirSync(runtime)], []);
       } finally {
+        await allowed.http.shutdown();
+      }
+    });
+  },
+  60_000,
+);
+
+/** Relays whose parent is `pid` (each supervisor starts its own). */
+function relaysOf(pid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (argv.includes("net-relay") && ppid === pid) pids.push(Number(entry.name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+sessionTest(
+  "a daemon session (specter new --allow-net) has its own proxy, audited, and no relay outlives it",
+  async () => {
+    await withTempDir(async (dir) => {
+      const allowed = server();
+      const daemon = await startDaemon(dir);
+      try {
+        const cmd = `curl -sS -m 10 http://localhost:${allowed.port}/; ` +
+          `curl -s -m 10 -o /dev/null http://localhost:${allowed.port + 1}/`;
+        const flags = ["--policy", "basic", "--allow-net", `localhost:${allowed.port}`, "--ack-network"];
+        await create(daemon, "net", ["/bin/sh", "-c", cmd], flags);
+        let records: Record<string, unknown>[] = [];
+        for (let i = 0; i < 300 && !records.some((r) => r.event === "end"); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          records = await auditRecords(daemon, "net"); // Also checks that the log verifies.
+        }
+        const net = records.filter((r) => r.event === "net").map((r) => [r.decision, r.port]);
+        assert.deepEqual(net, [["allowed", allowed.port], ["refused", allowed.port + 1]]);
+        assert.equal(allowed.requests(), 1);
+        assert.deepEqual(relaysOf(daemon.process.pid), []);
+      } finally {
+        await cleanUp(daemon);
         await allowed.http.shutdown();
       }
     });

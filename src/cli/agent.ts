@@ -111,7 +111,16 @@ export async function agentCommand(
       for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
     },
   });
+  await netsClosed();
   return 0;
+}
+
+/** Sessions' network proxies still closing (their last connections audited): awaited before exiting. */
+const closingNets = new Set<Promise<void>>();
+
+/** Resolves once every agent session's proxy and relay has closed (`agent` and `mcp` wait before exiting). */
+export async function netsClosed(): Promise<void> {
+  while (closingNets.size > 0) await Promise.allSettled([...closingNets]);
 }
 
 /**
@@ -169,7 +178,11 @@ export function agentTools(values: FlagValues, warn: (text: string) => void): Ag
           rows?.close();
           // The proxy's last connections are audited as it closes: the log is closed after it.
           if (net === null) audit.log.close();
-          else void net.close().then(() => audit.log.close());
+          else {
+            const done = net.close().then(() => audit.log.close());
+            closingNets.add(done);
+            void done.finally(() => closingNets.delete(done));
+          }
         },
       };
     },

@@ -80,7 +80,7 @@ export interface RunNet {
  */
 export function startRunNet(
   options: Omit<SpawnOptions, "argv">,
-  audit: AuditLog,
+  audit: AuditLog | null,
 ): RunNet | null {
   const sandbox = options.sandbox;
   const policy = sandbox !== undefined && "policy" in sandbox ? sandbox.policy : null;
@@ -105,7 +105,7 @@ export function startRunNet(
       onEvent: (event) => {
         const { ts: _ts, event: _event, ...fields } = event;
         // SEAM (issue 26): "net" is an AuditEvent once the proxy's branch adds it (the cast goes then).
-        audit.record("net" as AuditEvent, fields);
+        audit?.record("net" as AuditEvent, fields);
         session?.reportNet(fields);
       },
     });
