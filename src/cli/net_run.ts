@@ -17,7 +17,7 @@ import type { Policy } from "../policy/mod.ts";
 import type { NetRelay, NetRelayRequest } from "../launch/mod.ts";
 import type { Session, SpawnOptions } from "../session/mod.ts";
 import { SandboxError } from "../errors.ts";
-import { selfCommand } from "./daemon_client.ts";
+import { LEAN_V8_FLAGS, selfCommand } from "./daemon_client.ts";
 
 /** One connection as the proxy reports it at its close (`NetEvent` of `protocol/net.ts`). */
 // SEAM (issue 26): replace with `import type { NetEvent } from "../protocol/mod.ts"`.
@@ -119,6 +119,8 @@ export function startRunNet(
     relay: {
       command: selfCommand(),
       socketPath,
+      // A relay is a whole runtime per sandbox: the daemon's lean heap settings (~50 MiB resident, not ~60).
+      env: { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS") ?? LEAN_V8_FLAGS },
       started: (value) => {
         relay = value;
       },

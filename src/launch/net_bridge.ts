@@ -31,6 +31,8 @@ export interface NetRelayRequest {
   readonly socketPath: string;
   /** Default {@link RELAY_READY_MS}. */
   readonly readyMs?: number;
+  /** Variables added to the relay's environment (V8 flags that keep an idle relay small). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Told the relay once it listens (its owner may then wait for it to end: {@link NetRelay.exited}). */
   readonly started?: (relay: NetRelay) => void;
 }
@@ -108,6 +110,7 @@ export function startNetRelay(request: NetRelayRequest, sandboxPid: number): Net
   try {
     child = new Deno.Command(argv[0]!, {
       args: argv.slice(1),
+      ...(request.env === undefined ? {} : { env: { ...request.env } }),
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
