@@ -100,6 +100,8 @@ export const ERROR_CODES = {
   E_SANDBOX_START: "The sandbox backend failed to start the program",
   E_SANDBOX_MOUNTS:
     "The sandbox's mount table did not match the launch plan (a writable mount outside the grants, or a bind that landed elsewhere); the program never ran",
+  E_SANDBOX_NETWORK:
+    "The sandbox's network could not be bridged to Specter's proxy (nsenter missing, or the relay did not start); the program never ran",
   E_SCENARIO_PARSE: "The scenario file is not valid YAML or JSON",
   E_TERMINAL_PARSE:
     "The program wrote output that is not valid UTF-8 (in a scenario that does not allow binary output)",
@@ -211,6 +213,7 @@ export const ERROR_CODE_SINCE: Readonly<Record<ErrorCode, string>> = {
   E_POLICY_NET_EMPTY: "0.8.0",
   E_POLICY_PROTECT_LIMIT: "0.6.0",
   E_SANDBOX_MOUNTS: "0.6.0",
+  E_SANDBOX_NETWORK: "0.8.0",
   E_REPLAY_INCOMPLETE: "0.6.0",
   E_REPLAY_TAMPERED: "0.6.0",
   E_REPLAY_NORMALIZE: "0.6.0",
@@ -329,9 +332,9 @@ export class PolicyError extends SpecterError {
 
 /** The sandbox cannot be set up; never silently replaced by a weaker one. */
 export class SandboxError extends SpecterError {
-  /** Creates an `E_SANDBOX_UNAVAILABLE`, `E_SANDBOX_START` or `E_SANDBOX_MOUNTS` error. */
+  /** Creates an `E_SANDBOX_UNAVAILABLE`, `E_SANDBOX_START`, `E_SANDBOX_MOUNTS` or `E_SANDBOX_NETWORK` error. */
   constructor(
-    code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START" | "E_SANDBOX_MOUNTS",
+    code: "E_SANDBOX_UNAVAILABLE" | "E_SANDBOX_START" | "E_SANDBOX_MOUNTS" | "E_SANDBOX_NETWORK",
     message: string,
     options: SpecterErrorOptions = {},
   ) {

@@ -102,6 +102,8 @@ export interface SessionAudit {
   failed(error: unknown): void;
   /** The session is over: close the log. */
   close(): void;
+  /** A network allow list's bridge to the session's own proxy (started with its audit; see `SpawnOptions.netRelay`). */
+  readonly netRelay?: SpawnOptions["netRelay"];
 }
 
 /**
@@ -254,6 +256,7 @@ export class AgentTools {
         shellIntegration: true,
         ...(params.tty === false ? { tty: false } : {}),
         ...(audit === undefined ? {} : { id: audit.id, artifacts: audit.artifacts }),
+        ...(audit?.netRelay === undefined ? {} : { netRelay: audit.netRelay }),
       };
       if (this.#options.spawn === undefined) session = spawn(options);
       else ({ session, id: named } = this.#options.spawn(options));

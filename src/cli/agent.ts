@@ -17,6 +17,7 @@ import { parseCount, parseDuration, parseSize } from "./units.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { sessionGroupsWithout } from "./session_flags.ts";
 import { auditError, auditFrame, auditLaunch, startRunAudit } from "./audit_run.ts";
+import { type RunNet, startRunNet } from "./net_run.ts";
 import { openSessionRows, type SessionRows } from "./history_rows.ts";
 import { CLIENT_FLAGS, connectDaemon } from "./daemon_client.ts";
 import type { SpawnOptions } from "../session/mod.ts";
@@ -110,7 +111,16 @@ export async function agentCommand(
       for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
     },
   });
+  await netsClosed();
   return 0;
+}
+
+/** Sessions' network proxies still closing (their last connections audited): awaited before exiting. */
+const closingNets = new Set<Promise<void>>();
+
+/** Resolves once every agent session's proxy and relay has closed (`agent` and `mcp` wait before exiting). */
+export async function netsClosed(): Promise<void> {
+  while (closingNets.size > 0) await Promise.allSettled([...closingNets]);
 }
 
 /**
@@ -139,12 +149,23 @@ export function agentTools(values: FlagValues, warn: (text: string) => void): Ag
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
     audit: (argv, cwd): SessionAudit => {
       const audit = startRunAudit({ ...values, cwd, id: undefined, artifacts: undefined }, argv, "agent");
+      // A network allow list: each session has its own proxy, so its connections go to its own audit log.
+      let net: RunNet | null;
+      try {
+        net = startRunNet(base, audit.log);
+      } catch (error: unknown) {
+        auditError(audit, error);
+        audit.log.close();
+        throw error;
+      }
       // The agent's commands go to the command log as a daemon's sessions' do (author: agent).
       let rows: SessionRows | null = null;
       return {
         id: audit.runId,
         artifacts: audit.dir,
+        ...(net === null ? {} : { netRelay: net.relay }),
         launched: (session) => {
+          net?.attach(session);
           auditLaunch(audit, session);
           rows = openSessionRows(session, "agent", warn);
         },
@@ -154,8 +175,14 @@ export function agentTools(values: FlagValues, warn: (text: string) => void): Ag
         },
         failed: (error) => auditError(audit, error),
         close: () => {
-          audit.log.close();
           rows?.close();
+          // The proxy's last connections are audited as it closes: the log is closed after it.
+          if (net === null) audit.log.close();
+          else {
+            const done = net.close().then(() => audit.log.close());
+            closingNets.add(done);
+            void done.finally(() => closingNets.delete(done));
+          }
         },
       };
     },

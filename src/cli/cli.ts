@@ -109,6 +109,8 @@ export async function runCli(args: readonly string[]): Promise<number> {
         return await (await import("./daemon.ts")).daemonCommand(rest, err, out);
       case "keeper":
         return await (await import("./keeper.ts")).keeperCommand(rest);
+      case "net-relay": // Hidden: started by a run with a network allow list (not in COMMAND_NAMES).
+        return await (await import("./net_relay.ts")).netRelayCommand(rest, out);
       case "new":
         return await (await import("./sessions.ts")).newCommand(rest, out);
       case "attach":

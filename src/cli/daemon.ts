@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { startRunNet } from "./net_run.ts";
 import { DaemonError, SpecterError, toSpecterError, UsageError } from "../errors.ts";
 import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
 import { Daemon, defaultPersistRoot, type SyncPolicy } from "../daemon/mod.ts";
@@ -171,6 +172,8 @@ export async function daemonCommand(
           { session: session.name, author_kind: session.author_kind },
         ),
       auditDir: (runId) => defaultArtifactsDir(runId),
+      // A network allow list: a proxy per session, its connections in the session's audit log.
+      net: (options, audit) => startRunNet(options, audit?.log ?? null),
       // Lines may quote what sessions and clients sent (names, paths, errors): escaped for the terminal.
       log: (text) => warn(`specter daemon: ${printable(text)}`),
       control: listenControl(stateDir),

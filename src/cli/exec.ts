@@ -23,6 +23,7 @@ import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { SESSION_GROUPS } from "./session_flags.ts";
 import { ExecOutput } from "./exec_output.ts";
 import { execPolicyHint, OutputTail } from "./exec_hint.ts";
+import { type RunNet, startRunNet } from "./net_run.ts";
 
 const EXEC_FLAGS = {
   input: {
@@ -72,18 +73,23 @@ export async function execCommand(
   let session;
   let input: string | undefined;
   let options;
+  let net: RunNet | null = null;
   try {
     options = sessionOptions(values, command);
     input = typeof values.input === "string" ? parseEscapes(values.input, "input") : undefined;
     if (options.sandbox?.mode === "none") warn(UNSAFE_BANNER);
+    net = startRunNet(options, audit.log);
     session = spawn({
       maxOutputBytes: EXEC_DEFAULT_MAX_OUTPUT,
       ...options,
       id: audit.runId,
       artifacts: audit.dir,
+      ...(net === null ? {} : { netRelay: net.relay }),
     });
+    net?.attach(session);
     auditLaunch(audit, session);
   } catch (error: unknown) {
+    await net?.close();
     const failure = toSpecterError(error);
     auditError(audit, failure);
     audit.log.close();
@@ -122,6 +128,8 @@ export async function execCommand(
     }
   }
   output.end();
+  // Its last connections are reported (audited) as it closes: before the audit log is.
+  await net?.close();
   audit.log.close();
   rows.close();
   const exit = await session.exited;

@@ -10,7 +10,7 @@ import { serveMcpStdio } from "../mcp/mod.ts";
 import { parseCommandLine } from "./flags.ts";
 import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { sessionGroupsWithout } from "./session_flags.ts";
-import { AGENT_FLAGS, agentTools } from "./agent.ts";
+import { AGENT_FLAGS, agentTools, netsClosed } from "./agent.ts";
 
 const MCP_FLAGS = {
   "max-sessions": AGENT_FLAGS["max-sessions"],
@@ -53,5 +53,6 @@ export async function mcpCommand(
       for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
     },
   });
+  await netsClosed();
   return 0;
 }

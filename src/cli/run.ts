@@ -30,6 +30,7 @@ import {
   startRunAudit,
   warnProtected,
 } from "./audit_run.ts";
+import { type RunNet, startRunNet } from "./net_run.ts";
 
 /** Where `run` writes and reads; real stdio by default, replaceable in tests. */
 export interface RunIo {
@@ -102,6 +103,7 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
   let session: Session;
   let values: FlagValues;
   let audit: RunAudit | undefined;
+  let net: RunNet | null = null;
   try {
     const parsed = parseCommandLine(args, RUN_DOC);
     values = parsed.values;
@@ -111,9 +113,18 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     const options = sessionOptions(values, parsed.command);
     const heartbeat = typeof values.heartbeat === "string" ? parseDuration(values.heartbeat, "heartbeat") : 0;
     if (options.sandbox?.mode === "none") io.stderr(UNSAFE_BANNER);
-    session = spawn({ ...options, heartbeatMs: heartbeat, id: audit.runId, artifacts: audit.dir });
+    net = startRunNet(options, audit.log);
+    session = spawn({
+      ...options,
+      heartbeatMs: heartbeat,
+      id: audit.runId,
+      artifacts: audit.dir,
+      ...(net === null ? {} : { netRelay: net.relay }),
+    });
+    net?.attach(session);
     auditLaunch(audit, session);
   } catch (error: unknown) {
+    await net?.close();
     const failure = toSpecterError(error);
     if (audit) {
       auditError(audit, failure);
@@ -160,6 +171,8 @@ export async function runCommand(args: readonly string[], io: RunIo = stdio()): 
     stopForwarding();
     reading.cancel();
     writer.releaseLock();
+    // Its last connections are reported (audited) as it closes: before the audit log is.
+    await net?.close();
     audit.log.close();
     rows.close();
   }

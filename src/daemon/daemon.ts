@@ -85,6 +85,13 @@ export interface DaemonOptions {
   readonly sync?: SyncPolicy;
   /** Told of connections refused or dropped, and of failures that end no session. */
   readonly log?: (text: string) => void;
+  /**
+   * Starts the network proxy of a session whose policy has an allow list (`null` otherwise); its relay
+   * request goes to the launch. Without it such a session is refused (`E_SANDBOX_NETWORK`). The proxy and
+   * relay are this daemon's: they end with the session, or with the daemon (the session's network then
+   * ends too, closed: a later daemon adopts the session without one).
+   */
+  readonly net?: (options: SpawnOptions, audit: RunAudit | null) => SessionNet | null;
   /** The spawn options agents' sessions start from (`agent.open`'s flags, as `specter agent` takes them). */
   readonly agentBase?: (flags: CreateParams["flags"], cwd: string) => Promise<Omit<SpawnOptions, "argv">>;
   /**
@@ -157,12 +164,24 @@ const ATTACH_HISTORY_BYTES = 32 * 1024 * 1024;
 /** How often logged output is acknowledged to the keeper. */
 const ACK_MS = 20;
 
+/** A session's network proxy and relay (see {@link DaemonOptions.net}); the CLI's `RunNet`. */
+export interface SessionNet {
+  /** The relay request for the launch (`SpawnOptions.netRelay`). */
+  readonly relay: NonNullable<SpawnOptions["netRelay"]>;
+  /** The session its `net` frames go to. */
+  attach(session: Session): void;
+  /** Ends the relay and the proxy (its open connections are reported). */
+  close(): Promise<void>;
+}
+
 interface Entry {
   readonly name: string;
   readonly dir: string;
   readonly saved: SavedSession;
   /** The session's audit log, while this daemon runs it. */
   audit: RunAudit | null;
+  /** Its network proxy and relay (a network allow list), while this daemon runs it. */
+  net: SessionNet | null;
   readonly logId: string;
   session: Session | null;
   store: FrameStore | null;
@@ -323,6 +342,9 @@ export class Daemon {
     }
     for (const timer of this.#timers) clearInterval(timer);
     this.#acknowledge();
+    // A session that goes on loses its network with this daemon (its relay and proxy are ours): closed,
+    // never open. Their last connections are audited first.
+    await Promise.all([...this.#entries.values()].map((entry) => entry.net?.close()));
     for (const entry of this.#entries.values()) {
       entry.store?.close();
       entry.audit?.log.close(); // Its session goes on: the next daemon appends to the log.
@@ -493,6 +515,7 @@ export class Daemon {
       delivered: -1,
       acked: 0,
       audit: null,
+      net: null,
       exit: null,
       loggedTo: (store?.nextSeq ?? 0) - 1,
       rows: null,
@@ -673,12 +696,15 @@ export class Daemon {
     const holder: { entry: Entry | null } = { entry: null };
     const early: Frame[] = [];
     let session: Session;
+    let net: SessionNet | null = null;
     try {
       // The audit directory is guarded as `run`'s artifacts are: out of the program's sight and reach.
       // Its parent too: every daemon session's audit is there, and no session may rewrite another's.
       const audited = audit === null ? options : { ...options, artifacts: audit.dir };
       const guarded = [...this.#protectedDirs(), ...(audit === null ? [] : [join(audit.dir, "..")])];
-      session = spawn({ ...audited, id: name, protectedDirs: guarded }, {
+      net = this.#options.net?.(audited, audit) ?? null;
+      const relay = net === null ? {} : { netRelay: net.relay };
+      session = spawn({ ...audited, id: name, protectedDirs: guarded, ...relay }, {
         spawner: (request) => this.#keeper.spawn(name, request),
         watcher: this.#keeper,
         // The keeper holds the session across restarts of the daemon: its cgroups are the keeper's.
@@ -694,6 +720,7 @@ export class Daemon {
     } catch (error: unknown) {
       store.close();
       Deno.removeSync(dir, { recursive: true });
+      void net?.close(); // The program never ran: no connection to report.
       if (audit !== null) {
         auditError(audit, error);
         audit.log.close();
@@ -737,6 +764,8 @@ export class Daemon {
     const entry = this.#entry(name, dir, saved, store);
     entry.session = session;
     entry.audit = audit;
+    entry.net = net;
+    net?.attach(session);
     entry.rows = this.#rowsFor(entry);
     holder.entry = entry;
     for (const frame of early) this.#sink(entry, frame);
@@ -772,6 +801,9 @@ export class Daemon {
       );
       entry.store?.close();
       entry.store = null;
+      // Its last connections are audited as the proxy closes: before the audit log is.
+      await entry.net?.close();
+      entry.net = null;
       this.#closeAudit(entry);
       this.#keeper.release(entry.name);
       try {

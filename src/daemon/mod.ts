@@ -23,7 +23,13 @@ export {
   OUTPUT_LOG_SEGMENT_BYTES,
   type OutputLogBudgets,
 } from "./agent_output_log.ts";
-export { type CreateParams, Daemon, type DaemonOptions, type RemoteListen } from "./daemon.ts";
+export {
+  type CreateParams,
+  Daemon,
+  type DaemonOptions,
+  type RemoteListen,
+  type SessionNet,
+} from "./daemon.ts";
 export { authorize, LOCAL_METHODS, VIEWER_METHODS } from "./remote_access.ts";
 export { defaultPersistRoot, defaultSocketPath, defaultStateDir, privateDir, sessionDir } from "./paths.ts";
 export { HARD_UNSENT_BYTES, MAX_LINE_BYTES, MAX_UNSENT_BYTES, STALL_MS } from "./connection.ts";

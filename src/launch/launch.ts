@@ -32,6 +32,7 @@ import { reopenForReading } from "../fsafe/mod.ts";
 import { type CeilingLimits, Ceilings, type CgroupMode } from "../ceilings/mod.ts";
 import { killHelper, passGate, setupFailure } from "./_sandbox_gate.ts";
 import { ProcessTree, type ProcessTreeOptions } from "./process_tree.ts";
+import { type NetRelay, type NetRelayRequest, planWantsProxy, startNetRelay } from "./net_bridge.ts";
 
 /**
  * `SPECTER_CGROUPS=off` keeps sessions out of cgroups (to exercise the sampling fallback); the audit
@@ -71,6 +72,11 @@ export interface LaunchRequest {
    * which holds them across the daemon's restarts.
    */
   readonly cgroupOwner?: number;
+  /**
+   * A network allow list's bridge: the relay to start in the sandbox's network namespace before the
+   * program runs (`net_bridge.ts`). Only a bwrap plan (with its gate) can have one.
+   */
+  readonly netRelay?: NetRelayRequest | null;
 }
 
 /** A launched process, held at the gate until {@link release} (see the module documentation). */
@@ -85,6 +91,8 @@ export interface Launched {
   readonly watcher?: ExitWatcher;
   /** The controls of its processes, on the session's timers. */
   processTree(later: ProcessTreeOptions["later"]): ProcessTree;
+  /** The sandbox's network relay (a network allow list), ended with the session or at {@link abort}. */
+  readonly netRelay: NetRelay | null;
   /** Lets the program run. */
   release(): void;
   /** Kills what was launched (its session could not be created) and frees what it held. */
@@ -99,7 +107,24 @@ export interface Launched {
 export function launch(request: LaunchRequest): Launched {
   const { plan, opened } = request;
   const passed: number[] = [];
+  if (planWantsProxy(plan) && plan.backend === "bwrap" && (request.netRelay ?? null) === null) {
+    // An allow list's sandbox has no way out but the relay: without one it would run, but never connect.
+    throw new SandboxError(
+      "E_SANDBOX_NETWORK",
+      "The plan has a network allow list but no proxy was started for it",
+      {
+        details: { fix: "Start the run's proxy and pass its socket (SpawnOptions.netRelay)" },
+      },
+    );
+  }
+  if ((request.netRelay ?? null) !== null && plan.gate === null) {
+    // Never a silent fallback: without bwrap's gate there is no namespace to bridge into.
+    throw new SandboxError("E_SANDBOX_NETWORK", "A network allow list needs the bwrap sandbox", {
+      details: { backend: plan.backend },
+    });
+  }
   const gate: GatePipes | null = plan.gate === null ? null : openGate();
+  let netRelay: NetRelay | null = null;
   let ceilings: Ceilings | null = null;
   let launched = false;
   // Before the launcher can exit: its sandbox's init must be orphaned to us, not to the host's init.
@@ -169,8 +194,14 @@ export function launch(request: LaunchRequest): Launched {
         started = result.started;
         if (started && result.childPid !== null) ceilings.attach(result.childPid);
         init = result.init;
+        // The program waits at the gate with its loopback up: the relay listens there before it runs.
+        const relayRequest = request.netRelay ?? null;
+        if (started && relayRequest !== null && result.childPid !== null) {
+          netRelay = startNetRelay(relayRequest, result.childPid);
+        }
       } catch (error: unknown) {
         killHelper(child);
+        init?.handle.close();
         throw error;
       }
       if (!started) {
@@ -203,6 +234,7 @@ export function launch(request: LaunchRequest): Launched {
       if (gate !== null) closeGate(gate);
       held.close(); // Empties and removes the session's cgroup.
       init?.handle.close();
+      netRelay?.close();
       releaseSubreaper?.();
     };
     launched = true;
@@ -210,6 +242,7 @@ export function launch(request: LaunchRequest): Launched {
       child,
       ceilings: held,
       backend: plan.backend,
+      netRelay,
       ...(request.watcher === undefined ? {} : { watcher: request.watcher }),
       processTree: (later) =>
         new ProcessTree({

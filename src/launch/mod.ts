@@ -13,3 +13,13 @@ export {
   ProcessTree,
   type ProcessTreeOptions,
 } from "./process_tree.ts";
+export {
+  findNsenter,
+  listening,
+  type NetRelay,
+  type NetRelayRequest,
+  RELAY_READY_MS,
+  relayArgv,
+  startNetRelay,
+} from "./net_bridge.ts";
+export { type NetRelayOptions, RELAY_MAX_CONNECTIONS, RELAY_PORT, runNetRelay } from "./net_relay.ts";

@@ -8,6 +8,7 @@ import { isAbsolute, normalize } from "node:path";
 import { UsageError } from "../errors.ts";
 import { MAX_COLS, MAX_DURATION_MS, MAX_ROWS } from "../protocol/mod.ts";
 import type { InheritedFd } from "../pty/mod.ts";
+import type { NetRelayRequest } from "../launch/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 import { SCREEN_HISTORY } from "../terminal/mod.ts";
 
@@ -132,6 +133,12 @@ export interface SpawnOptions {
   /** Extra fds for the child (e.g. a seccomp filter as fd 3); none when absent. */
   readonly inheritFds?: readonly InheritedFd[];
   /**
+   * A network allow list's bridge (bwrap only): the relay started in the sandbox's network namespace
+   * before the program runs, piping `127.0.0.1:3128` there to the run's proxy on `socketPath`. The
+   * socket's directory is guarded as the artifacts directory is (never visible inside). Absent: none.
+   */
+  readonly netRelay?: NetRelayRequest;
+  /**
    * Keep a terminal model from the start, so every `screen()` snapshot is exact (default false). Without
    * it the model is created on the first `screen()` / `snapshot` request and replays only the retained
    * recent output (`screenHistory`); snapshots say `partial: true` when older output was dropped.
@@ -197,6 +204,7 @@ export interface ResolvedOptions {
   readonly shellIntegration: boolean;
   readonly tty: boolean;
   readonly inheritFds: readonly InheritedFd[];
+  readonly netRelay: NetRelayRequest | null;
   readonly screen: boolean;
   readonly screenHistory: number;
   readonly readerThread: boolean;
@@ -336,6 +344,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
     shellIntegration: options.shellIntegration ?? false,
     tty: options.tty ?? true,
     inheritFds: options.inheritFds ?? [],
+    netRelay: options.netRelay ?? null,
     screen: options.screen ?? false,
     screenHistory: Math.floor(nonNegative("screenHistory", options.screenHistory, DEFAULTS.screenHistory)),
     readerThread: options.readerThread ?? options.screen ?? false,

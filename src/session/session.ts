@@ -525,6 +525,16 @@ export class Session {
     }, message);
   }
 
+  /**
+   * Emits a `net` frame: one connection through the network proxy of an allow-list policy, as the proxy
+   * (which runs beside the session, in its host) reported it at its close. Nothing once the session ended.
+   */
+  reportNet(fields: Readonly<Record<string, unknown>>): void {
+    // SEAM (issue 26): `fields` becomes `NetAuditFields` (protocol/net.ts) and the cast goes once the
+    // proxy's branch adds the `net` frame to FrameBody.
+    this.#emit({ type: "net", ...fields } as unknown as FrameBody);
+  }
+
   /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
   reportError(code: string, message: string, details?: Record<string, unknown>): void {
     this.#emitError(code, message, details);

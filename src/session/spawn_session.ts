@@ -251,6 +251,8 @@ function prepare(
         ? []
         : [{ dir: dirname(resolved.record.path), readable: !integrated, kind: "recording" as const }]),
       ...resolved.protectedDirs.map((dir) => ({ dir })),
+      // The proxy's socket: reached only through the relay, which checks nothing itself.
+      ...(resolved.netRelay === null ? [] : [{ dir: dirname(resolved.netRelay.socketPath) }]),
       ...specterStateDirs().map((dir) => ({ dir, kind: "state" as const })),
     ], { canHide: backend === "bwrap" });
     // A policy file its own write grants contain could be rewritten for the next run (E_POLICY_SELF_WRITABLE).
@@ -370,6 +372,7 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
       ...(host.spawner === undefined ? {} : { spawner: host.spawner }),
       ...(host.watcher === undefined ? {} : { watcher: host.watcher }),
       ...(host.cgroupOwner === undefined ? {} : { cgroupOwner: host.cgroupOwner }),
+      ...(effective.netRelay === null ? {} : { netRelay: effective.netRelay }),
     });
   } catch (error: unknown) {
     recorder?.close();
@@ -399,6 +402,8 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
     );
     // The session reads its terminal now: let the program run.
     launched.release();
+    const relay = launched.netRelay;
+    if (relay !== null) void session.exited.then(() => relay.close());
     if (tmpDir !== null) void session.exited.then(() => removeTmpDir(tmpDir));
     return session;
   } catch (error: unknown) {
@@ -463,6 +468,7 @@ export function adopt(terminal: AdoptedTerminal, options: SpawnOptions, hooks: S
     ceilings,
     backend,
     watcher,
+    netRelay: null, // A keeper-held sandbox's relay, if any, is the keeper's (see docs/architecture.md).
     processTree: (later) =>
       new ProcessTree({ pid: child.pid, launcher: backend === "bwrap", init, ceilings, later }),
     release: () => {},

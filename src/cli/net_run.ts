@@ -1,0 +1,153 @@
+/**
+ * A run's network allow list, from the command line's side: the run's proxy on a unix socket in a fresh
+ * private (0700) directory that no sandbox grant reaches, the relay request the launch needs to bridge
+ * the sandbox's network namespace to it, and every connection the proxy reports written to the run's
+ * audit log (event `net`) and, once the session exists, sent as a `net` frame. `run`, `exec` and the
+ * agent tools (`agent`, `mcp`) each start one per sandbox and close it when the session is over.
+ *
+ * The proxy itself is `src/net/` (`NetProxy`); until its branch is merged it is reached through the one
+ * marked seam below ({@link startProxy}), and the policy's allow list through {@link allowListOf}.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { AuditLog } from "../artifacts/mod.ts";
+import type { AuditEvent } from "../protocol/mod.ts";
+import type { Policy } from "../policy/mod.ts";
+import type { NetRelay, NetRelayRequest } from "../launch/mod.ts";
+import type { Session, SpawnOptions } from "../session/mod.ts";
+import { SandboxError } from "../errors.ts";
+import { LEAN_V8_FLAGS, selfCommand } from "./daemon_client.ts";
+
+/** One connection as the proxy reports it at its close (`NetEvent` of `protocol/net.ts`). */
+// SEAM (issue 26): replace with `import type { NetEvent } from "../protocol/mod.ts"`.
+export interface NetEventLike {
+  readonly ts: number;
+  readonly event: "net";
+  readonly [field: string]: unknown;
+}
+
+/** An allow-list rule (`NetRule` of `policy/net_allow.ts`). */
+// SEAM (issue 26): replace with `import type { NetRule } from "../policy/mod.ts"` (both other branches export it).
+type NetRule = unknown;
+
+/** The proxy's handle (`NetProxy` of `src/net/`). */
+interface ProxyHandle {
+  close(): Promise<void>;
+}
+
+/** The options `NetProxy.start` takes (`NetProxyOptions` of `src/net/`). */
+interface ProxyOptions {
+  readonly socketPath: string;
+  readonly rules: readonly NetRule[];
+  readonly policyName: string;
+  readonly onEvent: (event: NetEventLike) => void;
+}
+
+/**
+ * SEAM (issue 26): `NetProxy.start(options)` of `src/net/mod.ts`, which listens before it returns (its
+ * promise only hands over the handle), so a session's start, which is synchronous (the agent tools'),
+ * can start its proxy and launch at once. Until that branch is merged a run with an allow list is
+ * refused here: never run with less than its policy says.
+ */
+function startProxy(_options: ProxyOptions): Promise<ProxyHandle> {
+  throw new SandboxError("E_SANDBOX_NETWORK", "This build has no network proxy, so the program was not run");
+}
+
+/**
+ * SEAM (issue 26): the policy's allow list (`policy.network.allow` once the policy branch types
+ * `network` as `"off" | "on" | { allow: NetRule[] }`); `null` for `"off"` and `"on"`.
+ */
+export function allowListOf(policy: Pick<Policy, "network"> | null | undefined): readonly NetRule[] | null {
+  const network: unknown = policy?.network;
+  if (typeof network !== "object" || network === null || !("allow" in network)) return null;
+  return (network as { allow: readonly NetRule[] }).allow;
+}
+
+/** A run's proxy and what its launch needs: see the module documentation. */
+export interface RunNet {
+  /** The relay request for `SpawnOptions.netRelay`. */
+  readonly relay: NetRelayRequest;
+  /** The session the proxy's `net` frames go to (set once it is spawned; events before are audited only). */
+  attach(session: Session): void;
+  /** Closes the proxy (its open connections are reported) and removes its directory. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the proxy of `options`' policy when it has an allow list (`null` otherwise): its socket in a new
+ * 0700 directory under `$XDG_RUNTIME_DIR` (else the system temp directory), events to `audit`.
+ */
+export function startRunNet(
+  options: Omit<SpawnOptions, "argv">,
+  audit: AuditLog | null,
+): RunNet | null {
+  const sandbox = options.sandbox;
+  const policy = sandbox !== undefined && "policy" in sandbox ? sandbox.policy : null;
+  const rules = allowListOf(policy);
+  if (rules === null || policy === null) return null;
+  // A short path (a unix socket's is at most 107 bytes), private, and outside every grant: the launch
+  // guards this directory as it guards the artifacts directory (SpawnOptions.netRelay).
+  const runtime = Deno.env.get("XDG_RUNTIME_DIR");
+  const dir = Deno.makeTempDirSync({
+    prefix: "specter-net-",
+    ...(runtime !== undefined && runtime.startsWith("/") ? { dir: runtime } : {}),
+  });
+  Deno.chmodSync(dir, 0o700);
+  const socketPath = join(dir, "proxy.sock");
+  let session: Session | null = null;
+  let proxy: Promise<ProxyHandle>;
+  try {
+    proxy = startProxy({
+      socketPath,
+      rules,
+      policyName: policy.source,
+      onEvent: (event) => {
+        const { ts: _ts, event: _event, ...fields } = event;
+        // SEAM (issue 26): "net" is an AuditEvent once the proxy's branch adds it (the cast goes then).
+        audit?.record("net" as AuditEvent, fields);
+        session?.reportNet(fields);
+      },
+    });
+  } catch (error: unknown) {
+    removeDir(dir);
+    throw error;
+  }
+  let closing: Promise<void> | null = null;
+  let relay: NetRelay | null = null;
+  return {
+    relay: {
+      command: selfCommand(),
+      socketPath,
+      // A relay is a whole runtime per sandbox: the daemon's lean heap settings (~50 MiB resident, not ~60).
+      env: { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS") ?? LEAN_V8_FLAGS },
+      started: (value) => {
+        relay = value;
+      },
+    },
+    attach: (value) => {
+      session = value;
+    },
+    // The relay first (its sandbox is gone; it would end within its poll anyway), so that a run that
+    // returns has left no process behind; then the proxy, which reports its last connections.
+    close: () =>
+      closing ??= (async () => {
+        const started = relay as NetRelay | null;
+        started?.close();
+        await started?.exited;
+        await proxy.then((handle) => handle.close(), () => {
+          // It never started (said when the run was refused): nothing to close.
+        });
+        session = null;
+        removeDir(dir);
+      })(),
+  };
+}
+
+function removeDir(dir: string): void {
+  try {
+    Deno.removeSync(dir, { recursive: true });
+  } catch {
+    // Best effort: an empty private directory in the runtime or temp directory.
+  }
+}
