@@ -5,63 +5,26 @@
  * audit log (event `net`) and, once the session exists, sent as a `net` frame. `run`, `exec` and the
  * agent tools (`agent`, `mcp`) each start one per sandbox and close it when the session is over.
  *
- * The proxy itself is `src/net/` (`NetProxy`); until its branch is merged it is reached through the one
- * marked seam below ({@link startProxy}), and the policy's allow list through {@link allowListOf}.
+ * The proxy itself is `src/net/` (`NetProxy`), which listens before `start` returns (its promise only hands
+ * over the handle), so a session's start, which is synchronous (the agent tools'), can start its proxy and
+ * launch at once.
  *
  * @module
  */
 import { join } from "node:path";
 import type { AuditLog } from "../artifacts/mod.ts";
-import type { AuditEvent } from "../protocol/mod.ts";
-import type { Policy } from "../policy/mod.ts";
+import { netAuditFields } from "../protocol/mod.ts";
+import { NetProxy } from "../net/mod.ts";
+import type { NetRule, Policy } from "../policy/mod.ts";
 import type { NetRelay, NetRelayRequest } from "../launch/mod.ts";
 import type { Session, SpawnOptions } from "../session/mod.ts";
-import { SandboxError } from "../errors.ts";
 import { LEAN_V8_FLAGS, selfCommand } from "./daemon_client.ts";
 
-/** One connection as the proxy reports it at its close (`NetEvent` of `protocol/net.ts`). */
-// SEAM (issue 26): replace with `import type { NetEvent } from "../protocol/mod.ts"`.
-export interface NetEventLike {
-  readonly ts: number;
-  readonly event: "net";
-  readonly [field: string]: unknown;
-}
-
-/** An allow-list rule (`NetRule` of `policy/net_allow.ts`). */
-// SEAM (issue 26): replace with `import type { NetRule } from "../policy/mod.ts"` (both other branches export it).
-type NetRule = unknown;
-
-/** The proxy's handle (`NetProxy` of `src/net/`). */
-interface ProxyHandle {
-  close(): Promise<void>;
-}
-
-/** The options `NetProxy.start` takes (`NetProxyOptions` of `src/net/`). */
-interface ProxyOptions {
-  readonly socketPath: string;
-  readonly rules: readonly NetRule[];
-  readonly policyName: string;
-  readonly onEvent: (event: NetEventLike) => void;
-}
-
 /**
- * SEAM (issue 26): `NetProxy.start(options)` of `src/net/mod.ts`, which listens before it returns (its
- * promise only hands over the handle), so a session's start, which is synchronous (the agent tools'),
- * can start its proxy and launch at once. Until that branch is merged a run with an allow list is
- * refused here: never run with less than its policy says.
- */
-function startProxy(_options: ProxyOptions): Promise<ProxyHandle> {
-  throw new SandboxError("E_SANDBOX_NETWORK", "This build has no network proxy, so the program was not run");
-}
-
-/**
- * SEAM (issue 26): the policy's allow list (`policy.network.allow` once the policy branch types
- * `network` as `"off" | "on" | { allow: NetRule[] }`); `null` for `"off"` and `"on"`.
+ * The policy's allow list; `null` for `"off"` and `"on"`.
  */
 export function allowListOf(policy: Pick<Policy, "network"> | null | undefined): readonly NetRule[] | null {
-  const network: unknown = policy?.network;
-  if (typeof network !== "object" || network === null || !("allow" in network)) return null;
-  return (network as { allow: readonly NetRule[] }).allow;
+  return typeof policy?.network === "object" ? policy.network.allow : null;
 }
 
 /** A run's proxy and what its launch needs: see the module documentation. */
@@ -96,16 +59,15 @@ export function startRunNet(
   Deno.chmodSync(dir, 0o700);
   const socketPath = join(dir, "proxy.sock");
   let session: Session | null = null;
-  let proxy: Promise<ProxyHandle>;
+  let proxy: Promise<NetProxy>;
   try {
-    proxy = startProxy({
+    proxy = NetProxy.start({
       socketPath,
       rules,
       policyName: policy.source,
       onEvent: (event) => {
-        const { ts: _ts, event: _event, ...fields } = event;
-        // SEAM (issue 26): "net" is an AuditEvent once the proxy's branch adds it (the cast goes then).
-        audit?.record("net" as AuditEvent, fields);
+        const fields = netAuditFields(event);
+        audit?.record("net", fields);
         session?.reportNet(fields);
       },
     });

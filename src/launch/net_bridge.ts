@@ -47,13 +47,9 @@ export interface NetRelay {
   close(): void;
 }
 
-/**
- * The plan has a network allow list (its `netProxy`, set by the policy's compilation): its launch needs a
- * relay. SEAM (issue 26): `plan.netProxy != null` once the policy branch adds `LaunchPlan.netProxy`.
- */
+/** The plan has a network allow list (its `netProxy`, set by the policy's compilation): its launch needs a relay. */
 export function planWantsProxy(plan: LaunchPlan): boolean {
-  const proxy: unknown = (plan as { readonly netProxy?: unknown }).netProxy;
-  return proxy !== undefined && proxy !== null;
+  return plan.netProxy !== undefined && plan.netProxy !== null;
 }
 
 /** The argv that starts the relay for the sandbox whose first process is `sandboxPid`. */

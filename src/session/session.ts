@@ -15,6 +15,7 @@ import {
   MAX_COLS,
   MAX_DURATION_MS,
   MAX_ROWS,
+  type NetAuditFields,
   type ScreenSnapshot,
   type SessionInfo,
   type SignalName,
@@ -529,10 +530,8 @@ export class Session {
    * Emits a `net` frame: one connection through the network proxy of an allow-list policy, as the proxy
    * (which runs beside the session, in its host) reported it at its close. Nothing once the session ended.
    */
-  reportNet(fields: Readonly<Record<string, unknown>>): void {
-    // SEAM (issue 26): `fields` becomes `NetAuditFields` (protocol/net.ts) and the cast goes once the
-    // proxy's branch adds the `net` frame to FrameBody.
-    this.#emit({ type: "net", ...fields } as unknown as FrameBody);
+  reportNet(fields: NetAuditFields): void {
+    this.#emit({ type: "net", ...fields });
   }
 
   /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
