@@ -46,115 +46,121 @@ function relaysUnder(dir: string): number[] {
   return pids;
 }
 
-sessionTest(
-  "an allow list: allowed through the proxy, everything else refused or unreachable, all audited",
-  async () => {
-    await withTempDir(async (dir) => {
-      const refused = server();
-      const allowed = server(() => `http://localhost:${refused.port}/`);
-      const udp = createSocket("udp4");
-      let datagrams = 0;
-      udp.on("message", () => datagrams++);
-      await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
-      const a = allowed.port;
-      const script = [
-        `curl -sS -m 10 http://localhost:${a}/ | sed 's/^/curl: /'`,
-        `/usr/bin/python3 -c 'import urllib.request as u; print("python:", u.urlopen("http://localhost:${a}/", timeout=10).read().decode(), end="")'`,
-        `echo "port: $(curl -s -m 10 -o port.txt -w '%{http_code}' http://localhost:${refused.port}/) $(cat port.txt)"`,
-        `echo "name: $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://example.com:${a}/)"`,
-        `echo "redirect: $(curl -s -m 10 -L -o /dev/null -w '%{http_code} %{num_redirects}' http://localhost:${a}/redirect)"`,
-        `echo "rebinding: $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://vm:${a}/)"`,
-        `curl -s -m 3 --noproxy '*' http://127.0.0.1:${a}/; echo "direct: $?"`,
-        `/usr/bin/python3 -c 'import socket
+for (const relay of ["in-process", "process"] as const) {
+  sessionTest(
+    `an allow list (${
+      relay === "process"
+        ? "through a relay process, as without root"
+        : "the proxy serving the sandbox's namespace itself"
+    }): allowed through the proxy, everything else refused or unreachable, all audited`,
+    async () => {
+      await withTempDir(async (dir) => {
+        const refused = server();
+        const allowed = server(() => `http://localhost:${refused.port}/`);
+        const udp = createSocket("udp4");
+        let datagrams = 0;
+        udp.on("message", () => datagrams++);
+        await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
+        const a = allowed.port;
+        const script = [
+          `curl -sS -m 10 http://localhost:${a}/ | sed 's/^/curl: /'`,
+          `/usr/bin/python3 -c 'import urllib.request as u; print("python:", u.urlopen("http://localhost:${a}/", timeout=10).read().decode(), end="")'`,
+          `echo "port: $(curl -s -m 10 -o port.txt -w '%{http_code}' http://localhost:${refused.port}/) $(cat port.txt)"`,
+          `echo "name: $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://example.com:${a}/)"`,
+          `echo "redirect: $(curl -s -m 10 -L -o /dev/null -w '%{http_code} %{num_redirects}' http://localhost:${a}/redirect)"`,
+          `echo "rebinding: $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://vm:${a}/)"`,
+          `curl -s -m 3 --noproxy '*' http://127.0.0.1:${a}/; echo "direct: $?"`,
+          `/usr/bin/python3 -c 'import socket
 try:
     socket.create_connection(("127.0.0.1", ${a}), timeout=3); print("socket: connected")
 except OSError as e: print("socket:", type(e).__name__)
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"leak", ("127.0.0.1", ${udp.address().port}))'`,
-        `getent hosts example.com; echo "dns: $?"`,
-      ].join("\n");
-      const runtime = join(dir, "runtime");
-      Deno.mkdirSync(runtime, { mode: 0o700 });
-      const work = join(dir, "work");
-      Deno.mkdirSync(work);
-      const artifacts = join(dir, "artifacts");
-      const { code, frames, stderr } = await runCli(
-        [
-          "run",
-          "--artifacts",
-          artifacts,
-          "--cwd",
-          work,
-          "--policy",
-          "workspace",
-          "--allow-net",
-          `localhost:${a},vm:${a}`,
-          "--ack-network",
-          "--ack-unsafe-write",
-          "--",
-          "/bin/sh",
-          "-c",
-          script,
-        ],
-        "",
-        { XDG_RUNTIME_DIR: runtime },
-      );
-      try {
-        const text = frames.filter((f) => f.type === "stdout").map((f) => f.data).join("").replaceAll(
-          "\r",
+          `getent hosts example.com; echo "dns: $?"`,
+        ].join("\n");
+        const runtime = join(dir, "runtime");
+        Deno.mkdirSync(runtime, { mode: 0o700 });
+        const work = join(dir, "work");
+        Deno.mkdirSync(work);
+        const artifacts = join(dir, "artifacts");
+        const { code, frames, stderr } = await runCli(
+          [
+            "run",
+            "--artifacts",
+            artifacts,
+            "--cwd",
+            work,
+            "--policy",
+            "workspace",
+            "--allow-net",
+            `localhost:${a},vm:${a}`,
+            "--ack-network",
+            "--ack-unsafe-write",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+          ],
           "",
+          { XDG_RUNTIME_DIR: runtime, ...(relay === "process" ? { SPECTER_NET_RELAY: "process" } : {}) },
         );
-        const exit = frames.find((f) => f.type === "exit");
-        assert.equal(code, 0, `${text}\n${stderr}`);
-        assert.equal(exit?.code, 0, text);
-        // Allowed: both clients, with nothing but the environment Specter set.
-        assert.match(text, new RegExp(`^curl: hello from ${a}$`, "m"));
-        assert.match(text, new RegExp(`^python: hello from ${a}$`, "m"));
-        // Refused with a 403 that names the policy: another port, another name, a redirect's target, and a
-        // name the rule allows that resolves to loopback (the rule named a name, not that address).
-        assert.match(text, /^port: 403 .*"preset:workspace"/m);
-        assert.match(text, /^name: 403$/m);
-        assert.match(text, /^redirect: 403 1$/m);
-        assert.match(text, /^rebinding: 403$/m);
-        assert.equal(refused.requests(), 0);
-        assert.equal(allowed.requests(), 3); // curl, python, and the redirect's first hop.
-        // Nothing leaves but through the proxy: no route, no DNS, UDP stays on the sandbox's own loopback.
-        assert.match(text, /^direct: 7$/m);
-        assert.match(text, /^socket: ConnectionRefusedError$/m);
-        assert.match(text, /^dns: 2$/m);
-        assert.equal(datagrams, 0);
+        try {
+          const text = frames.filter((f) => f.type === "stdout").map((f) => f.data).join("").replaceAll(
+            "\r",
+            "",
+          );
+          const exit = frames.find((f) => f.type === "exit");
+          assert.equal(code, 0, `${text}\n${stderr}`);
+          assert.equal(exit?.code, 0, text);
+          // Allowed: both clients, with nothing but the environment Specter set.
+          assert.match(text, new RegExp(`^curl: hello from ${a}$`, "m"));
+          assert.match(text, new RegExp(`^python: hello from ${a}$`, "m"));
+          // Refused with a 403 that names the policy: another port, another name, a redirect's target, and a
+          // name the rule allows that resolves to loopback (the rule named a name, not that address).
+          assert.match(text, /^port: 403 .*"preset:workspace"/m);
+          assert.match(text, /^name: 403$/m);
+          assert.match(text, /^redirect: 403 1$/m);
+          assert.match(text, /^rebinding: 403$/m);
+          assert.equal(refused.requests(), 0);
+          assert.equal(allowed.requests(), 3); // curl, python, and the redirect's first hop.
+          // Nothing leaves but through the proxy: no route, no DNS, UDP stays on the sandbox's own loopback.
+          assert.match(text, /^direct: 7$/m);
+          assert.match(text, /^socket: ConnectionRefusedError$/m);
+          assert.match(text, /^dns: 2$/m);
+          assert.equal(datagrams, 0);
 
-        // Both decisions are in the audit log (as `net` frames too), and the log verifies.
-        const records = Deno.readTextFileSync(join(artifacts, "audit.ndjson")).trim().split("\n").map((
-          line,
-        ) => JSON.parse(line) as Record<string, unknown>);
-        const net = records.filter((r) => r.event === "net");
-        const of = (host: string, port: number) => net.filter((r) => r.host === host && r.port === port);
-        assert.ok(of("localhost", a).some((r) => r.decision === "allowed" && r.rule === `localhost:${a}`));
-        assert.ok(of("localhost", a).every((r) => r.decision === "allowed"));
-        assert.ok(of("localhost", refused.port).length >= 2); // Asked for directly, and by the redirect.
-        assert.ok(of("localhost", refused.port).every((r) => r.decision === "refused"));
-        assert.deepEqual(of("example.com", a).map((r) => r.decision), ["refused"]);
-        assert.deepEqual(of("vm", a).map((r) => [r.decision, r.address]), [["refused", "127.0.0.1"]]);
-        const allowedBytes = of("localhost", a).find((r) => r.decision === "allowed")!;
-        assert.ok((allowedBytes.bytes_down as number) > 0 && (allowedBytes.bytes_up as number) > 0);
-        const netFrames = frames.filter((f) => f.type === "net");
-        assert.ok(netFrames.some((f) => f.decision === "allowed"));
-        assert.ok(netFrames.some((f) => f.decision === "refused"));
-        const verify = await runCli(["audit", "verify", artifacts]);
-        assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+          // Both decisions are in the audit log (as `net` frames too), and the log verifies.
+          const records = Deno.readTextFileSync(join(artifacts, "audit.ndjson")).trim().split("\n").map((
+            line,
+          ) => JSON.parse(line) as Record<string, unknown>);
+          const net = records.filter((r) => r.event === "net");
+          const of = (host: string, port: number) => net.filter((r) => r.host === host && r.port === port);
+          assert.ok(of("localhost", a).some((r) => r.decision === "allowed" && r.rule === `localhost:${a}`));
+          assert.ok(of("localhost", a).every((r) => r.decision === "allowed"));
+          assert.ok(of("localhost", refused.port).length >= 2); // Asked for directly, and by the redirect.
+          assert.ok(of("localhost", refused.port).every((r) => r.decision === "refused"));
+          assert.deepEqual(of("example.com", a).map((r) => r.decision), ["refused"]);
+          assert.deepEqual(of("vm", a).map((r) => [r.decision, r.address]), [["refused", "127.0.0.1"]]);
+          const allowedBytes = of("localhost", a).find((r) => r.decision === "allowed")!;
+          assert.ok((allowedBytes.bytes_down as number) > 0 && (allowedBytes.bytes_up as number) > 0);
+          const netFrames = frames.filter((f) => f.type === "net");
+          assert.ok(netFrames.some((f) => f.decision === "allowed"));
+          assert.ok(netFrames.some((f) => f.decision === "refused"));
+          const verify = await runCli(["audit", "verify", artifacts]);
+          assert.equal(verify.code, 0, verify.stdout + verify.stderr);
 
-        // No relay is left, and the proxy's private directory is gone.
-        assert.deepEqual(relaysUnder(runtime), []);
-        assert.deepEqual([...Deno.readDirSync(runtime)], []);
-      } finally {
-        udp.close();
-        await allowed.http.shutdown();
-        await refused.http.shutdown();
-      }
-    });
-  },
-  90_000,
-);
+          // No relay is left, and the proxy's private directory is gone.
+          assert.deepEqual(relaysUnder(runtime), []);
+          assert.deepEqual([...Deno.readDirSync(runtime)], []);
+        } finally {
+          udp.close();
+          await allowed.http.shutdown();
+          await refused.http.shutdown();
+        }
+      });
+    },
+    90_000,
+  );
+}
 
 sessionTest(
   "an agent's exec_command session gets its own proxy: its connections in its own audit log",

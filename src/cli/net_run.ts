@@ -86,6 +86,20 @@ export function startRunNet(
       started: (value) => {
         relay = value;
       },
+      // As root the launch makes the listener in the sandbox's namespace itself and the proxy serves it
+      // (no relay process). SPECTER_NET_RELAY=process keeps the relay anyway: how a non-root run goes,
+      // so that path is tested on a root machine too.
+      ...(Deno.env.get("SPECTER_NET_RELAY") === "process" ? {} : {
+        adopt: (listener: Deno.Listener) => {
+          void proxy.then((handle) => handle.serveListener(listener), () => {
+            try {
+              listener.close();
+            } catch {
+              // Closed already.
+            }
+          });
+        },
+      }),
     },
     attach: (value) => {
       session = value;

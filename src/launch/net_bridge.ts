@@ -5,6 +5,10 @@
  * the relay listens there. A relay that does not start is `E_SANDBOX_NETWORK` and the program never runs,
  * so a session is never started half-networked.
  *
+ * When this process may enter the sandbox's network namespace itself (root), there is no relay process:
+ * the listener is made there by this process (`listenInNetworkOf`) and handed to the proxy
+ * ({@link NetRelayRequest.adopt}): one copy of each byte fewer, no runtime started per sandbox.
+ *
  * The launch path is synchronous (bwrap's gate is passed by blocking reads), so readiness is read where
  * it is true rather than from the relay's `ready` line: the sandbox's own TCP table
  * (`/proc/PID/net/tcp`, which lists the sockets of PID's network namespace) shows the listener on
@@ -13,7 +17,7 @@
  * @module
  */
 import { SandboxError } from "../errors.ts";
-import { sleepMs } from "../pty/mod.ts";
+import { listenInNetworkOf, sleepMs } from "../pty/mod.ts";
 import type { LaunchPlan } from "../sandbox/mod.ts";
 import { processStartTime, RELAY_PORT } from "./net_relay.ts";
 
@@ -35,6 +39,11 @@ export interface NetRelayRequest {
   readonly env?: Readonly<Record<string, string>>;
   /** Told the relay once it listens (its owner may then wait for it to end: {@link NetRelay.exited}). */
   readonly started?: (relay: NetRelay) => void;
+  /**
+   * Takes a listener made in the sandbox's network namespace by this process itself, when it may enter
+   * that namespace (root): the proxy serves it directly and no relay process runs. Absent: always a relay.
+   */
+  readonly adopt?: (listener: Deno.Listener) => void;
 }
 
 /** A started relay; {@link close} ends it (it also ends by itself when its sandbox is gone). */
@@ -101,6 +110,28 @@ export function findNsenter(): string {
  * listens there. Throws `E_SANDBOX_NETWORK` (and leaves no relay running) when it cannot.
  */
 export function startNetRelay(request: NetRelayRequest, sandboxPid: number): NetRelay {
+  if (request.adopt !== undefined) {
+    const listener = listenInNetworkOf(sandboxPid, "127.0.0.1", RELAY_PORT);
+    if (listener !== null) {
+      request.adopt(listener);
+      let closed = false;
+      const inProcess: NetRelay = {
+        pid: Deno.pid,
+        exited: Promise.resolve(),
+        close: () => {
+          if (closed) return;
+          closed = true;
+          try {
+            listener.close();
+          } catch {
+            // The proxy closed it already (it closes every listener it serves).
+          }
+        },
+      };
+      request.started?.(inProcess);
+      return inProcess;
+    }
+  }
   const argv = relayArgv(findNsenter(), request, sandboxPid, Deno.uid() ?? 0);
   let child: Deno.ChildProcess;
   try {

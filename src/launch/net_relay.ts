@@ -20,7 +20,7 @@ export const RELAY_MAX_CONNECTIONS = 128;
 /** How often the relay checks that its sandbox still runs. */
 export const RELAY_POLL_MS = 500;
 /** One read's buffer, per direction per connection. */
-const CHUNK_BYTES = 64 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 
 /** What {@link runNetRelay} relays, and when it stops. */
 export interface NetRelayOptions {

@@ -43,7 +43,8 @@ export interface NetProxyOptions {
 export class NetProxy {
   /** The unix socket it listens on. */
   readonly socketPath: string;
-  readonly #listener: Deno.Listener;
+  /** The unix socket's listener, and any a caller handed over ({@link serveListener}). */
+  readonly #listeners: Deno.Listener[] = [];
   readonly #context: ConnectionContext;
   readonly #onEvent: (event: NetEvent) => void;
   readonly #max: number;
@@ -53,12 +54,11 @@ export class NetProxy {
   readonly #all = new Set<ProxyConnection>();
   /** Every connection's task: close() waits for all of them. */
   readonly #tasks = new Set<Promise<void>>();
-  readonly #accepting: Promise<void>;
+  readonly #accepting: Promise<void>[] = [];
   #closing: Promise<void> | null = null;
 
   private constructor(listener: Deno.Listener, options: NetProxyOptions, max: number, headTimeoutMs: number) {
     this.socketPath = options.socketPath;
-    this.#listener = listener;
     this.#onEvent = options.onEvent;
     this.#max = max;
     this.#context = {
@@ -67,7 +67,25 @@ export class NetProxy {
       resolve: options.resolve ?? systemResolve,
       headTimeoutMs,
     };
-    this.#accepting = this.#accept();
+    this.serveListener(listener);
+  }
+
+  /**
+   * Also serves the connections of `listener` (the TCP listener the launch made inside a sandbox's network
+   * namespace when this process may enter it: no relay process, one hop less), until {@link close}, which
+   * closes it. After close, it is closed at once.
+   */
+  serveListener(listener: Deno.Listener): void {
+    if (this.#closing !== null) {
+      try {
+        listener.close();
+      } catch {
+        // Already closed.
+      }
+      return;
+    }
+    this.#listeners.push(listener);
+    this.#accepting.push(this.#accept(listener));
   }
 
   /**
@@ -106,11 +124,11 @@ export class NetProxy {
     return this.#open.size;
   }
 
-  async #accept(): Promise<void> {
+  async #accept(listener: Deno.Listener): Promise<void> {
     for (;;) {
       let conn: Deno.Conn;
       try {
-        conn = await this.#listener.accept();
+        conn = await listener.accept();
       } catch (error: unknown) {
         if (this.#closing !== null || error instanceof Deno.errors.BadResource) return;
         // A passing failure (out of descriptors): wait a little rather than spin, then accept again.
@@ -168,12 +186,14 @@ export class NetProxy {
   }
 
   async #close(): Promise<void> {
-    try {
-      this.#listener.close();
-    } catch {
-      // Already closed.
+    for (const listener of this.#listeners) {
+      try {
+        listener.close();
+      } catch {
+        // Already closed.
+      }
     }
-    await this.#accepting;
+    await Promise.all(this.#accepting);
     for (const connection of this.#all) connection.stop();
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
     try {

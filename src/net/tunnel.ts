@@ -1,8 +1,8 @@
 /**
  * Bytes both ways between the program's connection and the server's, counted, with backpressure: each
- * direction is one loop over one 64 KiB buffer that reads only after the last chunk was written whole, so
- * a side that does not read stops the other side's reads (nothing is queued beyond the buffer and the
- * kernel's socket buffers). An end of one direction is passed on as a half-close (`closeWrite`), so a
+ * direction is one loop over two 256 KiB buffers, reading into one while the other is written and never
+ * reading into a buffer before its write is done, so a side that does not read stops the other side's
+ * reads (nothing is queued beyond the two buffers and the kernel's socket buffers). An end of one direction is passed on as a half-close (`closeWrite`), so a
  * client that shuts down its sending side still gets its answer; an error on either side ends both.
  *
  * @module
@@ -17,7 +17,7 @@ export interface TunnelCounts {
 }
 
 /** Size of each direction's buffer. */
-const CHUNK = 64 * 1024;
+const CHUNK = 1024 * 1024;
 
 /** Closes a connection that may be closed already. */
 export function closeQuietly(conn: Deno.Conn | null): void {
@@ -45,18 +45,34 @@ async function pump(
   count: (n: number) => void,
   limit: number | null = null,
 ): Promise<void> {
-  const buffer = new Uint8Array(CHUNK);
+  // Two buffers: the next read fills one while the other's bytes are written (a write is awaited before
+  // its buffer is read into again, so at most two chunks are in flight: backpressure holds).
+  const buffers = [new Uint8Array(CHUNK), new Uint8Array(CHUNK)];
+  let which = 0;
+  let writing: Promise<void> = Promise.resolve();
   let left = limit ?? Infinity;
-  for (;;) {
-    const n = await from.read(buffer);
-    if (n === null) break;
-    const passed = Math.min(n, left);
-    if (passed > 0) {
-      await writeAll(to, buffer.subarray(0, passed));
-      count(passed);
-      left -= passed;
+  try {
+    for (;;) {
+      const buffer = buffers[which]!;
+      const n = await from.read(buffer);
+      if (n === null) break;
+      const passed = Math.min(n, left);
+      await writing;
+      if (passed > 0) {
+        writing = writeAll(to, buffer.subarray(0, passed));
+        // Handled now (it is awaited at the next read's end, or in finally): a failed write must never be
+        // an unhandled rejection while the next read waits.
+        writing.catch(() => {});
+        count(passed);
+        left -= passed;
+        which ^= 1;
+      }
     }
+  } finally {
+    // A read that failed leaves the last write pending: let it settle (its failure is the same end).
+    await writing.catch(() => {});
   }
+  await writing;
   if (left === 0) return;
   try {
     await to.closeWrite();

@@ -45,6 +45,8 @@ const SYMBOLS = {
   // Linux only (variadic in glibc; every argument is an integer register on the platforms we run on).
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32", optional: true },
   access: { parameters: ["buffer", "i32"], result: "i32" },
+  // Linux only: the calling thread enters a namespace (net_listen.ts: one listener in a sandbox's network).
+  setns: { parameters: ["i32", "i32"], result: "i32", optional: true },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
   setrlimit: { parameters: ["i32", "buffer"], result: "i32" },

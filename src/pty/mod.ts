@@ -44,6 +44,7 @@ export {
   type StatusListener,
 } from "./process.ts";
 export { contentFd, MAX_CONTENT_BYTES } from "./content_fd.ts";
+export { listenInNetworkOf } from "./netns_listen.ts";
 export { closeQuietly, libc } from "./_libc.ts";
 export {
   LINUX_SOCKET,
