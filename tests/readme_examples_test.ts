@@ -243,13 +243,16 @@ Deno.test("README: the sandbox examples run as written (programs given input end
   await withUser(async (env, home) => {
     const dir = await workspace(home);
     const lines = blockStarting("specter run -- bash").body.split("\n");
-    assert.equal(lines.length, 7);
+    assert.equal(lines.length, 8);
     for (const line of lines) {
       const command = line.replace(/\s+#.*$/, "");
       // An interactive `run` reads driver messages: a person types them; this test asks bash to exit.
       const { code, out } = await sh(command, env, dir, command.endsWith("-- bash") ? EXIT : "");
       assert.equal(code, 0, `${command}: ${out}`);
       if (command.includes("make test")) assert.match(out, /make-test-ran/);
+      if (command.includes("--allow-net")) {
+        assert.match(out, /network policy \\"preset:agent\\" does not allow \\"example\.org:80\\"/, out);
+      }
       if (command.endsWith("-- bash")) assert.match(out, /"type":"exit","code":0/, `${command}: ${out}`);
     }
   });

@@ -5,7 +5,7 @@
  * the addresses it checks and the connections it makes are its own; the sandbox has only loopback.
  *
  * Bounded against a hostile program: {@link NetProxyOptions.maxConnections} at once (beyond: 503), a
- * 16 KiB head read within {@link NetProxyOptions.headTimeoutMs}, one 64 KiB buffer per direction of a
+ * 16 KiB head read within {@link NetProxyOptions.headTimeoutMs}, two 1 MiB buffers per direction of a
  * tunnel. A connection's failure ends that connection only; nothing a client sends throws out of the
  * proxy or rejects unhandled. Each connection is one {@link NetEvent}, at its close (a refusal at once).
  *
