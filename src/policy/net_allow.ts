@@ -127,6 +127,7 @@ export function parseNetRule(input: string): NetRuleParse {
     if (!IPV4.test(host)) return refuse("bad_host", text, "is not an IPv4 address");
     return withPort(text, "ipv4", host, portText);
   }
+  if (/\s/.test(host)) return refuse("bad_host", text, "contains white space");
   if (/[^\x21-\x7e]/.test(host)) {
     return refuse("bad_host", text, "has characters outside ASCII: give the name in punycode (xn--…)");
   }

@@ -48,6 +48,7 @@ Deno.test("net rules: each malformed or too broad pattern is refused with its pr
     ["foo.*.com", "bad_host"],
     ["-bad.example", "bad_host"],
     ["bücher.de", "bad_host"],
+    ["exa mple.org", "bad_host"],
     ["256.1.1.1", "bad_host"],
     ["1.2.3", "bad_host"],
     ["example.com:0", "bad_port"],
@@ -64,6 +65,8 @@ Deno.test("net rules: each malformed or too broad pattern is refused with its pr
     assert.equal(parsed.ok, false, text);
     if (!parsed.ok) assert.equal(parsed.problem, problem, text);
   }
+  const spaced = parseNetRule("exa mple.org");
+  assert.ok(!spaced.ok && /white space/.test(spaced.message));
 });
 
 Deno.test("net rules: matching by name, suffix (subdomains only), address and port", () => {
