@@ -9,9 +9,13 @@
  * ends the connection after its response and the client opens a new one (checked again) for the next
  * request; and the proxy passes on only the request's own body (`Content-Length` bytes, none without it),
  * dropping whatever a client pipelines after it, so a second request (with another `Host`) never reaches
- * the server. A chunked body (`Transfer-Encoding`) is passed on to its end, unparsed: its framing is the
- * server's to read. The body goes on as sent (its framing header kept, the parser having refused an
- * ambiguous pair), so nothing is re-encoded or buffered. Pure.
+ * the server. A chunked body (`Transfer-Encoding: chunked` on HTTP/1.1, the only coding taken) is passed on
+ * unparsed until the client ends or the server closes: its framing is the server's to read, so bytes after
+ * its last chunk (a pipelined request) do reach the server, which was told `Connection: close` and answers
+ * one request (hyper and Node's http do). That reaches nothing a `CONNECT` to the same allowed host:port
+ * could not; framing chunks here would make the rule above hold for chunked bodies too. The body goes on
+ * as sent (its framing header kept, the parser having refused an ambiguous pair), so nothing is re-encoded
+ * or buffered. Pure.
  *
  * @module
  */

@@ -4,13 +4,17 @@
  * 127.0.0.1:3128 to. It runs in the supervising process (outside the sandbox), so the names it resolves,
  * the addresses it checks and the connections it makes are its own; the sandbox has only loopback.
  *
- * Bounded against a hostile program: {@link NetProxyOptions.maxConnections} at once (beyond: 503), a
+ * Bounded against a hostile program: {@link NetProxyOptions.maxConnections} at once (beyond: 503),
+ * {@link NetProxyOptions.maxTotalConnections} over its life (each connection is one audit record: a program
+ * that connects in a loop would otherwise grow its run's audit log without end; beyond: closed unanswered,
+ * counted, and the count is one last event at close), a
  * 16 KiB head read within {@link NetProxyOptions.headTimeoutMs}, two 1 MiB buffers per direction of a
  * tunnel. A connection's failure ends that connection only; nothing a client sends throws out of the
  * proxy or rejects unhandled. Each connection is one {@link NetEvent}, at its close (a refusal at once).
  *
  * @module
  */
+import { nowSeconds } from "../clock.ts";
 import { SandboxError, UsageError } from "../errors.ts";
 import type { NetRule } from "../policy/mod.ts";
 import type { NetEvent } from "../protocol/mod.ts";
@@ -20,6 +24,13 @@ import { HEAD_TIMEOUT_MS } from "./proxy_head.ts";
 
 /** Connections one proxy serves at once by default. */
 export const DEFAULT_MAX_CONNECTIONS = 64;
+
+/**
+ * Connections one proxy takes over its life by default: each is an audit record of about 330 bytes, so
+ * the run's audit log stays near 33 MB of them, within the 64 MiB that `audit verify` and a resuming
+ * daemon read.
+ */
+export const DEFAULT_MAX_TOTAL_CONNECTIONS = 100_000;
 
 /** How a proxy is started. */
 export interface NetProxyOptions {
@@ -37,6 +48,11 @@ export interface NetProxyOptions {
   maxConnections?: number;
   /** How long a client may take to send its request head (default 10 s). */
   headTimeoutMs?: number;
+  /**
+   * Connections over the proxy's life (default {@link DEFAULT_MAX_TOTAL_CONNECTIONS}): the one past it gets
+   * 503, later ones are closed unanswered and counted in one event at close.
+   */
+  maxTotalConnections?: number;
 }
 
 /** A running proxy. */
@@ -48,6 +64,11 @@ export class NetProxy {
   readonly #context: ConnectionContext;
   readonly #onEvent: (event: NetEvent) => void;
   readonly #max: number;
+  readonly #maxTotal: number;
+  /** Connections taken so far (each has, or will have, its own event). */
+  #taken = 0;
+  /** Connections closed unanswered past {@link #maxTotal}: one event at close counts them. */
+  #untaken = 0;
   /** Connections being served (counted against the limit). */
   readonly #open = new Set<ProxyConnection>();
   /** Every connection, refused ones too: close() stops them all. */
@@ -57,10 +78,17 @@ export class NetProxy {
   readonly #accepting: Promise<void>[] = [];
   #closing: Promise<void> | null = null;
 
-  private constructor(listener: Deno.Listener, options: NetProxyOptions, max: number, headTimeoutMs: number) {
+  private constructor(
+    listener: Deno.Listener,
+    options: NetProxyOptions,
+    max: number,
+    maxTotal: number,
+    headTimeoutMs: number,
+  ) {
     this.socketPath = options.socketPath;
     this.#onEvent = options.onEvent;
     this.#max = max;
+    this.#maxTotal = maxTotal;
     this.#context = {
       rules: options.rules,
       policyName: options.policyName,
@@ -95,9 +123,15 @@ export class NetProxy {
    */
   static start(options: NetProxyOptions): Promise<NetProxy> {
     const max = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    const maxTotal = options.maxTotalConnections ?? DEFAULT_MAX_TOTAL_CONNECTIONS;
     const headTimeoutMs = options.headTimeoutMs ?? HEAD_TIMEOUT_MS;
     if (!Number.isInteger(max) || max < 1) {
       return Promise.reject(new UsageError(`maxConnections must be a positive integer, got "${max}"`));
+    }
+    if (!Number.isInteger(maxTotal) || maxTotal < 1) {
+      return Promise.reject(
+        new UsageError(`maxTotalConnections must be a positive integer, got "${maxTotal}"`),
+      );
     }
     if (!Number.isFinite(headTimeoutMs) || headTimeoutMs <= 0) {
       return Promise.reject(
@@ -116,7 +150,7 @@ export class NetProxy {
         ),
       );
     }
-    return Promise.resolve(new NetProxy(listener, options, max, headTimeoutMs));
+    return Promise.resolve(new NetProxy(listener, options, max, maxTotal, headTimeoutMs));
   }
 
   /** Connections being served now. */
@@ -139,7 +173,14 @@ export class NetProxy {
         conn.close();
         return;
       }
-      this.#track(this.#serve(conn));
+      if (this.#taken > this.#maxTotal) {
+        // Past the run's limit (told to the connection that met it): no answer, no record each, a count.
+        this.#untaken++;
+        conn.close();
+        continue;
+      }
+      this.#taken++;
+      this.#track(this.#serve(conn, this.#taken > this.#maxTotal));
     }
   }
 
@@ -150,10 +191,17 @@ export class NetProxy {
     task.catch(() => {}).finally(() => this.#tasks.delete(task));
   }
 
-  async #serve(conn: Deno.Conn): Promise<void> {
+  async #serve(conn: Deno.Conn, pastTotal: boolean): Promise<void> {
     const connection = new ProxyConnection(conn, this.#context);
     this.#all.add(connection);
     try {
+      if (pastTotal) {
+        const reason = `the run's limit of ${this.#maxTotal} connections`;
+        const message = `Too many connections through Specter's network proxy (at most ${this.#maxTotal} ` +
+          `connections per run): this one and every later one are refused`;
+        this.#emit(await connection.refuse(503, "too-many-connections", reason, message));
+        return;
+      }
       if (this.#open.size >= this.#max) {
         const reason = "too many connections";
         const message = `Too many connections through Specter's network proxy (at most ${this.#max} at once)`;
@@ -196,6 +244,23 @@ export class NetProxy {
     await Promise.all(this.#accepting);
     for (const connection of this.#all) connection.stop();
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
+    if (this.#untaken > 0) {
+      this.#emit({
+        ts: nowSeconds(),
+        event: "net",
+        decision: "refused",
+        method: "",
+        host: "",
+        port: 0,
+        rule: null,
+        reason: `${this.#untaken} later connection(s) closed unanswered past the run's limit of ` +
+          `${this.#maxTotal} connections`,
+        address: null,
+        bytes_up: 0,
+        bytes_down: 0,
+        duration_ms: 0,
+      });
+    }
     try {
       Deno.removeSync(this.socketPath);
     } catch {

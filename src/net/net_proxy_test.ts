@@ -389,6 +389,48 @@ Deno.test("beyond maxConnections a client gets 503; close() ends the rest and em
   await assert.rejects(Deno.lstat(t.proxy.socketPath), Deno.errors.NotFound, "the socket is removed");
 });
 
+Deno.test("a run takes at most maxTotalConnections: later ones are closed unanswered, counted in one record", async () => {
+  // A program that connects and closes in a loop made one ~320-byte audit record each (1,400 a second
+  // here): its run's audit log passed the 64 MiB that `audit verify` and a resuming daemon read in about
+  // two and a half minutes, and kept growing. The total is bounded like the connections at once.
+  await using t = await startTestProxy([], { maxTotalConnections: 3 });
+  for (let i = 0; i < 3; i++) {
+    assert.match(await ask(t.proxy, "CONNECT a.example:443 HTTP/1.1\r\n\r\n"), /^HTTP\/1\.1 403 /);
+  }
+  const fourth = await ask(t.proxy, "CONNECT a.example:443 HTTP/1.1\r\n\r\n");
+  assert.match(fourth, /^HTTP\/1\.1 503 [^]*too-many-connections[^]*at most 3 connections per run/);
+  for (let i = 0; i < 5; i++) {
+    const conn = await connectProxy(t.proxy);
+    try {
+      await writeAll(conn, encoder.encode("CONNECT a.example:443 HTTP/1.1\r\n\r\n"));
+    } catch {
+      // Closed by the proxy already (broken pipe): what is read below says the same.
+    }
+    assert.equal(decoder.decode(await readAll(conn)), "", "closed unanswered");
+    conn.close();
+  }
+  assert.equal(t.events.length, 4, "one record each up to the limit, one for the connection that met it");
+  assert.equal(t.events[3]!.reason, "the run's limit of 3 connections");
+  await t.proxy.close();
+  assert.equal(t.events.length, 5);
+  const summary = t.events[4]!;
+  assert.deepEqual([summary.decision, summary.host, summary.port, summary.bytes_up], ["refused", "", 0, 0]);
+  assert.equal(
+    summary.reason,
+    "5 later connection(s) closed unanswered past the run's limit of 3 connections",
+  );
+  await assert.rejects(
+    NetProxy.start({
+      socketPath: "/nonexistent/x.sock",
+      rules: [],
+      policyName: "p",
+      onEvent: () => {},
+      maxTotalConnections: 0,
+    }),
+    (e: unknown) => (e as SpecterError).code === "E_USAGE",
+  );
+});
+
 Deno.test("close() while a name is being resolved ends the wait and reports the connection", async () => {
   let asked = 0;
   const resolve = () => {

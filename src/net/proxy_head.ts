@@ -174,13 +174,19 @@ export function parseProxyHead(bytes: Uint8Array): ProxyHeadParse {
   const absolute = parseAbsolute(target);
   if (typeof absolute === "string") return bad(method, absolute);
   const lengths = headers.filter(([name]) => name.toLowerCase() === "content-length").map(([, v]) => v);
-  const chunked = headers.some(([name]) => name.toLowerCase() === "transfer-encoding");
+  const codings = headers.filter(([name]) => name.toLowerCase() === "transfer-encoding").map(([, v]) => v);
+  const chunked = codings.length > 0;
+  const version = request[3] as "HTTP/1.0" | "HTTP/1.1";
+  // Only a lone `chunked` on HTTP/1.1: any other coding (or HTTP/1.0, which has none) leaves the body's end
+  // to the server's reading, and the proxy would pass on everything the client sends after its request.
+  if (chunked && (codings.length > 1 || codings[0]!.toLowerCase() !== "chunked" || version !== "HTTP/1.1")) {
+    return bad(method, "a Transfer-Encoding other than chunked on HTTP/1.1");
+  }
   if (lengths.length > 1) return bad(method, "more than one Content-Length");
   if (lengths.length === 1 && !/^\d{1,15}$/.test(lengths[0]!)) {
     return bad(method, "a malformed Content-Length");
   }
   if (lengths.length === 1 && chunked) return bad(method, "both Content-Length and Transfer-Encoding");
-  const version = request[3] as "HTTP/1.0" | "HTTP/1.1";
   const bodyLength = chunked ? null : lengths.length === 1 ? Number(lengths[0]) : 0;
   return { ok: true, request: { kind: "http", method, version, headers, bodyLength, ...absolute } };
 }

@@ -89,6 +89,12 @@ Deno.test("parseProxyHead: a table of bad heads, each refused with a reason, nev
     ["POST http://example.com/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2", /more than one/],
     ["POST http://example.com/ HTTP/1.1\r\nContent-Length: -1", /malformed Content-Length/],
     ["POST http://example.com/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked", /both/],
+    // Any coding but chunked (or TE on HTTP/1.0, which has none) left the body's end to the server: the
+    // proxy passed the client's bytes on until it closed, a second request with another Host included.
+    ["GET http://example.com/ HTTP/1.0\r\nTransfer-Encoding: identity", /Transfer-Encoding other than/],
+    ["POST http://example.com/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked", /Transfer-Encoding other than/],
+    ["POST http://example.com/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: x", /other than/],
+    ["POST http://example.com/ HTTP/1.0\r\nTransfer-Encoding: chunked", /Transfer-Encoding other than/],
     [`GET http://example.com/${"a".repeat(8000)} HTTP/1.1`, /request target over/],
     ["ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGH http://example.com/ HTTP/1.1", /malformed request line/],
   ];
