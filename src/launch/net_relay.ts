@@ -15,7 +15,10 @@
 
 /** The port the relay listens on inside every sandbox (each sandbox has its own network namespace). */
 export const RELAY_PORT = 3128;
-/** Connections carried at once; more are closed at accept (the proxy bounds them again). */
+/**
+ * Connections carried at once; more are closed at accept, each after an empty connection to the proxy so that
+ * it is recorded (the proxy bounds them again).
+ */
 export const RELAY_MAX_CONNECTIONS = 128;
 /** How often the relay checks that its sandbox still runs. */
 export const RELAY_POLL_MS = 500;
@@ -67,8 +70,14 @@ export async function runNetRelay(options: NetRelayOptions): Promise<void> {
   options.ready();
   try {
     for await (const conn of listener) {
-      if (stopped || carried >= max) {
+      if (stopped) {
         conn.close();
+        continue;
+      }
+      if (carried >= max) {
+        // Not carried (the relay's buffers are bounded), but never unrecorded: the proxy sees a connection
+        // that closed without a request and writes its `net` record, as it does for every attempt.
+        void tellProxy(conn, options.to);
         continue;
       }
       open.add(conn);
@@ -83,6 +92,16 @@ export async function runNetRelay(options: NetRelayOptions): Promise<void> {
     if (!stopped) throw error;
   } finally {
     stop();
+  }
+}
+
+/** Closes a connection over the limit after opening (and closing) one to the proxy, which records it. */
+async function tellProxy(conn: Deno.Conn, to: string): Promise<void> {
+  closeQuietly(conn);
+  try {
+    closeQuietly(await Deno.connect({ transport: "unix", path: to }));
+  } catch {
+    // The proxy is gone (the run is ending): there is nothing left to record it.
   }
 }
 

@@ -4,11 +4,13 @@ import { listening, relayArgv } from "./net_bridge.ts";
 import { processStartTime, runNetRelay } from "./net_relay.ts";
 
 /** A unix echo server that upper-cases nothing: it returns what it got, then closes after the peer's end. */
-function echoServer(path: string): { listener: Deno.Listener; done: Promise<void> } {
+function echoServer(path: string): { listener: Deno.Listener; done: Promise<void>; accepted: () => number } {
   const listener = Deno.listen({ transport: "unix", path });
+  let accepted = 0;
   const done = (async () => {
     try {
       for await (const conn of listener) {
+        accepted++;
         void (async () => {
           const buffer = new Uint8Array(4096);
           try {
@@ -28,7 +30,7 @@ function echoServer(path: string): { listener: Deno.Listener; done: Promise<void
       // Closed by the test.
     }
   })();
-  return { listener, done };
+  return { listener, done, accepted: () => accepted };
 }
 
 async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
@@ -86,7 +88,8 @@ Deno.test("the relay pipes bytes both ways, passes a half-close, bounds connecti
     assert.equal(back.length, big.length);
     assert.deepEqual(back, big);
 
-    // Two held connections are the limit: a third is closed at once (it reads EOF), the held ones still work.
+    // Two held connections are the limit: a third is closed at once (it reads EOF), after an empty
+    // connection to the proxy (which records every attempt); the held ones still work.
     const a = await Deno.connect({ hostname: "127.0.0.1", port });
     const b = await Deno.connect({ hostname: "127.0.0.1", port });
     await a.write(new Uint8Array([1]));
@@ -94,9 +97,12 @@ Deno.test("the relay pipes bytes both ways, passes a half-close, bounds connecti
     const one = new Uint8Array(1);
     assert.equal(await a.read(one), 1);
     assert.equal(await b.read(one), 1);
+    const before = echo.accepted();
     const c = await Deno.connect({ hostname: "127.0.0.1", port });
     assert.equal(await c.read(new Uint8Array(1)).catch(() => null), null);
     c.close();
+    for (let i = 0; i < 100 && echo.accepted() === before; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(echo.accepted(), before + 1, "the proxy saw the connection the relay did not carry");
 
     // Stopping closes the listener and the connections it carries.
     stop();
