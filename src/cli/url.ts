@@ -86,7 +86,17 @@ function readRemoteInfo(stateDir: string, path: string): RemoteInfo | null {
  * target calls it).
  */
 export function urlFromState(args: readonly string[], out: (text: string) => void): number | null {
-  const { values, name, stateDir, path } = urlArgs(args);
+  return printUrl(urlArgs(args), out);
+}
+
+interface UrlArgs {
+  readonly values: FlagValues;
+  readonly name?: string;
+  readonly stateDir: string;
+  readonly path: string;
+}
+
+function printUrl({ values, name, stateDir, path }: UrlArgs, out: (text: string) => void): number | null {
   const info = readRemoteInfo(stateDir, path);
   if (info === null) return null;
   const scope = values.control === true ? "control" : "viewer";
@@ -108,9 +118,7 @@ export function urlFromState(args: readonly string[], out: (text: string) => voi
   return 0;
 }
 
-function urlArgs(
-  args: readonly string[],
-): { values: FlagValues; name?: string; stateDir: string; path: string } {
+function urlArgs(args: readonly string[]): UrlArgs {
   const { values, positionals } = parseFlags(args, commandOptions(URL_DOC));
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]!.slice(0, 80)}"`);
   const name = positionals[0];
@@ -127,16 +135,17 @@ function urlArgs(
  * a reboot opens the viewer, as `specter ls` lists the sessions.
  */
 export async function urlCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
-  const done = urlFromState(args, out);
+  const parsed = urlArgs(args);
+  const done = printUrl(parsed, out);
   if (done !== null) return done;
-  const { values, stateDir, path } = urlArgs(args);
+  const { values, stateDir, path } = parsed;
   if (values["no-autostart"] === true || loadListenConfig(stateDir) === null) {
     throw noListener(stateDir, path);
   }
   (await connectDaemon(values)).close();
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
-    const printed = urlFromState(args, out);
+    const printed = printUrl(parsed, out);
     if (printed !== null) return printed;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

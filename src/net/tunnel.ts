@@ -59,18 +59,19 @@ async function pump(
       const passed = Math.min(n, left);
       await writing;
       if (passed > 0) {
-        writing = writeAll(to, buffer.subarray(0, passed));
-        // Handled now (it is awaited at the next read's end, or in finally): a failed write must never be
-        // an unhandled rejection while the next read waits.
+        // Counted once written, as before the reads overlapped the writes.
+        writing = writeAll(to, buffer.subarray(0, passed)).then(() => count(passed));
+        // Handled now (awaited after the next read, or below): a failed write must never be an unhandled
+        // rejection while the next read waits.
         writing.catch(() => {});
-        count(passed);
         left -= passed;
         which ^= 1;
       }
     }
-  } finally {
+  } catch (error: unknown) {
     // A read that failed leaves the last write pending: let it settle (its failure is the same end).
     await writing.catch(() => {});
+    throw error;
   }
   await writing;
   if (left === 0) return;
