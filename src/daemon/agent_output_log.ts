@@ -146,11 +146,13 @@ class DiskOutputLog implements OutputLog {
 
   append(frame: Frame): void {
     if (this.#store === null) return; // Closed: the session's last frames came after its exit was kept.
+    const segment = this.#store.segmentFirst;
     const before = this.#store.segmentSize;
     this.#store.append(frame);
     const after = this.#store.segmentSize;
-    // What the record took on disk (after a roll, the new segment is its header and this record).
-    this.#owner.appended(after >= before ? after - before : after);
+    // What the record took on disk. After a roll the new segment (its header and this record) counts whole,
+    // even when it is larger than the full one before it (a record larger than a segment).
+    this.#owner.appended(this.#store.segmentFirst === segment ? after - before : after);
   }
 
   oldest(): number {

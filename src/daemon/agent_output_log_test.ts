@@ -67,6 +67,21 @@ Deno.test("AgentOutputLogs: the total budget drops the oldest segments of any lo
     assert.deepEqual(a.read(149, 149, 1).map((f) => f.seq), [149], "the segment being written stays");
   }));
 
+Deno.test("AgentOutputLogs: records larger than a segment count whole toward the total budget (no enforce call)", () =>
+  withDir((dir) => {
+    // Each record (~6 KiB) is larger than a segment (4 KiB): every append starts a new segment, and the new
+    // segment holds more bytes than the full one it follows. Counted as the difference, appends looked
+    // nearly free and the total budget was never measured (seen as 1.3 MB against 512 KiB under load).
+    const logs = new AgentOutputLogs({
+      segmentBytes: 4 * 1024,
+      sessionBytes: 1 << 30,
+      totalBytes: 64 * 1024,
+    });
+    const log = logs.open(join(dir, "a"), "a");
+    for (let seq = 0; seq < 100; seq++) log.append(frame(seq, 6000));
+    assert.ok(logs.bytes() <= 64 * 1024 + 8 * 1024, `${logs.bytes()} bytes`);
+  }));
+
 Deno.test("sessionOutputLog: reads the daemon's log up to what it logged; a frame past that is refused", () =>
   withDir((dir) => {
     const store = FrameStore.open({ dir, session: "agent-1" });

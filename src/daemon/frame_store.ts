@@ -407,6 +407,11 @@ export class FrameStore {
     return this.#lastRaw;
   }
 
+  /** The first seq of the segment being written (it changes when a segment is started). */
+  get segmentFirst(): number {
+    return this.#segmentFirst;
+  }
+
   /** Bytes of the segment being written (its header and records). */
   get segmentSize(): number {
     return this.#size;
