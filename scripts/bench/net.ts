@@ -11,6 +11,11 @@
  *   process is waited for, so it shows in this process's cutime/cstime), minus the same command's for a
  *   1 MB download (start-up), per MiB moved. The proxy's cost is the difference between the two paths.
  *
+ * - forwarder (when `socat` is installed): the same unsandboxed curl through a plain C port forwarder
+ *   (`socat -b 1048576`, read/write with a 1 MiB buffer) in front of the server: what any process that
+ *   copies the bytes once more costs on this machine, so the proxy's own overhead can be told apart from
+ *   the cost of a third busy process on two cores.
+ *
  *   deno run -A scripts/bench/net.ts [--rounds 3] [--mb 200]
  *
  * Goal (issue 26): proxy throughput ≥ 0.7 × direct. Run it on a quiet machine.
@@ -57,7 +62,7 @@ function childrenCpu(): number {
   return (Number(fields[13]) + Number(fields[14])) / 100; // USER_HZ is 100 on Linux.
 }
 
-const MODES = ["proxy", "direct"] as const;
+const MODES = ["proxy", "direct", "forwarder"] as const;
 type Mode = typeof MODES[number];
 
 interface Sample {
@@ -68,9 +73,10 @@ interface Sample {
 /** One `specter exec` of curl fetching `mb` MB: curl's rate, and the whole tree's CPU seconds. */
 async function fetchOnce(
   mode: Mode,
-  port: number,
+  ports: Ports,
   mb: number,
 ): Promise<{ bytesPerSecond: number; cpu: number }> {
+  const port = mode === "forwarder" ? ports.forwarder! : ports.server;
   const curl = [
     "curl",
     "-sS",
@@ -78,7 +84,7 @@ async function fetchOnce(
     "/dev/null",
     "-w",
     "%{speed_download}",
-    `http://localhost:${port}/blob?mb=${mb}`,
+    `http://${mode === "forwarder" ? "127.0.0.1" : "localhost"}:${port}/blob?mb=${mb}`,
   ];
   const flags = mode === "proxy"
     ? ["--allow-net", `localhost:${port}`, "--ack-network"]
@@ -108,13 +114,50 @@ async function fetchOnce(
  * The rate of a `mb` download, and its CPU per MiB moved: the CPU of the same command fetching 1 MB is
  * taken off first (start-up of Specter, bwrap and curl, the same for any size).
  */
-async function download(mode: Mode, port: number, mb: number): Promise<Sample> {
-  const small = await fetchOnce(mode, port, 1);
-  const big = await fetchOnce(mode, port, mb);
+async function download(mode: Mode, ports: Ports, mb: number): Promise<Sample> {
+  const small = await fetchOnce(mode, ports, 1);
+  const big = await fetchOnce(mode, ports, mb);
   return {
     mbps: big.bytesPerSecond / 1e6,
     cpuPerMb: ((big.cpu - small.cpu) * 1000) / ((mb - 1) * 1e6 / 1048576),
   };
+}
+
+/** The server's port, and the C forwarder's in front of it (null: socat is not installed). */
+interface Ports {
+  readonly server: number;
+  readonly forwarder: number | null;
+}
+
+/** A free loopback port (taken and given back: socat cannot report a port it chose). */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Starts `socat` forwarding a loopback port to `port`, once it listens; null when socat is missing. */
+async function startForwarder(port: number): Promise<{ port: number; process: Deno.ChildProcess } | null> {
+  if (!(await hasProgram("socat"))) return null;
+  const listen = freePort();
+  const process = new Deno.Command("socat", {
+    args: ["-b", "1048576", `TCP-LISTEN:${listen},bind=127.0.0.1,fork,reuseaddr`, `TCP:127.0.0.1:${port}`],
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  for (let tries = 0; tries < 100; tries++) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port: listen })).close();
+      return { port: listen, process };
+    } catch {
+      // Not listening yet.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  process.kill("SIGTERM");
+  await process.status;
+  throw new Error("socat did not listen within 2 s");
 }
 
 async function main(): Promise<number> {
@@ -129,11 +172,14 @@ async function main(): Promise<number> {
   }).spawn();
   const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const port = Number((await reader.read()).value?.trim());
+  const forwarder = await startForwarder(port);
+  const ports: Ports = { server: port, forwarder: forwarder?.port ?? null };
+  const modes = MODES.filter((mode) => mode !== "forwarder" || forwarder !== null);
   try {
-    const results: Record<Mode, Sample[]> = { proxy: [], direct: [] };
+    const results: Record<Mode, Sample[]> = { proxy: [], direct: [], forwarder: [] };
     for (let r = 0; r < flags.rounds; r++) {
-      const order = r % 2 === 0 ? MODES : [...MODES].reverse();
-      for (const mode of order) results[mode].push(await download(mode, port, flags.mb));
+      const order = r % 2 === 0 ? modes : [...modes].reverse();
+      for (const mode of order) results[mode].push(await download(mode, ports, flags.mb));
     }
     const mbps = (mode: Mode) => median(results[mode].map((s) => s.mbps));
     const cpu = (mode: Mode) => median(results[mode].map((s) => s.cpuPerMb));
@@ -141,7 +187,7 @@ async function main(): Promise<number> {
     say(`${flags.mb} MB from a loopback server, ${flags.rounds} rounds each, interleaved`);
     say(table([
       ["path", "MB/s (median)", "per round", "CPU ms per MiB (whole tree, start-up off)"],
-      ...MODES.map((mode) => [
+      ...modes.map((mode) => [
         mode,
         round(mbps(mode), 1).toString(),
         results[mode].map((s) => round(s.mbps, 1)).join(" "),
@@ -150,6 +196,12 @@ async function main(): Promise<number> {
     ]));
     say(`proxy / direct throughput: ${round(ratio, 2)}x (goal >= ${GOAL_RATIO}x)`);
     say(`proxy's extra CPU: ${round(cpu("proxy") - cpu("direct"), 2)} ms per MiB`);
+    if (forwarder !== null) {
+      say(
+        `C forwarder (socat) / direct: ${round(mbps("forwarder") / mbps("direct"), 2)}x; ` +
+          `proxy / C forwarder: ${round(mbps("proxy") / mbps("forwarder"), 2)}x`,
+      );
+    } else say("socat is not installed: no C forwarder reference");
     const failures = ratio >= GOAL_RATIO
       ? []
       : [`proxy throughput ${round(ratio, 2)}x direct < ${GOAL_RATIO}x`];
@@ -162,8 +214,14 @@ async function main(): Promise<number> {
       ratio: round(ratio, 3),
       proxy_cpu_ms_per_mib: round(cpu("proxy"), 3),
       direct_cpu_ms_per_mib: round(cpu("direct"), 3),
+      forwarder_mbps: forwarder === null ? null : round(mbps("forwarder"), 1),
+      forwarder_ratio: forwarder === null ? null : round(mbps("forwarder") / mbps("direct"), 3),
     }, failures);
   } finally {
+    if (forwarder !== null) {
+      forwarder.process.kill("SIGTERM");
+      await forwarder.process.status;
+    }
     server.kill("SIGTERM");
     await server.status;
     await Deno.remove(dir, { recursive: true });
