@@ -37,6 +37,16 @@ export interface Author {
   readonly author: string | null;
 }
 
+/**
+ * Who `peer` is: a local client is a person (under the name it gives, if any), a remote one its token's
+ * label. What a client says of itself never makes it an agent or a person: agents come through
+ * `agent.open`, which names them so.
+ */
+export function authorOf(peer: Peer, named: string | undefined): Author {
+  if (peer.access.scope !== "local") return { author_kind: "remote", author: peer.access.label };
+  return { author_kind: "human", author: named ?? null };
+}
+
 /** The options launching reads. */
 export type LaunchOptions = Pick<
   DaemonConfig,

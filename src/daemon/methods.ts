@@ -15,7 +15,7 @@ import { authorize, maySee, remoteCreate, seenBy } from "./remote_access.ts";
 import { type CheckedMethod, type METHOD_PARAMS, paramsOf, parseRequest, RpcError } from "./request.ts";
 import { attach } from "./attach.ts";
 import type { AgentBridge } from "./agent_bridge.ts";
-import type { Author, Launcher } from "./launcher.ts";
+import { authorOf, type Launcher } from "./launcher.ts";
 import type { KeeperLink } from "./keeper_link.ts";
 import type { Peers } from "./peers.ts";
 import type { Registry } from "./registry.ts";
@@ -57,16 +57,6 @@ function checked<M extends CheckedMethod>(
   handle: (daemon: MethodContext, peer: Peer, params: z.output<(typeof METHOD_PARAMS)[M]>, id: Id) => unknown,
 ): Handler {
   return (daemon, peer, params, id) => handle(daemon, peer, paramsOf(method, params), id);
-}
-
-/**
- * Who `peer` is: a local client is a person (under the name it gives, if any), a remote one its token's
- * label. What a client says of itself never makes it an agent or a person: agents come through
- * `agent.open`, which names them so.
- */
-function authorOf(peer: Peer, named: string | undefined): Author {
-  if (peer.access.scope !== "local") return { author_kind: "remote", author: peer.access.label };
-  return { author_kind: "human", author: named ?? null };
 }
 
 /** `daemon.listen` and `daemon.revoke`: the CLI's, when it gave the daemon a `control`. */

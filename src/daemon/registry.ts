@@ -77,22 +77,27 @@ export class Registry {
     return entry;
   }
 
+  /** Session `name`, if any. */
   get(name: string): Entry | undefined {
     return this.#entries.get(name);
   }
 
+  /** Whether a session is named `name`. */
   has(name: string): boolean {
     return this.#entries.has(name);
   }
 
+  /** Forgets session `name` (its files stay). */
   delete(name: string): void {
     this.#entries.delete(name);
   }
 
+  /** How many sessions it lists. */
   get size(): number {
     return this.#entries.size;
   }
 
+  /** Every session, in the order they were registered. */
   values(): IterableIterator<Entry> {
     return this.#entries.values();
   }
