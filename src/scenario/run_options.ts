@@ -6,7 +6,7 @@
 import type { StepResult } from "../protocol/mod.ts";
 import type { Policy } from "../policy/mod.ts";
 
-/** Options of `runScenario`. */
+/** Options of {@link runScenario}. */
 export interface RunScenarioOptions {
   /** The artifacts directory of this run. */
   readonly artifacts: string;
