@@ -5,9 +5,11 @@
  * - no module imports from a folder above its own in {@link LAYERS} (imports run down the layers);
  * - a module in another folder is reached only through that folder's `mod.ts` (its only door), and a
  *   `_private` module never from outside its folder;
- * - there is no import cycle between modules.
+ * - there is no import cycle between modules;
+ * - no module is over {@link MAX_LINES} lines (one concept per file: a larger one is split into rooms).
  *
- * A failure lists every offending import with the rule it breaks.
+ * A failure lists every offending import with the rule it breaks, and every file over the limit with its
+ * line count.
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
@@ -49,6 +51,17 @@ export const LAYERS = [
 
 const SRC = new URL("../src/", import.meta.url).pathname;
 
+/** The most lines a non-test module under `src/` may have. */
+export const MAX_LINES = 500;
+
+/**
+ * Generated modules under `src/`, exempt from {@link MAX_LINES}, each with the reason. None today: every
+ * `.ts` file under `src/` is written by hand (the JSON Schemas, docs and clients generated from
+ * `src/protocol/` live outside `src/`, and the web viewer's bundle `src/remote/_assets/viewer.js` is not a
+ * `.ts` module). A generated module goes here, by path relative to `src/`, never a hand-written one.
+ */
+const GENERATED: ReadonlyMap<string, string> = new Map<string, string>([]);
+
 /** Every non-test `.ts` module under `src/`, as paths relative to `src/`. */
 function modules(dir = SRC): string[] {
   const out: string[] = [];
@@ -66,6 +79,13 @@ const IMPORT_PATTERNS = [
   /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g,
   /\bnew URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']\s*,\s*import\.meta\.url\s*\)/g,
 ];
+
+/** Lines of `text`, counted as `wc -l` counts them (plus a last line without its newline). */
+export function lineCount(text: string): number {
+  if (text === "") return 0;
+  const newlines = text.split("\n").length - 1;
+  return text.endsWith("\n") ? newlines : newlines + 1;
+}
 
 /** The text of `file` without comments (examples in JSDoc show imports; they import nothing). */
 function codeOf(file: string): string {
@@ -179,6 +199,32 @@ Deno.test("src/ imports run down the layers, through each folder's mod.ts, witho
   for (const cycle of cycles(graph)) broken.push(`cycle: ${cycle.map((m) => `src/${m}`).join(" → ")}`);
   assert.ok(graph.size > 100, `found only ${graph.size} modules under src/`);
   assert.deepEqual(broken, [], `${broken.length} layer violations:\n${broken.join("\n")}`);
+});
+
+Deno.test("the line rule counts as wc -l does", () => {
+  assert.equal(lineCount(""), 0);
+  assert.equal(lineCount("a"), 1);
+  assert.equal(lineCount("a\n"), 1);
+  assert.equal(lineCount("a\nb"), 2);
+  assert.equal(lineCount("a\n\nb\n"), 3);
+});
+
+Deno.test(`no module under src/ is over ${MAX_LINES} lines (tests and generated modules aside)`, () => {
+  const files = modules();
+  assert.ok(files.length > 100, `found only ${files.length} modules under src/`);
+  for (const file of GENERATED.keys()) {
+    assert.ok(files.includes(file), `GENERATED names a missing src/${file}`);
+  }
+  const over = files
+    .filter((file) => !GENERATED.has(file))
+    .map((file) => ({ file, lines: lineCount(Deno.readTextFileSync(join(SRC, file))) }))
+    .filter(({ lines }) => lines > MAX_LINES)
+    .map(({ file, lines }) => `src/${file}: ${lines} lines`);
+  assert.deepEqual(
+    over,
+    [],
+    `${over.length} modules over ${MAX_LINES} lines (split each into rooms):\n${over.join("\n")}`,
+  );
 });
 
 Deno.test("src/protocol/ uses no Deno or Node API (a browser page and an SDK import it)", () => {

@@ -3,17 +3,10 @@
  *
  * @module
  */
-export {
-  adopt,
-  type AdoptedTerminal,
-  defaultSandbox,
-  platformBackend,
-  type PreparedLaunch,
-  prepareLaunch,
-  type PrepareOptions,
-  type SessionHost,
-  spawn,
-} from "./spawn_session.ts";
+export { type SessionHost, spawn } from "./spawn_session.ts";
+export { adopt, type AdoptedTerminal } from "./adopt.ts";
+export { defaultSandbox, platformBackend } from "./default_sandbox.ts";
+export { type PreparedLaunch, prepareLaunch, type PrepareOptions } from "./prepare_launch.ts";
 export { Session, type SessionHooks } from "./session.ts";
 export { CommandMarks } from "./command_marks.ts";
 export type { LaunchInfo } from "./launch_info.ts";

@@ -4,14 +4,16 @@
  * Lifecycle: `start` → output/events → `exit`. `exit` is emitted only once the terminal is drained to
  * EOF/EIO **and** the child is reaped, after every remaining process of its session was killed.
  *
+ * The class is the session's public face. Its parts are built and wired in `_wire_session.ts`, typing
+ * goes through `_session_input.ts`, and the end (wait statuses, EOF, the `exit` frame) is in
+ * `_session_exit.ts`; they share one {@link SessionParts} record.
+ *
  * @module
  */
-import { nowSeconds } from "../clock.ts";
 import {
   type DriverMessage,
   type ExitFrame,
   type Frame,
-  type FrameBody,
   MAX_COLS,
   MAX_DURATION_MS,
   MAX_ROWS,
@@ -21,81 +23,23 @@ import {
   type SignalName,
 } from "../protocol/mod.ts";
 import { SessionError, UsageError } from "../errors.ts";
-import { payloadText, toPayload } from "../frames/mod.ts";
-import {
-  childWatcher,
-  type ExitWatcher,
-  libc,
-  setWindowSize,
-  shutdownWrite,
-  signalKeys,
-  signalName,
-  type WaitStatus,
-} from "../pty/mod.ts";
-import type { Launched, ProcessTree } from "../launch/mod.ts";
+import { setWindowSize } from "../pty/mod.ts";
+import type { Launched } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
-import { Budgets, reportedBefore } from "./budgets.ts";
-import { FlowControl } from "./flow_control.ts";
-import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
-import { InputPump, terminalWrite } from "./input_pump.ts";
-import { TerminalReader } from "./terminal_reader.ts";
-import { Timers } from "./timers.ts";
-import { WindDown } from "./wind_down.ts";
-import { QuietWatch } from "./quiet_watch.ts";
+import type { SubscribeOptions, Subscription } from "./frame_log.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { OutputTail } from "./output_tail.ts";
-import { SessionScreen } from "./session_screen.ts";
 import { applyDriverMessage } from "./driver_dispatch.ts";
-import { OutputPath } from "./output_path.ts";
-import { SessionRecording } from "./session_recording.ts";
-import { Termination } from "./termination.ts";
-import { CommandMarks } from "./command_marks.ts";
-import { VERSION } from "../version.ts";
-import { protectedReport } from "./protected_report.ts";
 import type { SnapshotOptions } from "../terminal/mod.ts";
-import type { Ceilings } from "../ceilings/mod.ts";
 import type { LaunchInfo } from "./launch_info.ts";
+import type { SessionHooks } from "./session_hooks.ts";
+import { emit, emitError, type SessionParts } from "./_session_parts.ts";
+import { watchSession, wireSession } from "./_wire_session.ts";
+import { closeInput, input } from "./_session_input.ts";
 
-/** How long the terminal model may still parse a program's output after it exited (ScreenTracker.finish). */
-const SCREEN_FINISH_MS = 2000;
-/** `waitpid` looks for the program's exit after its terminal's EOF: at once, then 1 ms apart. */
-const EXIT_LOOKS = 3;
+export type { SessionHooks };
 
 const encoder = new TextEncoder();
-const lossy = new TextDecoder();
-
-/** What a host (the daemon) adds to a session: a durable log, and taking over one a previous host ran. */
-export interface SessionHooks {
-  /**
-   * Called with every frame before any reader can take it (the daemon's frame log writes it to disk
-   * there). It must not throw: a host reports its own failures.
-   */
-  readonly sink?: (frame: Frame) => void;
-  /**
-   * Ends the input of a `tty: false` session whose socket another process holds (the daemon's keeper,
-   * which relays input): called once, when every byte typed was written, with how many bytes were
-   * written on the session's terminal descriptor (the relay) in all. It must not throw.
-   */
-  readonly endInput?: (written: number) => void;
-  /**
-   * The session continues one a previous host ran: no `start` frame, seqs go on from `nextSeq`, and the
-   * frames of `history` (its log) rebuild the output tail and the screen.
-   */
-  readonly resume?: {
-    readonly nextSeq: number;
-    readonly history: readonly Frame[];
-    /** The output offset the terminal's output resumes at ({@link Session.outputConsumed} counts on). */
-    readonly outputOffset: number;
-    /** True when its input was closed already: typing is then `E_SESSION_CLOSED`. */
-    readonly inputClosed?: boolean;
-    /**
-     * When the program started (Unix time, seconds): the wall clock and `duration_ms` count from there, so a
-     * timeout keeps its deadline across the change of host. The output budget counts on from `outputOffset`.
-     */
-    readonly started?: number;
-  };
-}
 
 /**
  * A running (or finished) session. Create with {@link spawn}.
@@ -124,52 +68,8 @@ export class Session {
   readonly exited: Promise<ExitFrame>;
   /** How the session was launched (backend, policy, plan fingerprint), for audit logs. */
   readonly launch: LaunchInfo;
-
-  readonly #options: ResolvedOptions;
-  readonly #ceilings: Ceilings;
-  readonly #budgets: Budgets;
-  readonly #flow: FlowControl;
-  readonly #windDown: WindDown;
-  readonly #timers = new Timers();
-  /** The program's processes: signals, kills, the sandbox's init (whatever the backend). */
-  readonly #tree: ProcessTree;
-  readonly #master: number;
-  /** Where the program's output is read and its input written: the master, or the socket without a tty. */
-  readonly #io: number;
-  /**
-   * `#io` is the program's own socket (`tty: false`, spawned here), whose writing side can be shut down to
-   * end its input; a daemon's session reads a relay from its keeper instead.
-   */
-  readonly #ownSocket: boolean;
-  /** Ends the input where another process holds the program's socket (see {@link SessionHooks.endInput}). */
-  readonly #endInput: ((written: number) => void) | null;
-  /** Every frame of the session, for its subscribers. */
-  readonly #log: FrameLog;
-  /** The authoritative subscriber: `frames()`/`nextFrames()`; its lag pauses reading. */
-  readonly #main: Subscription;
-  readonly #tail: OutputTail;
-  readonly #output: OutputPath;
-  readonly #recording: SessionRecording;
-  readonly #end: Termination;
-  /** `command` frames from a shell's OSC 133 marks. */
-  readonly #marks: CommandMarks;
-  /** When the program started, as `performance.now()` (earlier than this object for a resumed session). */
-  readonly #startedAt: number;
-  #resolveExited!: (frame: ExitFrame) => void;
-  #seq = 0;
-  /** Typed input not yet written to the terminal. */
-  readonly #pump: InputPump;
-  /** Reads the terminal (on the reader thread or the JS thread); knows when the output ended. */
-  readonly #reader: TerminalReader;
-  /** The leader's wait status, once reaped. */
-  #reaped: WaitStatus | null = null;
-  /** The terminal model and the snapshot requests still owed. */
-  readonly #screen: SessionScreen;
-  /** `idle` and `prompt` frames. */
-  readonly #quiet: QuietWatch;
-  readonly #sink: ((frame: Frame) => void) | null;
-  readonly #outputBase: number;
-  readonly #watcher: ExitWatcher;
+  /** Its parts (see `_wire_session.ts`). */
+  readonly #p: SessionParts;
 
   /** @internal Use {@link spawn}. */
   constructor(
@@ -179,154 +79,22 @@ export class Session {
     launch: LaunchInfo,
     hooks: SessionHooks = {},
   ) {
-    const started = hooks.resume?.started;
-    this.#startedAt = started === undefined
-      ? performance.now()
-      : performance.now() - Math.max(0, Date.now() - started * 1000);
-    const child = launched.child;
-    this.#sink = hooks.sink ?? null;
-    this.#watcher = launched.watcher ?? childWatcher();
+    const p = wireSession(launched, options, recorder, launch, hooks, () => void this.terminate());
+    this.#p = p;
     this.launch = launch;
-    this.#ceilings = launched.ceilings;
-    this.#tree = launched.processTree((ms, fn) => void this.#later(ms, fn));
-    this.#options = options;
-    this.#master = child.master;
-    // Without a terminal (`tty: false`) the program's fds are a socket: its input and output go there.
-    this.#io = child.io ?? child.master;
-    this.#ownSocket = options.tty === false && child.io !== undefined && launched.watcher === undefined &&
-      hooks.resume === undefined;
-    this.#endInput = hooks.endInput ?? null;
-    this.#pump = new InputPump(terminalWrite(this.#io));
-    // Its input ended under the previous host: nothing more may be typed.
-    if (hooks.resume?.inputClosed === true) this.#pump.end(() => {});
-    this.pid = child.pid;
+    this.pid = p.pid;
     this.argv = options.argv;
     this.cwd = options.cwd;
     this.markNonce = options.commandMarkNonce;
-    this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
-    this.#end = new Termination({ tree: this.#tree, later: (ms, fn) => void this.#later(ms, fn) });
-    this.info = {
-      id: options.id,
-      title: options.title,
-      description: options.description,
-      parent_agent: options.parentAgent,
-    };
-    this.#tail = new OutputTail(options.lastLines);
-    this.#marks = new CommandMarks({
-      emit: (body) => this.#emit(body),
-      now: () => performance.now(),
-      prompt: () => this.#quiet.promptMark(),
-      ...(options.commandMarkNonce === null ? {} : { nonce: options.commandMarkNonce }),
-    });
-    this.#log = new FrameLog({
-      onDrain: () => this.#flow.drained(),
-      ...(hooks.resume === undefined ? {} : { first: hooks.resume.nextSeq }),
-    });
-    this.#outputBase = hooks.resume?.outputOffset ?? 0;
-    this.#flow = new FlowControl(options, {
-      emit: (body) => this.#emit(body),
-      later: (ms, fn) => this.#later(ms, fn),
-      clear: (timer) => this.#timers.clear(timer),
-      kill: () => this.#kill(),
-      wake: () => this.#reader.wake(),
-      lagBytes: () => this.#log.lagBytes,
-      inputPending: () => this.#pump.pending,
-      ended: () => this.#windDown.finished || this.#reader.eof,
-    });
-    this.#main = this.#log.subscribe({ authoritative: true });
-    this.#output = new OutputPath({
-      budgets: {
-        admit: (bytes) => this.#budgets.admit(bytes),
-        outputExceeded: () => this.#budgets.outputExceeded(),
-      },
-      flow: this.#flow,
-      activity: () => this.#quiet.output(),
-      emit: (body) => this.#emit(body),
-      text: (text) => {
-        this.#marks.output(text, this.#seq - 1); // After its stdout frame: marks end in the frames after it.
-        this.#tail.push(text);
-        this.#screen.output(text);
-        this.#recording.event("o", text);
-      },
-    });
-    this.#quiet = new QuietWatch(options, {
-      now: () => performance.now(),
-      later: (ms, fn) => void this.#later(ms, fn),
-      currentLine: () => this.#tail.currentLine,
-      emit: (event) => this.#emit(event),
-    });
-    this.exited = new Promise((resolve) => this.#resolveExited = resolve);
-    this.#screen = new SessionScreen(options, {
-      emit: (body) => this.#emit(body),
-      pressure: (behind) => this.#flow.backlog(behind),
-      answered: () => this.#windDown.check(),
-    });
-
-    if (hooks.resume === undefined) {
-      this.#emit({
-        type: "start",
-        protocol: 1,
-        version: VERSION,
-        session: this.info,
-        argv: [...options.argv],
-        cwd: options.cwd,
-        cols: options.cols,
-        rows: options.rows,
-        pid: child.pid,
-        sandbox: launched.backend,
-        ...(launch.policy === null ? {} : { policy: launch.policy.source }),
-        ...(options.artifacts === null ? {} : { artifacts: options.artifacts }),
-      });
-    } else {
-      this.#seq = hooks.resume.nextSeq;
-      this.#replay(hooks.resume.history);
-    }
-    this.#reader = new TerminalReader(this.#io, options.readerThread, {
-      output: (bytes) => this.#output.read(bytes),
-      eof: () => this.#onEof(),
-      blocked: () => this.#flow.blocked,
-      wantsWrite: () => this.#pump.waiting,
-      writable: () => {
-        this.#pump.flush();
-        this.#afterInput();
-      },
-      fail: (error) => this.#fail(error),
-      released: () => this.#windDown.check(),
-      later: (ms, fn) => void this.#later(ms, fn),
-    });
-    this.#windDown = new WindDown({
-      tree: this.#tree,
-      reader: this.#reader,
-      blocked: () => this.#flow.blocked,
-      snapshotsPending: () => this.#screen.owed,
-      kill: () => this.#kill(),
-      later: (ms, fn) => void this.#later(ms, fn),
-      finish: () => this.#finish(),
-    });
-    const { timeoutMs, maxOutputBytes, limits: { cpuSeconds } } = options;
-    const budgetLimits = {
-      timeoutMs,
-      maxOutputBytes,
-      cpuSeconds,
-      outputBefore: this.#outputBase,
-      ...(hooks.resume === undefined ? {} : { before: reportedBefore(hooks.resume.history) }),
-    };
-    this.#budgets = new Budgets(budgetLimits, launched.ceilings, {
-      emit: (body) => this.#emit(body),
-      later: (ms, fn) => void this.#later(ms, fn),
-      kill: () => this.#kill(),
-      terminate: () => void this.terminate(),
-      reaped: () => this.#reaped !== null,
-      pid: child.pid,
-    }, this.#startedAt);
-    if (options.heartbeatMs > 0) this.#timers.every(options.heartbeatMs, () => this.#emit({ type: "ping" }));
+    this.info = p.info;
+    this.exited = p.exited;
     // Last: a status already there is reported at once, to a session whose parts all exist.
-    this.#watcher.watch(child.pid, (status, at) => this.#onStatus(status, at));
+    watchSession(p);
   }
 
   /** True once the `exit` frame was emitted. */
   get finished(): boolean {
-    return this.#windDown.finished;
+    return this.#p.windDown.finished;
   }
 
   /**
@@ -335,12 +103,12 @@ export class Session {
    * (it runs as output is read, so it is never behind, but it does not see resets such as `ESC c`).
    */
   get applicationCursor(): boolean {
-    return this.#screen.applicationCursor;
+    return this.#p.screen.applicationCursor;
   }
 
   /** Bytes of output read so far. */
   get outputBytes(): number {
-    return this.#budgets.outputBytes;
+    return this.#p.budgets.outputBytes;
   }
 
   /**
@@ -348,12 +116,12 @@ export class Session {
    * back until it is whole). A host that logs frames resumes reading the output there.
    */
   get outputConsumed(): number {
-    return this.#outputBase + this.#output.consumed;
+    return this.#p.outputBase + this.#p.output.consumed;
   }
 
   /** True when output was cut because `maxOutputBytes` was reached. */
   get truncated(): boolean {
-    return this.#budgets.truncated;
+    return this.#p.budgets.truncated;
   }
 
   /**
@@ -362,13 +130,13 @@ export class Session {
    * stays more than `bufferBytes` behind the session stops reading the program.
    */
   nextFrames(): Promise<Frame[]> {
-    return this.#main.take();
+    return this.#p.main.take();
   }
 
   /** All frames, from `start` to `exit`, through the authoritative reader (see {@link nextFrames}). */
   async *frames(): AsyncIterableIterator<Frame> {
     for (;;) {
-      const batch = await this.#main.take();
+      const batch = await this.#p.main.take();
       if (batch.length === 0) return;
       yield* batch;
     }
@@ -376,7 +144,7 @@ export class Session {
 
   /** Payload bytes of the frames the session holds for its readers (bounded by the frame log's windows). */
   get heldFrameBytes(): number {
-    return this.#log.heldBytes;
+    return this.#p.log.heldBytes;
   }
 
   /**
@@ -386,14 +154,14 @@ export class Session {
    * must miss nothing (it then holds reading back like {@link frames}).
    */
   subscribe(options: SubscribeOptions = {}): Subscription {
-    return this.#log.subscribe(options);
+    return this.#p.log.subscribe(options);
   }
 
   /** Types text (UTF-8) or raw bytes into the terminal (throws `E_SESSION_CLOSED` after exit). */
   write(data: string | Uint8Array): void {
     const bytes = typeof data === "string" ? encoder.encode(data) : data;
     const text = typeof data === "string" ? data : undefined;
-    this.#input(bytes, text);
+    input(this.#p, bytes, text);
   }
 
   /**
@@ -404,20 +172,7 @@ export class Session {
    * keeper shuts the socket down (see {@link SessionHooks.endInput}). Closing it again changes nothing.
    */
   closeInput(): void {
-    this.#assertOpen();
-    if (this.#options.tty !== false) {
-      throw new UsageError(
-        'Input can only be closed without a terminal (tty false); on a terminal press "ctrl-d"',
-      );
-    }
-    const io = this.#io;
-    const pump = this.#pump;
-    const endInput = this.#endInput;
-    if (this.#ownSocket) pump.end(() => shutdownWrite(io));
-    // The keeper holds the program's socket: it ends the input after the bytes written on the relay.
-    else if (endInput !== null) pump.end(() => endInput(pump.written));
-    else throw new UsageError("Input cannot be closed in this session: no host relays its end");
-    this.#afterInput();
+    closeInput(this.#p);
   }
 
   /**
@@ -425,7 +180,7 @@ export class Session {
    * terminal buffer (a few KiB) is full by then.
    */
   get pendingInputBytes(): number {
-    return this.#pump.pending;
+    return this.#p.pump.pending;
   }
 
   /**
@@ -434,13 +189,13 @@ export class Session {
    * applies back-pressure to its source instead of buffering what the program does not read.
    */
   inputRoom(maxPending: number): Promise<void> {
-    return this.#flow.inputRoom(maxPending);
+    return this.#p.flow.inputRoom(maxPending);
   }
 
   /** Presses a named key (see `keys.ts`), honouring application cursor mode. */
   press(key: string): void {
     const sequence = encodeKey(key, { applicationCursor: this.applicationCursor });
-    this.#input(encoder.encode(sequence), sequence, key);
+    input(this.#p, encoder.encode(sequence), sequence, key);
   }
 
   /** Resizes the terminal; the child gets SIGWINCH. */
@@ -452,14 +207,14 @@ export class Session {
     }
     // The terminal stays open until `exit`, even when the program closed its side of it.
     if (this.finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
-    this.#emit({ type: "resize", cols, rows });
-    if (!setWindowSize(this.#master, cols, rows)) {
-      this.#emitError("E_IO", `Resizing the terminal to ${cols}x${rows} failed`);
+    emit(this.#p, { type: "resize", cols, rows });
+    if (!setWindowSize(this.#p.master, cols, rows)) {
+      emitError(this.#p, "E_IO", `Resizing the terminal to ${cols}x${rows} failed`);
       return;
     }
-    this.#recording.event("r", `${cols}x${rows}`);
-    this.#screen.resize(cols, rows);
-    this.#emit({ type: "resize_ack", cols, rows });
+    this.#p.recording.event("r", `${cols}x${rows}`);
+    this.#p.screen.resize(cols, rows);
+    emit(this.#p, { type: "resize_ack", cols, rows });
   }
 
   /**
@@ -468,7 +223,7 @@ export class Session {
    * `screen: true` (see `SpawnOptions.screen` for when that snapshot is `partial`).
    */
   screen(options: SnapshotOptions = {}): Promise<ScreenSnapshot> {
-    return this.#screen.snapshot(options);
+    return this.#p.screen.snapshot(options);
   }
 
   /**
@@ -480,14 +235,14 @@ export class Session {
    */
   signal(signal: SignalName): void {
     // A program that closed its terminal (EOF) may still run; once reaped, its pid may be someone else's.
-    if (this.finished || this.#reaped !== null) {
+    if (this.finished || this.#p.reaped !== null) {
       throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has exited`);
     }
-    const delivered = this.#end.signal(signal);
+    const delivered = this.#p.end.signal(signal);
     if (delivered === null) {
       throw new SessionError("E_SESSION_CLOSED", `The program of session "${this.info.id}" has exited`);
     }
-    this.#emit({
+    emit(this.#p, {
       type: "signal",
       signal,
       pid: delivered.pid,
@@ -501,12 +256,12 @@ export class Session {
    * Calling it again while terminating can only shorten the grace. Throws `E_USAGE` for a grace longer
    * than a timer can wait ({@link MAX_DURATION_MS}): it would kill at once.
    */
-  terminate(graceMs: number = this.#options.terminateGraceMs): Promise<ExitFrame> {
+  terminate(graceMs: number = this.#p.options.terminateGraceMs): Promise<ExitFrame> {
     if (Number.isNaN(graceMs) || graceMs > MAX_DURATION_MS) {
       throw new UsageError(`The grace must be at most ${MAX_DURATION_MS} ms, got ${graceMs}`);
     }
     // Once reaped, every member was already SIGKILLed, and the ids may have been reused.
-    if (!this.finished) this.#end.terminate(graceMs);
+    if (!this.finished) this.#p.end.terminate(graceMs);
     return this.exited;
   }
 
@@ -518,10 +273,10 @@ export class Session {
       resize: (cols, rows) => this.resize(cols, rows),
       signal: (signal) => this.signal(signal),
       terminate: (graceMs) => void this.terminate(graceMs),
-      pong: (id) => this.#emit({ type: "pong", ...(id === undefined ? {} : { id }) }),
+      pong: (id) => emit(this.#p, { type: "pong", ...(id === undefined ? {} : { id }) }),
       snapshot: (name, cells) => {
         if (this.finished) throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
-        this.#screen.request(name, cells);
+        this.#p.screen.request(name, cells);
       },
     }, message);
   }
@@ -531,174 +286,11 @@ export class Session {
    * (which runs beside the session, in its host) reported it at its close. Nothing once the session ended.
    */
   reportNet(fields: NetAuditFields): void {
-    this.#emit({ type: "net", ...fields });
+    emit(this.#p, { type: "net", ...fields });
   }
 
   /** Emits an `error` frame (used by drivers for protocol errors; the session goes on). */
   reportError(code: string, message: string, details?: Record<string, unknown>): void {
-    this.#emitError(code, message, details);
+    emitError(this.#p, code, message, details);
   }
-
-  // ── frames ──────────────────────────────────────────────────────────────────────────────────────
-
-  #emit(body: FrameBody): void {
-    if (this.#log.closed) return;
-    const frame = { seq: this.#seq++, ts: nowSeconds(), ...body } as Frame;
-    this.#sink?.(frame);
-    this.#log.append(frame);
-    this.#flow.appended();
-  }
-
-  /** A resumed session's earlier frames rebuild what later frames depend on: the tail and the screen. */
-  #replay(history: readonly Frame[]): void {
-    for (const frame of history) {
-      if (frame.type === "stdout") {
-        const text = payloadText(
-          frame.binary === true ? { data: frame.data, binary: true } : { data: frame.data, binary: false },
-        );
-        this.#tail.push(text);
-        this.#screen.output(text);
-      } else if (frame.type === "resize") {
-        this.#screen.resize(frame.cols, frame.rows);
-      }
-    }
-  }
-
-  #emitError(code: string, message: string, details?: Record<string, unknown>): void {
-    this.#emit({ type: "error", code, message, ...(details === undefined ? {} : { details }) });
-  }
-
-  // ── input ───────────────────────────────────────────────────────────────────────────────────────
-
-  #assertOpen(): void {
-    if (this.finished || this.#reader.eof) {
-      throw new SessionError("E_SESSION_CLOSED", `Session "${this.info.id}" has ended`);
-    }
-  }
-
-  #input(bytes: Uint8Array, text: string | undefined, key?: string): void {
-    this.#assertOpen();
-    if (this.#pump.ended) {
-      throw new SessionError("E_SESSION_CLOSED", `The input of session "${this.info.id}" was closed`);
-    }
-    const payload = text !== undefined ? { data: text } : binaryOrText(bytes);
-    this.#emit({ type: "stdin", ...payload, ...(key === undefined ? {} : { key }) });
-    this.#marks.input(text ?? lossy.decode(bytes));
-    this.#quiet.input();
-    if (this.#options.record?.input) this.#recording.event("i", text ?? lossy.decode(bytes));
-    if (this.#options.tty !== false) this.#tree.typed(bytes, () => signalKeys(this.#master));
-    this.#pump.push(bytes);
-    this.#afterInput();
-  }
-
-  /** After input moved: wake callers waiting for room, and poll for POLLOUT while input waits. */
-  #afterInput(): void {
-    this.#flow.wakeRoomWaiters();
-    if (this.#pump.waiting) this.#reader.pollAgain();
-  }
-
-  // ── exit ────────────────────────────────────────────────────────────────────────────────────────
-
-  #lookForExit(looks: number): void {
-    if (this.#reaped !== null || looks <= 0) return;
-    if (!this.#watcher.look(this.pid)) this.#later(1, () => this.#lookForExit(looks - 1));
-  }
-
-  #onStatus(status: WaitStatus, at: number): void {
-    const table = libc().table;
-    switch (status.kind) {
-      case "stopped":
-        this.#emit({ type: "stopped", signal: signalName(status.signal, table) });
-        return;
-      case "continued":
-        this.#emit({ type: "continued" });
-        return;
-      case "exited":
-      case "signaled":
-        this.#budgets.leaderExited(status.kind === "signaled" ? signalName(status.signal, table) : null);
-        this.#reaped = status;
-        this.#end.leaderReaped();
-        // A sandbox's init may still be on its way out: `exit` waits for it (the wind-down comes back).
-        this.#tree.leaderReaped(at, () => this.#windDown.check());
-        // What it printed last must not keep the clock waiting on the terminal model (seconds per MiB of
-        // resets or line inserts): none of it after a timeout or ceiling, a bounded time otherwise.
-        this.#screen.finish(this.#budgets.breached !== null ? 0 : SCREEN_FINISH_MS);
-        // Nothing of the session may outlive its leader (background jobs, stopped jobs, daemons).
-        this.#kill();
-        if (!this.#reader.eof) this.#reader.readAvailable();
-        this.#windDown.leaderReaped();
-        return;
-      default: {
-        const never: never = status;
-        throw new Error(`Unknown wait status ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  /** The reactor dropped this session after an unexpected exception: report it and end the program. */
-  #fail(error: unknown): void {
-    this.#emitError(
-      "E_IO",
-      `Reading the terminal failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    this.#flow.discard();
-    this.#reader.stop();
-    this.#kill();
-    this.#windDown.check();
-  }
-
-  /** SIGKILLs every process of the program (its session, its sandbox, its cgroup). */
-  #kill(): void {
-    this.#end.kill();
-  }
-
-  #onEof(): void {
-    this.#flow.wakeRoomWaiters(); // Input can no longer be written: nobody waits for room.
-    this.#output.end();
-    this.#windDown.check();
-    // The terminal's last holder closed it: usually the program exiting. Look for its exit now and twice
-    // more shortly, rather than wait for SIGCHLD to come through the event loop.
-    this.#lookForExit(EXIT_LOOKS);
-  }
-
-  /** Everything is over ({@link WindDown}): release what is left and emit `exit`. */
-  #finish(): void {
-    this.#ceilings.close(); // Empty now: its directories go.
-    this.#timers.clearAll();
-    this.#quiet.stop();
-    libc().sym.close(this.#master);
-    if (this.#io !== this.#master) libc().sym.close(this.#io);
-    this.#tree.close();
-    const { code, signal } = this.#tree.exitStatus(this.#reaped!);
-    const frame = {
-      seq: this.#seq++,
-      ts: nowSeconds(),
-      type: "exit",
-      code,
-      signal,
-      timed_out: this.#budgets.timedOut,
-      ...(this.#end.stop === undefined ? {} : { stop: this.#end.stop }),
-      duration_ms: Math.round((performance.now() - this.#startedAt) * 1000) / 1000,
-      last_lines: this.#tail.lastLines(),
-      session: this.info,
-      output_bytes: this.#budgets.outputBytes,
-      ...protectedReport(this.launch.protectedWatch),
-    } satisfies ExitFrame;
-    this.#sink?.(frame);
-    this.#log.append(frame);
-    this.#log.close();
-    this.#flow.wakeRoomWaiters();
-    this.#recording.close();
-    this.#resolveExited(frame);
-  }
-
-  #later(ms: number, fn: () => void): ReturnType<typeof setTimeout> {
-    return this.#timers.later(ms, fn);
-  }
-}
-
-/** The payload of a `stdin` frame for typed bytes: text when they are UTF-8, base64 otherwise. */
-function binaryOrText(bytes: Uint8Array): { data: string; binary?: true } {
-  const payload = toPayload(bytes);
-  return payload.binary ? { data: payload.data, binary: true } : { data: payload.data };
 }

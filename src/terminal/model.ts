@@ -2,62 +2,26 @@
  * `TerminalModel`: a terminal emulator (`@xterm/headless`) that output is fed into, and that can be
  * snapshotted as a {@link ScreenSnapshot}.
  *
- * xterm is loaded with a dynamic `import()` on the first {@link TerminalModel.create}: importing it costs
- * ~50 ms and ~46 MiB, which a process that never snapshots a screen must not pay (1000 idle sessions fit
- * in 100 MiB only without it). Only types are imported statically.
+ * xterm is loaded with a dynamic `import()` on the first {@link TerminalModel.create} (see
+ * `load_xterm.ts`): a process that never snapshots a screen does not pay for it. Only types are imported
+ * statically. The private parts of xterm the model relies on are in `_xterm_core.ts`; reading a screen
+ * out of xterm is in `_read_screen.ts`.
  *
  * Unicode widths are pinned to Unicode 11 (the unicode11 addon), so emoji are two cells wide whatever
  * xterm's built-in default (Unicode 6) would say; snapshots do not depend on the host.
  *
  * @module
  */
-import type { IBufferCell, IBufferLine, Terminal } from "@xterm/headless";
-import type { Unicode11Addon } from "@xterm/addon-unicode11";
-import type { CellRun, Color, ScreenSnapshot } from "../protocol/mod.ts";
+import type { Terminal } from "@xterm/headless";
+import type { ScreenSnapshot } from "../protocol/mod.ts";
 import type { SnapshotOptions } from "./snapshot.ts";
 import { type ClampSize, CsiClamp } from "./clamp.ts";
+import { loadXterm, type Xterm } from "./load_xterm.ts";
+import { dropMarkersOnReset, guardParser, heldLinks } from "./_xterm_core.ts";
+import { readScreen } from "./_read_screen.ts";
 
-interface Xterm {
-  readonly Terminal: typeof Terminal;
-  readonly Unicode11Addon: typeof Unicode11Addon;
-}
-
-let loading: Promise<Xterm> | null = null;
-
-/** xterm's idle task queue (memory clean-up after a resize) reports a slow task on `console.warn`. */
-const XTERM_DEADLINE_WARNING = /^task queue exceeded allotted deadline by \d+ms$/;
-
-let muted = false;
-
-/**
- * Drops xterm's deadline warnings: they would reach the CLI's stderr (which carries Specter's own
- * messages) whenever the machine is busy, and say nothing a user can act on. Every other warning passes.
- */
-function muteDeadlineWarnings(): void {
-  if (muted) return;
-  muted = true;
-  const warn = console.warn;
-  console.warn = function (...args: unknown[]): void {
-    if (args.length === 1 && typeof args[0] === "string" && XTERM_DEADLINE_WARNING.test(args[0])) return;
-    warn.apply(console, args);
-  };
-}
-
-/** Loads xterm and the unicode11 addon once per process (later calls share the first load). */
-export function loadXterm(): Promise<Xterm> {
-  muteDeadlineWarnings();
-  loading ??= Promise.all([import("@xterm/headless"), import("@xterm/addon-unicode11")]).then(
-    ([headless, unicode]) => ({
-      Terminal: headless.default.Terminal,
-      Unicode11Addon: unicode.default.Unicode11Addon,
-    }),
-    (error: unknown) => {
-      loading = null; // Let a later request try again rather than fail forever.
-      throw error;
-    },
-  );
-  return loading;
-}
+// Tests and callers that know `loadXterm` from here keep finding it.
+export { loadXterm };
 
 /** Options of {@link TerminalModel.create}. */
 export interface TerminalModelOptions {
@@ -100,29 +64,6 @@ type Step =
   | { readonly text: string; readonly units: number }
   | { readonly cols: number; readonly rows: number }
   | { readonly settle: () => void };
-
-/** The private part of xterm that knows whether the cursor is shown (DECTCEM); no public API has it. */
-interface CoreWithCursor {
-  readonly _core?: { readonly coreService?: { readonly isCursorHidden?: unknown } };
-}
-
-/** The parse step of xterm's write buffer, which {@link TerminalModel} guards (see `#guardParser`). */
-type ParseAction = (data: string | Uint8Array, promiseResult?: boolean) => void | Promise<boolean>;
-
-/** The private part of xterm that holds the screen buffers and their markers (`@xterm/headless` 6.0.0). */
-interface CoreWithBuffers {
-  readonly _core?: {
-    readonly buffers?: {
-      readonly normal?: { clearAllMarkers?: unknown };
-      readonly alt?: { clearAllMarkers?: unknown };
-    };
-  };
-}
-
-/** The private part of xterm that runs each queued write through the parser (`@xterm/headless` 6.0.0). */
-interface CoreWithWriteBuffer {
-  readonly _core?: { readonly _writeBuffer?: { _action?: unknown } };
-}
 
 /**
  * A headless terminal. Writes are never awaited: xterm parses them asynchronously, and
@@ -206,22 +147,7 @@ export class TerminalModel {
    * step fails here, loudly, rather than run unguarded.
    */
   #guardParser(term: Terminal): void {
-    const buffer = (term as unknown as CoreWithWriteBuffer)._core?._writeBuffer;
-    const parse = buffer?._action;
-    if (buffer === undefined || typeof parse !== "function") {
-      throw new Error("This @xterm/headless has no write buffer parse step to guard (6.0.0 has)");
-    }
-    const action = parse as ParseAction;
-    const guarded: ParseAction = (data, promiseResult) => {
-      try {
-        const result = action.call(buffer, data, promiseResult);
-        // Only handlers a caller registers return promises (Specter registers none); guard them too.
-        return result instanceof Promise ? result.catch(() => (this.#recover(term), false)) : result;
-      } catch {
-        this.#recover(term);
-      }
-    };
-    buffer._action = guarded;
+    guardParser(term, () => this.#recover(term));
   }
 
   /**
@@ -253,10 +179,7 @@ export class TerminalModel {
    * when this xterm keeps them elsewhere (a private map of `@xterm/headless` 6.0.0).
    */
   get heldLinks(): number {
-    const links = (this.#term as unknown as { _core?: { _oscLinkService?: { _dataByLinkId?: unknown } } })
-      ._core?._oscLinkService?._dataByLinkId;
-    if (!(links instanceof Map)) throw new Error("This @xterm/headless keeps its links elsewhere");
-    return links.size;
+    return heldLinks(this.#term);
   }
 
   /**
@@ -448,36 +371,7 @@ export class TerminalModel {
    * is true only after a fault ({@link faults}); whoever fed the model late says so too.
    */
   snapshot(options: SnapshotOptions = {}): ScreenSnapshot {
-    const term = this.#term;
-    const buffer = term.buffer.active;
-    const top = buffer.baseY;
-    const lines: string[] = [];
-    const cells: CellRun[][] = [];
-    const cell = buffer.getNullCell();
-    for (let y = 0; y < term.rows; y++) {
-      const line = buffer.getLine(top + y);
-      // Only spaces are blanks: other white space (NBSP, ideographic space) was printed on purpose.
-      lines.push(line === undefined ? "" : line.translateToString(true).replace(/ +$/, ""));
-      if (options.cells) cells.push(line === undefined ? [] : runsOf(line, term.cols, cell));
-    }
-    while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-    while (cells.length > 0 && cells[cells.length - 1]!.length === 0) cells.pop();
-    const hidden = (term as unknown as CoreWithCursor)._core?.coreService?.isCursorHidden;
-    return {
-      cols: term.cols,
-      rows: term.rows,
-      cursor: {
-        // xterm parks the cursor one past the last column until the next character wraps (pending wrap).
-        x: Math.min(buffer.cursorX, term.cols - 1),
-        y: buffer.cursorY,
-        visible: hidden !== true,
-      },
-      alt_screen: buffer.type === "alternate",
-      title: this.#title,
-      partial: this.#faults > 0,
-      lines,
-      ...(options.cells ? { cells } : {}),
-    };
+    return readScreen(this.#term, options, this.#title, this.#faults > 0);
   }
 
   /** Frees the emulator; later writes are ignored, waiting {@link settled} calls resolve. */
@@ -490,74 +384,4 @@ export class TerminalModel {
     for (const step of steps) if ("settle" in step) step.settle();
     this.#term.dispose();
   }
-}
-
-function colorOf(isDefault: boolean, isRgb: boolean, value: number): Color | undefined {
-  if (isDefault) return undefined;
-  return isRgb ? `#${value.toString(16).padStart(6, "0")}` : value;
-}
-
-/** The styled runs of one line, up to its last non-blank or styled cell. */
-function runsOf(line: IBufferLine, cols: number, cell: IBufferCell): CellRun[] {
-  let end = 0;
-  for (let x = 0; x < cols; x++) {
-    line.getCell(x, cell);
-    const chars = cell.getChars();
-    if ((chars !== "" && chars !== " ") || !cell.isAttributeDefault()) end = x + 1;
-  }
-  const runs: CellRun[] = [];
-  let key = "";
-  for (let x = 0; x < end; x++) {
-    line.getCell(x, cell);
-    if (cell.getWidth() === 0) continue; // The second half of a wide character.
-    const run = styleOf(cell);
-    const next = JSON.stringify(run);
-    const text = cell.getChars() || " ";
-    const last = runs[runs.length - 1];
-    if (last !== undefined && next === key) {
-      last.text += text;
-    } else {
-      runs.push({ text, ...run });
-      key = next;
-    }
-  }
-  return runs;
-}
-
-/** The attributes of a cell, with defaults left out (the compact form of a {@link CellRun}). */
-function styleOf(cell: IBufferCell): Omit<CellRun, "text"> {
-  const fg = colorOf(cell.isFgDefault(), cell.isFgRGB(), cell.getFgColor());
-  const bg = colorOf(cell.isBgDefault(), cell.isBgRGB(), cell.getBgColor());
-  return {
-    ...(fg === undefined ? {} : { fg }),
-    ...(bg === undefined ? {} : { bg }),
-    ...(cell.isBold() ? { bold: true } : {}),
-    ...(cell.isDim() ? { dim: true } : {}),
-    ...(cell.isItalic() ? { italic: true } : {}),
-    ...(cell.isUnderline() ? { underline: true } : {}),
-    ...(cell.isInverse() ? { inverse: true } : {}),
-  } as const;
-}
-
-/**
- * RIS (`ESC c`) makes xterm build new screen buffers without disposing the markers of the old ones, and every
- * hyperlink (OSC 8) holds a marker: each reset after a link kept a whole old screen alive (about 15 KiB at
- * 80×24; the terminal fuzzer's worker grew to 3 GB). This handler runs before xterm's own reset (it returns
- * false, so the reset follows) and disposes the markers with the screens they mark, which also drops the
- * links. An xterm without these internals fails here, loudly, rather than leak.
- */
-function dropMarkersOnReset(term: Terminal): void {
-  const buffers = (term as unknown as CoreWithBuffers)._core?.buffers;
-  const normal = buffers?.normal;
-  const alt = buffers?.alt;
-  if (typeof normal?.clearAllMarkers !== "function" || typeof alt?.clearAllMarkers !== "function") {
-    throw new Error("This @xterm/headless has no buffer markers to clear on reset (6.0.0 has)");
-  }
-  term.parser.registerEscHandler({ final: "c" }, () => {
-    // Read again at each reset: the buffer set keeps its two buffers, but nothing here relies on that.
-    const set = (term as unknown as CoreWithBuffers)._core?.buffers;
-    (set?.normal?.clearAllMarkers as (() => void) | undefined)?.call(set?.normal);
-    (set?.alt?.clearAllMarkers as (() => void) | undefined)?.call(set?.alt);
-    return false;
-  });
 }
