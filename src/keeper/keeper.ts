@@ -39,6 +39,7 @@ import { UsageError } from "../errors.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
 import { DaemonLink } from "./daemon_link.ts";
 import { INPUT_CAP, KeptSession, READ_CHUNK } from "./kept_session.ts";
+import { keeperIdleGrace, type OrphanReason, OrphanWatch } from "./orphan_watch.ts";
 
 export { MAX_KEEPER_MESSAGE, MAX_SPAWN_FDS } from "./daemon_link.ts";
 export { HOLD_CAP } from "./kept_session.ts";
@@ -54,8 +55,20 @@ export function keeperPaths(stateDir: string): { socket: string; lock: string; l
   };
 }
 
-/** Runs the keeper for `stateDir` until it has no session and no daemon. Returns false when one runs already. */
-export function runKeeper(stateDir: string): Promise<boolean> {
+/** How a keeper runs (the defaults are what `specter keeper` uses). */
+export interface RunKeeperOptions {
+  /**
+   * How long the keeper waits, holding no session, for a daemon (see `orphan_watch.ts`); default: the
+   * `SPECTER_KEEPER_IDLE_MS` environment variable, else 30 s ({@link keeperIdleGrace}).
+   */
+  readonly idleGraceMs?: number;
+}
+
+/**
+ * Runs the keeper for `stateDir` until it has no session and no daemon, or nobody can reach it any more
+ * (see `orphan_watch.ts`). Returns false when one runs already.
+ */
+export function runKeeper(stateDir: string, options: RunKeeperOptions = {}): Promise<boolean> {
   Deno.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const paths = keeperPaths(stateDir);
   const lock = tryLockFile(paths.lock);
@@ -69,14 +82,18 @@ export function runKeeper(stateDir: string): Promise<boolean> {
   }
   const log = ServiceLog.open(paths.log);
   log.write(`keeper started for "${stateDir}"`);
-  const keeper = new Keeper(listenUnix(paths.socket, "seqpacket"), log);
-  return keeper.done.then(() => {
-    log.write("keeper done: no session and no daemon left");
+  const orphan = new OrphanWatch(stateDir, { graceMs: options.idleGraceMs ?? keeperIdleGrace() });
+  const keeper = new Keeper(listenUnix(paths.socket, "seqpacket"), log, orphan);
+  return keeper.done.then((why) => {
+    log.write(`keeper done: ${why.text}`);
     log.close();
-    try {
-      Deno.removeSync(paths.socket);
-    } catch {
-      // Already gone.
+    // A state directory that is gone may have been made again, with another keeper's socket in it.
+    if (why.reason !== "state-gone") {
+      try {
+        Deno.removeSync(paths.socket);
+      } catch {
+        // Already gone.
+      }
     }
     closeQuietly(lock);
     return true;
@@ -85,12 +102,15 @@ export function runKeeper(stateDir: string): Promise<boolean> {
 
 /** The coordinator: the daemon's link, the kept sessions, reaping, and when to end. */
 class Keeper {
-  readonly done: Promise<void>;
+  /** Resolves once the keeper has ended: why (a line for its log), and whether on its own. */
+  readonly done: Promise<{ text: string; reason: OrphanReason | null }>;
   readonly #listener: number;
   readonly #sessions = new Map<string, KeptSession>();
   readonly #link: DaemonLink;
   #listenClient: PollClient;
-  #resolve!: () => void;
+  #resolve!: (why: { text: string; reason: OrphanReason | null }) => void;
+  #finished = false;
+  readonly #orphan: OrphanWatch;
   #status = new Int32Array(1);
   /** What every kept session needs of the keeper (one object: the buffers are reused by all). */
   readonly #host = {
@@ -104,9 +124,10 @@ class Keeper {
 
   readonly #serviceLog: ServiceLog;
 
-  constructor(listener: number, log: ServiceLog) {
+  constructor(listener: number, log: ServiceLog, orphan: OrphanWatch) {
     this.#listener = listener;
     this.#serviceLog = log;
+    this.#orphan = orphan;
     this.done = new Promise((resolve) => this.#resolve = resolve);
     this.#link = new DaemonLink(listener, {
       connected: () => this.#connected(),
@@ -122,7 +143,11 @@ class Keeper {
     };
     reactor().add(this.#listenClient);
     Deno.addSignalListener("SIGCHLD", this.#reap);
-    const tick = setInterval(this.#reap, 1000); // SIGCHLD can coalesce; a slow tick catches the rest.
+    // SIGCHLD can coalesce: a slow tick catches the rest. It also asks whether the keeper is orphaned.
+    const tick = setInterval(() => {
+      this.#reap();
+      this.#checkOrphaned();
+    }, 1000);
     void this.done.then(() => {
       clearInterval(tick);
       Deno.removeSignalListener("SIGCHLD", this.#reap);
@@ -138,6 +163,7 @@ class Keeper {
 
   /** A daemon connected: it is told what is kept. */
   #connected(): void {
+    this.#orphan.daemonSeen();
     // One message per session (a packet has a size limit; a thousand sessions would not fit in one).
     for (const kept of this.#sessions.values()) {
       this.#link.send({
@@ -160,16 +186,46 @@ class Keeper {
 
   /** The daemon was dropped: every relay goes with it (the next daemon gets new ones). */
   #dropped(): void {
+    this.#orphan.daemonSeen();
     for (const kept of this.#sessions.values()) kept.closeRelay();
     this.#maybeDone();
   }
 
   #maybeDone(): void {
     if (!this.#link.connected && this.#sessions.size === 0) {
-      reactor().remove(this.#listenClient);
-      closeQuietly(this.#listener);
-      this.#resolve();
+      this.#finish({ text: "no session and no daemon left", reason: null });
     }
+  }
+
+  /** Ends the keeper when nobody can reach it any more (see `orphan_watch.ts`). */
+  #checkOrphaned(): void {
+    if (this.#finished) return;
+    const reason = this.#orphan.check(this.#link.connected, this.#sessions.size);
+    if (reason === null) return;
+    if (reason === "idle") {
+      this.#finish({ text: "no session and no daemon for the idle grace", reason });
+      return;
+    }
+    // No daemon can connect (its socket went with the directory) or take these sessions back.
+    this.#log(`the state directory is gone: ending ${this.#sessions.size} session(s)`);
+    for (const kept of this.#sessions.values()) {
+      kept.closeRelay();
+      kept.close();
+      const running = kept.status === null;
+      if (running) libc().sym.kill(kept.pid, libc().table.signals.KILL);
+      this.#log(`session "${kept.id}" ended with the keeper${running ? "; its program was killed" : ""}`);
+    }
+    this.#sessions.clear();
+    this.#finish({ text: "its state directory is gone", reason });
+  }
+
+  /** Stops listening and resolves {@link done} (once). */
+  #finish(why: { text: string; reason: OrphanReason | null }): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    reactor().remove(this.#listenClient);
+    closeQuietly(this.#listener);
+    this.#resolve(why);
   }
 
   #handle(request: KeeperRequest, fds: readonly number[]): void {
