@@ -11,6 +11,9 @@
  * - **Log append**: `FrameStore.append` of 100-byte output frames under each fsync policy, against plain
  *   `write()` of the same lines to a file.
  *
+ * It leaves no process behind: once its directory is removed, no daemon or keeper of its own may be left
+ * (a keeper whose state directory is gone ends on its own); any still there is a failure, and killed.
+ *
  *   deno run -A scripts/bench/daemon.ts [--sessions 1000] [--spawns 40]
  *
  * @module
@@ -78,6 +81,46 @@ async function startDaemon(place: Place): Promise<Deno.ChildProcess> {
     }
   }
   throw new Error("The daemon did not come up");
+}
+
+/** Processes whose command line names a path under `dir` (this run's daemons, keepers and sandboxes). */
+function processesUnder(dir: string): { pid: number; args: string }[] {
+  const out: { pid: number; args: string }[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
+    try {
+      const args = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const zombie = stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+      if (!zombie && args.some((arg) => arg.startsWith(`${dir}/`))) {
+        out.push({ pid: Number(entry.name), args: args.join(" ").trim() });
+      }
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+/**
+ * Waits up to `ms` for every process of this run to end; those left are failures (and are killed, so
+ * that a failing run leaves nothing either).
+ */
+async function leftBehind(dir: string, ms = 15_000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  let left = processesUnder(dir);
+  while (left.length > 0 && Date.now() < deadline) {
+    await sleep(250);
+    left = processesUnder(dir);
+  }
+  for (const { pid } of left) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return left.map(({ pid, args }) => `process ${pid} left behind ${ms / 1000} s after the run: ${args}`);
 }
 
 /** Waits for a session's exit frame through an attach; resolves with the time it arrived. */
@@ -318,6 +361,10 @@ async function main(): Promise<number> {
   say(table(appendRows));
   result.append_frames_per_s = { ...append, plain_write: Math.round(plainRate) };
   Deno.removeSync(dir, { recursive: true });
+  const left = await leftBehind(dir);
+  say(left.length === 0 ? "No daemon or keeper of this run is left." : left.join("\n"));
+  failures.push(...left);
+  result.left_behind = left.length;
   return finish(result, failures);
 }
 

@@ -21,7 +21,9 @@ export const KEEPER_DOC: CommandDoc = {
   about: `Holds the daemon's terminals (started by the daemon; not meant to be run by hand). It spawns
 every daemon session, reaps its processes as child subreaper, and hands the terminals to each daemon that
 starts on the same state directory. Exits once it holds no session and no daemon is connected; exits 0 at
-once when another keeper holds the state directory.`,
+once when another keeper holds the state directory. With no daemon connected, it also exits when its state
+directory is gone (killing the programs it still holds), or after 30 s holding no session
+(SPECTER_KEEPER_IDLE_MS overrides the wait).`,
   groups: [{ title: "Keeper flags", flags: KEEPER_FLAGS }],
 };
 

@@ -4,5 +4,13 @@
  *
  * @module
  */
-export { HOLD_CAP, keeperPaths, MAX_KEEPER_MESSAGE, MAX_SPAWN_FDS, runKeeper } from "./keeper.ts";
+export {
+  HOLD_CAP,
+  keeperPaths,
+  MAX_KEEPER_MESSAGE,
+  MAX_SPAWN_FDS,
+  runKeeper,
+  type RunKeeperOptions,
+} from "./keeper.ts";
+export { KEEPER_IDLE_ENV, KEEPER_IDLE_GRACE_MS } from "./orphan_watch.ts";
 export { decodeKeeperEvent, decodeKeeperRequest, keeperFailure } from "./messages.ts";
