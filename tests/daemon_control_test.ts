@@ -162,6 +162,12 @@ controlTest(
     const killed = await ok(place, ["daemon", "stop", "--kill-sessions", ...place.where]);
     assert.match(killed, /its 1 running session was ended/);
     await until(() => !alive(doomed.pid), "the session ends with --kill-sessions");
+    // Its end was released to the keeper before the daemon left (the keeper holds nothing for a next daemon).
+    assert.match(
+      Deno.readTextFileSync(join(place.stateDir, "keeper.log")),
+      /session "doomed" released/,
+      "the killed session is released before the daemon stops",
+    );
     const after = await ok(place, ["ls", ...place.where]);
     assert.match(after, /^doomed\tkilled \(/m);
   },

@@ -14,6 +14,7 @@
  * @module
  */
 import { join } from "node:path";
+import { within } from "../clock.ts";
 import { DaemonError } from "../errors.ts";
 import { closeQuietly, tryLockFile } from "../pty/mod.ts";
 import { ServiceLog } from "../fsafe/mod.ts";
@@ -49,6 +50,9 @@ export interface DaemonOptions extends DaemonConfig {
 
 /** How often logged output is acknowledged to the keeper. */
 const ACK_MS = 20;
+
+/** How long `stop(true)` waits for the killed sessions' ends to be recorded and released. */
+const STOP_ENDS_MS = 5_000;
 
 /** A running daemon. */
 export class Daemon {
@@ -185,7 +189,11 @@ export class Daemon {
     await this.#remote.close();
     this.#peers.closeAll();
     if (killSessions) {
-      await Promise.all([...this.#registry.values()].map((entry) => entry.session?.terminate(0)));
+      const entries = [...this.#registry.values()];
+      await Promise.all(entries.map((entry) => entry.session?.terminate(0)));
+      // Each end recorded and released before the keeper is left: otherwise the keeper would hold the
+      // ended sessions for a next daemon that may never come (bounded: a stuck end never holds the stop).
+      await within(Promise.allSettled(entries.map((entry) => entry.finished)), STOP_ENDS_MS);
     }
     for (const timer of this.#timers) clearInterval(timer);
     this.#keeper.acknowledge();
