@@ -34,23 +34,23 @@ import {
 } from "../pty/mod.ts";
 import type { Launched, ProcessTree } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
-import { Budgets, reportedBefore } from "./budgets.ts";
-import { FlowControl } from "./flow_control.ts";
+import { type BudgetHost, Budgets, reportedBefore } from "./budgets.ts";
+import { FlowControl, type FlowHost } from "./flow_control.ts";
 import { FrameLog, type SubscribeOptions, type Subscription } from "./frame_log.ts";
 import { InputPump, terminalWrite } from "./input_pump.ts";
-import { TerminalReader } from "./terminal_reader.ts";
+import { TerminalReader, type TerminalReaderHooks } from "./terminal_reader.ts";
 import { Timers } from "./timers.ts";
-import { WindDown } from "./wind_down.ts";
-import { QuietWatch } from "./quiet_watch.ts";
+import { WindDown, type WindDownHost } from "./wind_down.ts";
+import { type QuietHost, QuietWatch } from "./quiet_watch.ts";
 import { encodeKey } from "./keys.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { OutputTail } from "./output_tail.ts";
-import { SessionScreen } from "./session_screen.ts";
+import { SessionScreen, type SessionScreenHost } from "./session_screen.ts";
 import { applyDriverMessage } from "./driver_dispatch.ts";
-import { OutputPath } from "./output_path.ts";
+import { type OutputHost, OutputPath } from "./output_path.ts";
 import { SessionRecording } from "./session_recording.ts";
-import { Termination } from "./termination.ts";
-import { CommandMarks } from "./command_marks.ts";
+import { Termination, type TerminationHost } from "./termination.ts";
+import { CommandMarks, type CommandMarksHost } from "./command_marks.ts";
 import { VERSION } from "../version.ts";
 import { protectedReport } from "./protected_report.ts";
 import type { SnapshotOptions } from "../terminal/mod.ts";
@@ -171,6 +171,136 @@ export class Session {
   readonly #outputBase: number;
   readonly #watcher: ExitWatcher;
 
+  /**
+   * The host of every part (the flow, the budgets, the reader, the wind-down, …): ONE object per session,
+   * its methods on a prototype that all sessions share. A host literal of arrow functions per part cost
+   * ~3 KiB per session (40 closures, 12 objects), and a thousand idle sessions live in one process (issue
+   * 27). It is declared in Session's body so that it reaches the session's private parts; everything it
+   * reads is read when called, as the arrow functions did, so parts may be built in any order.
+   */
+  static readonly #Host = class SessionHost
+    implements
+      TerminationHost,
+      CommandMarksHost,
+      FlowHost,
+      OutputHost,
+      QuietHost,
+      SessionScreenHost,
+      TerminalReaderHooks,
+      WindDownHost,
+      BudgetHost {
+    readonly #s: Session;
+    constructor(session: Session) {
+      this.#s = session;
+    }
+    // Termination, WindDown, Budgets, OutputPath and CommandMarks read these.
+    get tree(): ProcessTree {
+      return this.#s.#tree;
+    }
+    get reader(): TerminalReader {
+      return this.#s.#reader;
+    }
+    get pid(): number {
+      return this.#s.pid;
+    }
+    get budgets(): Budgets {
+      return this.#s.#budgets;
+    }
+    get flow(): FlowControl {
+      return this.#s.#flow;
+    }
+    get nonce(): string | undefined {
+      return this.#s.markNonce ?? undefined;
+    }
+    // Frames and time.
+    emit(body: FrameBody): void {
+      this.#s.#emit(body);
+    }
+    later(ms: number, fn: () => void): ReturnType<typeof setTimeout> {
+      return this.#s.#later(ms, fn);
+    }
+    clear(timer: ReturnType<typeof setTimeout> | undefined): void {
+      this.#s.#timers.clear(timer);
+    }
+    now(): number {
+      return performance.now();
+    }
+    // The program's end.
+    kill(): void {
+      this.#s.#kill();
+    }
+    terminate(): void {
+      void this.#s.terminate();
+    }
+    reaped(): boolean {
+      return this.#s.#reaped !== null;
+    }
+    finish(): void {
+      this.#s.#finish();
+    }
+    // Flow control and the reader.
+    wake(): void {
+      this.#s.#reader.wake();
+    }
+    lagBytes(): number {
+      return this.#s.#log.lagBytes;
+    }
+    inputPending(): number {
+      return this.#s.#pump.pending;
+    }
+    ended(): boolean {
+      return this.#s.#windDown.finished || this.#s.#reader.eof;
+    }
+    blocked(): boolean {
+      return this.#s.#flow.blocked;
+    }
+    pressure(behind: boolean): void {
+      this.#s.#flow.backlog(behind);
+    }
+    output(bytes: Uint8Array): void {
+      this.#s.#output.read(bytes);
+    }
+    eof(): void {
+      this.#s.#onEof();
+    }
+    wantsWrite(): boolean {
+      return this.#s.#pump.waiting;
+    }
+    writable(): void {
+      this.#s.#pump.flush();
+      this.#s.#afterInput();
+    }
+    fail(error: unknown): void {
+      this.#s.#fail(error);
+    }
+    released(): void {
+      this.#s.#windDown.check();
+    }
+    answered(): void {
+      this.#s.#windDown.check();
+    }
+    snapshotsPending(): number {
+      return this.#s.#screen.owed;
+    }
+    // Output text, quiet and prompts.
+    activity(): void {
+      this.#s.#quiet.output();
+    }
+    text(text: string): void {
+      const s = this.#s;
+      s.#marks.output(text, s.#seq - 1); // After its stdout frame: marks end in the frames after it.
+      s.#tail.push(text);
+      s.#screen.output(text);
+      s.#recording.event("o", text);
+    }
+    currentLine(): string {
+      return this.#s.#tail.currentLine;
+    }
+    prompt(): void {
+      this.#s.#quiet.promptMark();
+    }
+  };
+
   /** @internal Use {@link spawn}. */
   constructor(
     launched: Launched,
@@ -204,7 +334,8 @@ export class Session {
     this.cwd = options.cwd;
     this.markNonce = options.commandMarkNonce;
     this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
-    this.#end = new Termination({ tree: this.#tree, later: (ms, fn) => void this.#later(ms, fn) });
+    const host = new Session.#Host(this);
+    this.#end = new Termination(host);
     this.info = {
       id: options.id,
       title: options.title,
@@ -212,55 +343,18 @@ export class Session {
       parent_agent: options.parentAgent,
     };
     this.#tail = new OutputTail(options.lastLines);
-    this.#marks = new CommandMarks({
-      emit: (body) => this.#emit(body),
-      now: () => performance.now(),
-      prompt: () => this.#quiet.promptMark(),
-      ...(options.commandMarkNonce === null ? {} : { nonce: options.commandMarkNonce }),
-    });
+    this.#marks = new CommandMarks(host);
     this.#log = new FrameLog({
       onDrain: () => this.#flow.drained(),
       ...(hooks.resume === undefined ? {} : { first: hooks.resume.nextSeq }),
     });
     this.#outputBase = hooks.resume?.outputOffset ?? 0;
-    this.#flow = new FlowControl(options, {
-      emit: (body) => this.#emit(body),
-      later: (ms, fn) => this.#later(ms, fn),
-      clear: (timer) => this.#timers.clear(timer),
-      kill: () => this.#kill(),
-      wake: () => this.#reader.wake(),
-      lagBytes: () => this.#log.lagBytes,
-      inputPending: () => this.#pump.pending,
-      ended: () => this.#windDown.finished || this.#reader.eof,
-    });
+    this.#flow = new FlowControl(options, host);
     this.#main = this.#log.subscribe({ authoritative: true });
-    this.#output = new OutputPath({
-      budgets: {
-        admit: (bytes) => this.#budgets.admit(bytes),
-        outputExceeded: () => this.#budgets.outputExceeded(),
-      },
-      flow: this.#flow,
-      activity: () => this.#quiet.output(),
-      emit: (body) => this.#emit(body),
-      text: (text) => {
-        this.#marks.output(text, this.#seq - 1); // After its stdout frame: marks end in the frames after it.
-        this.#tail.push(text);
-        this.#screen.output(text);
-        this.#recording.event("o", text);
-      },
-    });
-    this.#quiet = new QuietWatch(options, {
-      now: () => performance.now(),
-      later: (ms, fn) => void this.#later(ms, fn),
-      currentLine: () => this.#tail.currentLine,
-      emit: (event) => this.#emit(event),
-    });
+    this.#output = new OutputPath(host);
+    this.#quiet = new QuietWatch(options, host);
     this.exited = new Promise((resolve) => this.#resolveExited = resolve);
-    this.#screen = new SessionScreen(options, {
-      emit: (body) => this.#emit(body),
-      pressure: (behind) => this.#flow.backlog(behind),
-      answered: () => this.#windDown.check(),
-    });
+    this.#screen = new SessionScreen(options, host);
 
     if (hooks.resume === undefined) {
       this.#emit({
@@ -281,28 +375,8 @@ export class Session {
       this.#seq = hooks.resume.nextSeq;
       this.#replay(hooks.resume.history);
     }
-    this.#reader = new TerminalReader(this.#io, options.readerThread, {
-      output: (bytes) => this.#output.read(bytes),
-      eof: () => this.#onEof(),
-      blocked: () => this.#flow.blocked,
-      wantsWrite: () => this.#pump.waiting,
-      writable: () => {
-        this.#pump.flush();
-        this.#afterInput();
-      },
-      fail: (error) => this.#fail(error),
-      released: () => this.#windDown.check(),
-      later: (ms, fn) => void this.#later(ms, fn),
-    });
-    this.#windDown = new WindDown({
-      tree: this.#tree,
-      reader: this.#reader,
-      blocked: () => this.#flow.blocked,
-      snapshotsPending: () => this.#screen.owed,
-      kill: () => this.#kill(),
-      later: (ms, fn) => void this.#later(ms, fn),
-      finish: () => this.#finish(),
-    });
+    this.#reader = new TerminalReader(this.#io, options.readerThread, host);
+    this.#windDown = new WindDown(host);
     const { timeoutMs, maxOutputBytes, limits: { cpuSeconds } } = options;
     const budgetLimits = {
       timeoutMs,
@@ -311,14 +385,7 @@ export class Session {
       outputBefore: this.#outputBase,
       ...(hooks.resume === undefined ? {} : { before: reportedBefore(hooks.resume.history) }),
     };
-    this.#budgets = new Budgets(budgetLimits, launched.ceilings, {
-      emit: (body) => this.#emit(body),
-      later: (ms, fn) => void this.#later(ms, fn),
-      kill: () => this.#kill(),
-      terminate: () => void this.terminate(),
-      reaped: () => this.#reaped !== null,
-      pid: child.pid,
-    }, this.#startedAt);
+    this.#budgets = new Budgets(budgetLimits, launched.ceilings, host, this.#startedAt);
     if (options.heartbeatMs > 0) this.#timers.every(options.heartbeatMs, () => this.#emit({ type: "ping" }));
     // Last: a status already there is reported at once, to a session whose parts all exist.
     this.#watcher.watch(child.pid, (status, at) => this.#onStatus(status, at));
