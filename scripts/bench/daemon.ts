@@ -141,18 +141,31 @@ async function main(): Promise<number> {
       const createSeconds = (performance.now() - t0) / 1000;
       await sleep(3000);
       const after = rss();
+      const daemonAfter = procStatus("VmRSS", daemon.pid) / 1024;
+      const keeperAfter = procStatus("VmRSS", keeper) / 1024;
       say(
         `Idle memory (daemon + keeper RSS), ${count} idle sandboxed sessions (created in ${
           round(createSeconds, 1)
         } s):`,
       );
       say(table([
-        ["no session (MiB)", "daemon / keeper (MiB)", `${count} sessions (MiB)`, "per session (KiB)"],
+        [
+          "no session (MiB)",
+          "daemon / keeper",
+          `${count} sessions (MiB)`,
+          "daemon / keeper",
+          "per session (KiB)",
+          "daemon / keeper",
+        ],
         [
           String(round(before, 1)),
           `${round(daemonBefore, 1)} / ${round(keeperBefore, 1)}`,
           String(round(after, 1)),
+          `${round(daemonAfter, 1)} / ${round(keeperAfter, 1)}`,
           String(round((after - before) * 1024 / count, 1)),
+          `${round((daemonAfter - daemonBefore) * 1024 / count, 1)} / ${
+            round((keeperAfter - keeperBefore) * 1024 / count, 1)
+          }`,
         ],
       ]));
       // Same-run baseline: two bare Deno processes (the floor of a daemon and a keeper as Deno programs).
@@ -169,6 +182,8 @@ async function main(): Promise<number> {
         after_mib: round(after, 1),
         daemon_before_mib: round(daemonBefore, 1),
         keeper_before_mib: round(keeperBefore, 1),
+        daemon_after_mib: round(daemonAfter, 1),
+        keeper_after_mib: round(keeperAfter, 1),
         bare_deno_mib: round(bare, 1),
         ratio_to_two_bare: round(after / (2 * bare), 3),
       };
