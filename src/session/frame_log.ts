@@ -237,7 +237,11 @@ export class FrameLog {
 
   async #take(reader: Reader): Promise<Frame[]> {
     while (!reader.closed && reader.cursor >= this.#next && !this.#closed) {
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      await new Promise<void>((resolve) => {
+        // The usual lone waiter in an array of its own size (a push onto [] makes room for 17).
+        if (this.#waiters.length === 0) this.#waiters = [resolve];
+        else this.#waiters.push(resolve);
+      });
     }
     if (reader.closed) return [];
     return this.#collect(reader);

@@ -64,6 +64,8 @@ const EXIT_LOOKS = 3;
 
 const encoder = new TextEncoder();
 const lossy = new TextDecoder();
+/** The recording of every session that records nothing (it holds no state then: one serves them all). */
+const NO_RECORDING = new SessionRecording(null, 0, () => {});
 
 /** What a host (the daemon) adds to a session: a durable log, and taking over one a previous host ran. */
 export interface SessionHooks {
@@ -333,7 +335,9 @@ export class Session {
     this.argv = options.argv;
     this.cwd = options.cwd;
     this.markNonce = options.commandMarkNonce;
-    this.#recording = new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
+    this.#recording = recorder === null
+      ? NO_RECORDING
+      : new SessionRecording(recorder, this.#startedAt, (c, m, d) => this.#emitError(c, m, d));
     const host = new Session.#Host(this);
     this.#end = new Termination(host);
     this.info = {
@@ -362,7 +366,7 @@ export class Session {
         protocol: 1,
         version: VERSION,
         session: this.info,
-        argv: [...options.argv],
+        argv: options.argv.slice(), // Not `[...argv]`: a spread grows its copy to 17 slots (kept in the head).
         cwd: options.cwd,
         cols: options.cols,
         rows: options.rows,
