@@ -1,8 +1,16 @@
 /**
  * `specter` entry point: parses nothing itself, runs the CLI, exits with its code.
  *
+ * `specter keeper` is the exception to the dispatcher: the daemon starts it and it lives as long as the
+ * daemon's sessions, so it loads only the keeper's entry (`src/cli/keeper.ts`), not the CLI's. Both are
+ * imported by literal specifiers, so `deno compile` still finds them.
+ *
  * @module
  */
-import { runCli } from "./src/cli/cli.ts";
-
-if (import.meta.main) Deno.exit(await runCli(Deno.args));
+if (import.meta.main) {
+  const [command, ...rest] = Deno.args;
+  if (command === "keeper" && !rest.some((arg) => arg === "--help" || arg === "-h")) {
+    Deno.exit(await (await import("./src/cli/keeper.ts")).keeperMain(rest));
+  }
+  Deno.exit(await (await import("./src/cli/cli.ts")).runCli(Deno.args));
+}

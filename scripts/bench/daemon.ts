@@ -123,6 +123,29 @@ async function leftBehind(dir: string, ms = 15_000): Promise<string[]> {
   return left.map(({ pid, args }) => `process ${pid} left behind ${ms / 1000} s after the run: ${args}`);
 }
 
+/**
+ * The same-run baseline of the idle figure: the RSS (KiB) of a bare Deno process (a timer, no import) with
+ * the daemon's V8 flags, after `settleMs` (`deno run` of a one-line script in `dir`). The daemon and the keeper are two such processes at least.
+ */
+async function bareDenoRssKib(dir: string, settleMs: number): Promise<number> {
+  const script = join(dir, "bare.ts");
+  Deno.writeTextFileSync(script, "setTimeout(() => {}, 600_000);\n");
+  const child = new Deno.Command(DENO, {
+    args: ["run", script],
+    stdin: "null",
+    stdout: "null",
+    stderr: "inherit",
+    env: { DENO_V8_FLAGS: LEAN_V8_FLAGS },
+  }).spawn();
+  try {
+    await sleep(settleMs);
+    return procStatus("VmRSS", child.pid);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+}
+
 /** Waits for a session's exit frame through an attach; resolves with the time it arrived. */
 function untilExit(client: DaemonClient, name: string): Promise<number> {
   return new Promise((resolve) => {
@@ -151,6 +174,9 @@ async function main(): Promise<number> {
       const rss = () => (procStatus("VmRSS", daemon.pid) + procStatus("VmRSS", keeper)) / 1024;
       await sleep(1000);
       const before = rss();
+      const daemonBefore = procStatus("VmRSS", daemon.pid) / 1024;
+      const keeperBefore = procStatus("VmRSS", keeper) / 1024;
+      const bare = await bareDenoRssKib(dir, 1000) / 1024;
       const t0 = performance.now();
       for (let i = 0; i < count; i++) {
         await client.call("session.create", { name: `idle-${i}`, argv: ["cat"], cwd: dir, flags: {} });
@@ -158,21 +184,52 @@ async function main(): Promise<number> {
       const createSeconds = (performance.now() - t0) / 1000;
       await sleep(3000);
       const after = rss();
+      const daemonAfter = procStatus("VmRSS", daemon.pid) / 1024;
+      const keeperAfter = procStatus("VmRSS", keeper) / 1024;
       say(
         `Idle memory (daemon + keeper RSS), ${count} idle sandboxed sessions (created in ${
           round(createSeconds, 1)
         } s):`,
       );
       say(table([
-        ["no session (MiB)", `${count} sessions (MiB)`, "per session (KiB)"],
+        [
+          "no session (MiB)",
+          "daemon / keeper",
+          `${count} sessions (MiB)`,
+          "daemon / keeper",
+          "per session (KiB)",
+          "daemon / keeper",
+        ],
         [
           String(round(before, 1)),
+          `${round(daemonBefore, 1)} / ${round(keeperBefore, 1)}`,
           String(round(after, 1)),
+          `${round(daemonAfter, 1)} / ${round(keeperAfter, 1)}`,
           String(round((after - before) * 1024 / count, 1)),
+          `${round((daemonAfter - daemonBefore) * 1024 / count, 1)} / ${
+            round((keeperAfter - keeperBefore) * 1024 / count, 1)
+          }`,
         ],
       ]));
+      // Same-run baseline: two bare Deno processes (the floor of a daemon and a keeper as Deno programs).
+      say(
+        `Baseline (same run): a bare Deno process ${round(bare, 1)} MiB, two ${round(2 * bare, 1)} MiB; ` +
+          `ratio with ${count} sessions ${round(after / (2 * bare), 2)}, with none ${
+            round(before / (2 * bare), 2)
+          }; keeper / bare ${round(keeperBefore / bare, 2)}, daemon / bare ${round(daemonBefore / bare, 2)}`,
+      );
       say();
-      result.idle = { sessions: count, before_mib: round(before, 1), after_mib: round(after, 1) };
+      result.idle = {
+        sessions: count,
+        before_mib: round(before, 1),
+        after_mib: round(after, 1),
+        daemon_before_mib: round(daemonBefore, 1),
+        keeper_before_mib: round(keeperBefore, 1),
+        daemon_after_mib: round(daemonAfter, 1),
+        keeper_after_mib: round(keeperAfter, 1),
+        bare_deno_mib: round(bare, 1),
+        ratio_to_two_bare: round(after / (2 * bare), 3),
+      };
       if (after > ACCEPT_IDLE_MIB) {
         failures.push(`${count} idle sessions: ${round(after, 1)} MiB > ${ACCEPT_IDLE_MIB} MiB`);
       }

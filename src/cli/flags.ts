@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isAbsolute } from "node:path";
 import { PolicyError, type PolicyProblem, UsageError } from "../errors.ts";
 import { didYouMean } from "../protocol/mod.ts";
@@ -22,31 +21,11 @@ import {
 } from "../policy/mod.ts";
 import { parseCount, parseDuration, parseSize } from "./units.ts";
 import { type CommandDoc, commandOptions } from "./flag_table.ts";
-import { flagError } from "./flag_errors.ts";
+import { type FlagValues, parseFlags } from "./parse_flags.ts";
 
-/** Parsed flag values (strings, booleans and string lists, as `parseArgs` returns them). */
-export type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-/**
- * `parseArgs` in strict mode whose every complaint (unknown flag, missing value, a value for a boolean
- * flag) is an `E_USAGE` error, never an untyped `TypeError`. Every subcommand parses through this.
- */
-export function parseFlags(
-  args: readonly string[],
-  options: ParseArgsOptionsConfig,
-): { values: FlagValues; positionals: string[] } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...args],
-      options,
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as FlagValues, positionals };
-  } catch (error: unknown) {
-    throw flagError(error, options);
-  }
-}
+// Parsing itself lives apart (`parse_flags.ts`) so that `specter keeper` parses its flag without loading
+// the policy layer that the session flags below need.
+export { type FlagValues, parseFlags };
 
 /**
  * Parses `args` with the flags of `doc` (a session command's doc holds the session flag groups);

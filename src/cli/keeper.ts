@@ -1,13 +1,16 @@
 /**
- * `specter keeper`: started by the daemon, not by hand. Loads only the keeper (see `src/keeper/`).
+ * `specter keeper`: started by the daemon, not by hand. Loads only the keeper (see `src/keeper/`): it
+ * lives as long as the daemon's sessions, so `main.ts` starts it through {@link keeperMain}, without the
+ * CLI's dispatcher, and its flag is parsed without the session flags' policy layer (`parse_flags.ts`).
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { toSpecterError, UsageError } from "../errors.ts";
 import { runKeeper } from "../keeper/mod.ts";
 import { type CommandDoc, type FlagTable, HELP_FLAG } from "./flag_table.ts";
-import { parseFlags } from "./flags.ts";
+import { parseFlags } from "./parse_flags.ts";
 import { commandOptions } from "./flag_table.ts";
+import { exitCodeForError } from "./exit_codes.ts";
 
 const KEEPER_FLAGS = {
   "state-dir": { type: "string", value: "DIR", description: "The daemon's state directory (required)" },
@@ -40,4 +43,19 @@ export async function keeperCommand(args: readonly string[]): Promise<number> {
   Deno.addSignalListener("SIGINT", () => {});
   await runKeeper(stateDir);
   return 0;
+}
+
+/**
+ * `specter keeper ARGS` as `main.ts` runs it: {@link keeperCommand}, its failure reported as `runCli`
+ * reports one (`specter: CODE: message` on stderr, the code's exit status). `--help` goes through
+ * `runCli`, which loads every command's documentation.
+ */
+export async function keeperMain(args: readonly string[]): Promise<number> {
+  try {
+    return await keeperCommand(args);
+  } catch (error: unknown) {
+    const failure = toSpecterError(error);
+    Deno.stderr.writeSync(new TextEncoder().encode(`specter: ${failure.code}: ${failure.message}\n`));
+    return exitCodeForError(failure.code);
+  }
 }

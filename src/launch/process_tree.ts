@@ -69,14 +69,21 @@ export class ProcessTree {
   readonly #ceilings: ProcessTreeOptions["ceilings"];
   readonly #releaseSubreaper: (() => void) | null;
   readonly #later: ProcessTreeOptions["later"];
-  /** Signal numbers sent into the sandbox (bwrap reports a program's death by N as exit 128+N). */
-  readonly #sent = new Set<number>();
+  /**
+   * Signal numbers sent into the sandbox (bwrap reports a program's death by N as exit 128+N); null until
+   * the first (most sessions are never signalled before their end, and a thousand may live in a process).
+   */
+  #sent: Set<number> | null = null;
   #lastKillAt = -Infinity;
   #reapedAt = -Infinity;
   #leaderReaped = false;
   #initReaped: boolean;
   #launcherTimer = false;
   #closed = false;
+
+  #sentAdd(signal: number): void {
+    (this.#sent ??= new Set()).add(signal);
+  }
 
   constructor(options: ProcessTreeOptions) {
     this.pid = options.pid;
@@ -117,7 +124,7 @@ export class ProcessTree {
       const deliveredAs = signal === "TSTP" && signalDisposition(program.pid, signal) === "default"
         ? "STOP"
         : signal;
-      if (program.signal(deliveredAs)) this.#sent.add(libc().table.signals[deliveredAs]);
+      if (program.signal(deliveredAs)) this.#sentAdd(libc().table.signals[deliveredAs]);
       return { pid: program.pid, deliveredAs };
     } finally {
       program.close();
@@ -137,8 +144,8 @@ export class ProcessTree {
     const now = keys();
     if (now === null) return;
     const signals = libc().table.signals;
-    if (now.intr !== null && bytes.includes(now.intr)) this.#sent.add(signals.INT);
-    if (now.quit !== null && bytes.includes(now.quit)) this.#sent.add(signals.QUIT);
+    if (now.intr !== null && bytes.includes(now.intr)) this.#sentAdd(signals.INT);
+    if (now.quit !== null && bytes.includes(now.quit)) this.#sentAdd(signals.QUIT);
   }
 
   /** SIGHUP, SIGTERM and SIGCONT (stopped processes must see the others) to every process of the program. */
@@ -147,7 +154,7 @@ export class ProcessTree {
     if (this.#init !== null) {
       // The program and everything it started, inside the sandbox; never the launcher (see kill).
       signalSandbox(this.#init, signals);
-      for (const signal of signals) this.#sent.add(libc().table.signals[signal]);
+      for (const signal of signals) this.#sentAdd(libc().table.signals[signal]);
     } else {
       signalSession(this.pid, signals);
     }
@@ -169,7 +176,7 @@ export class ProcessTree {
    */
   #killSandbox(): boolean {
     if (!this.#init!.handle.signal("KILL")) return false;
-    this.#sent.add(libc().table.signals.KILL);
+    this.#sentAdd(libc().table.signals.KILL);
     this.#lastKillAt = performance.now();
     if (!this.#launcherTimer) {
       this.#launcherTimer = true;
@@ -228,7 +235,7 @@ export class ProcessTree {
       ? signalName(status.signal, table) ?? `SIG${status.signal}`
       : null;
     let code = status.kind === "exited" ? status.code : null;
-    if (this.#launcher && code !== null && code > 128 && this.#sent.has(code - 128)) {
+    if (this.#launcher && code !== null && code > 128 && this.#sent?.has(code - 128) === true) {
       signal = signalName(code - 128, table);
       if (signal !== null) code = null;
     }

@@ -6,27 +6,27 @@
  *
  * @module
  */
-import type { ExitFrame, Frame } from "../protocol/mod.ts";
+import type { ExitFrame, Frame, FrameBody } from "../protocol/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import { childWatcher } from "../pty/mod.ts";
 import type { Launched } from "../launch/mod.ts";
 import type { CastWriter } from "../recording/mod.ts";
 import { VERSION } from "../version.ts";
-import { Budgets, reportedBefore } from "./budgets.ts";
-import { FlowControl } from "./flow_control.ts";
+import { type BudgetHost, Budgets, reportedBefore } from "./budgets.ts";
+import { FlowControl, type FlowHost } from "./flow_control.ts";
 import { FrameLog } from "./frame_log.ts";
 import { InputPump, terminalWrite } from "./input_pump.ts";
-import { TerminalReader } from "./terminal_reader.ts";
+import { TerminalReader, type TerminalReaderHooks } from "./terminal_reader.ts";
 import { Timers } from "./timers.ts";
-import { WindDown } from "./wind_down.ts";
-import { QuietWatch } from "./quiet_watch.ts";
+import { WindDown, type WindDownHost } from "./wind_down.ts";
+import { type QuietHost, QuietWatch } from "./quiet_watch.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { OutputTail } from "./output_tail.ts";
-import { SessionScreen } from "./session_screen.ts";
-import { OutputPath } from "./output_path.ts";
+import { SessionScreen, type SessionScreenHost } from "./session_screen.ts";
+import { type OutputHost, OutputPath } from "./output_path.ts";
 import { SessionRecording } from "./session_recording.ts";
-import { Termination } from "./termination.ts";
-import { CommandMarks } from "./command_marks.ts";
+import { Termination, type TerminationHost } from "./termination.ts";
+import { CommandMarks, type CommandMarksHost } from "./command_marks.ts";
 import type { LaunchInfo } from "./launch_info.ts";
 import type { SessionHooks } from "./session_hooks.ts";
 import { emit, emitError, type SessionParts } from "./_session_parts.ts";
@@ -35,6 +35,140 @@ import { fail, finish, onEof, onStatus } from "./_session_exit.ts";
 
 /** {@link SessionParts} while it is built: each part is set once, in order. */
 type Building = { -readonly [K in keyof SessionParts]: SessionParts[K] };
+
+/** The recording of every session that records nothing (it holds no state then: one serves them all). */
+const NO_RECORDING = new SessionRecording(null, 0, () => {});
+
+/**
+ * The host of every part (the flow, the budgets, the reader, the wind-down, …): ONE object per session,
+ * its methods on a prototype all sessions share. A host literal of arrow functions per part cost about
+ * 3 KiB per session (some 40 closures and 12 objects), and a thousand idle sessions live in one process
+ * (issue 27). Everything it reads is read when called, so the parts may be built in any order.
+ */
+class PartsHost
+  implements
+    TerminationHost,
+    CommandMarksHost,
+    FlowHost,
+    OutputHost,
+    QuietHost,
+    SessionScreenHost,
+    TerminalReaderHooks,
+    WindDownHost,
+    BudgetHost {
+  readonly #p: Building;
+  readonly #terminate: () => void;
+  constructor(p: Building, terminate: () => void) {
+    this.#p = p;
+    this.#terminate = terminate;
+  }
+  // Termination, WindDown, Budgets, OutputPath and CommandMarks read these.
+  get tree(): Building["tree"] {
+    return this.#p.tree;
+  }
+  get reader(): TerminalReader {
+    return this.#p.reader;
+  }
+  get pid(): number {
+    return this.#p.pid;
+  }
+  get budgets(): Budgets {
+    return this.#p.budgets;
+  }
+  get flow(): FlowControl {
+    return this.#p.flow;
+  }
+  get nonce(): string | undefined {
+    return this.#p.options.commandMarkNonce ?? undefined;
+  }
+  // Frames and time.
+  emit(body: FrameBody): void {
+    emit(this.#p, body);
+  }
+  later(ms: number, fn: () => void): ReturnType<Timers["later"]> {
+    return this.#p.timers.later(ms, fn);
+  }
+  clear(timer: ReturnType<Timers["later"]> | undefined): void {
+    this.#p.timers.clear(timer);
+  }
+  now(): number {
+    return performance.now();
+  }
+  // The program's end.
+  kill(): void {
+    this.#p.end.kill();
+  }
+  terminate(): void {
+    this.#terminate();
+  }
+  reaped(): boolean {
+    return this.#p.reaped !== null;
+  }
+  finish(): void {
+    finish(this.#p);
+  }
+  // Flow control and the reader.
+  wake(): void {
+    this.#p.reader.wake();
+  }
+  lagBytes(): number {
+    return this.#p.log.lagBytes;
+  }
+  inputPending(): number {
+    return this.#p.pump.pending;
+  }
+  ended(): boolean {
+    return this.#p.windDown.finished || this.#p.reader.eof;
+  }
+  blocked(): boolean {
+    return this.#p.flow.blocked;
+  }
+  pressure(behind: boolean): void {
+    this.#p.flow.backlog(behind);
+  }
+  output(bytes: Uint8Array): void {
+    this.#p.output.read(bytes);
+  }
+  eof(): void {
+    onEof(this.#p);
+  }
+  wantsWrite(): boolean {
+    return this.#p.pump.waiting;
+  }
+  writable(): void {
+    this.#p.pump.flush();
+    afterInput(this.#p);
+  }
+  fail(error: unknown): void {
+    fail(this.#p, error);
+  }
+  released(): void {
+    this.#p.windDown.check();
+  }
+  answered(): void {
+    this.#p.windDown.check();
+  }
+  snapshotsPending(): number {
+    return this.#p.screen.owed;
+  }
+  // Output text, quiet and prompts.
+  activity(): void {
+    this.#p.quiet.output();
+  }
+  text(text: string): void {
+    const p = this.#p;
+    p.marks.output(text, p.seq - 1); // After its stdout frame: marks end in the frames after it.
+    p.tail.push(text);
+    p.screen.output(text);
+    p.recording.event("o", text);
+  }
+  currentLine(): string {
+    return this.#p.tail.currentLine;
+  }
+  prompt(): void {
+    this.#p.quiet.promptMark();
+  }
+}
 
 /**
  * Makes the parts of a session and wires them together. `terminate` ends the program gracefully (the
@@ -74,8 +208,11 @@ export function wireSession(
   // Its input ended under the previous host: nothing more may be typed.
   if (hooks.resume?.inputClosed === true) p.pump.end(() => {});
   p.pid = child.pid;
-  p.recording = new SessionRecording(recorder, p.startedAt, (c, m, d) => emitError(p, c, m, d));
-  p.end = new Termination({ tree: p.tree, later });
+  p.recording = recorder === null
+    ? NO_RECORDING
+    : new SessionRecording(recorder, p.startedAt, (c, m, d) => emitError(p, c, m, d));
+  const host = new PartsHost(p, terminate);
+  p.end = new Termination(host);
   p.info = {
     id: options.id,
     title: options.title,
@@ -83,55 +220,18 @@ export function wireSession(
     parent_agent: options.parentAgent,
   };
   p.tail = new OutputTail(options.lastLines);
-  p.marks = new CommandMarks({
-    emit: (body) => emit(p, body),
-    now: () => performance.now(),
-    prompt: () => p.quiet.promptMark(),
-    ...(options.commandMarkNonce === null ? {} : { nonce: options.commandMarkNonce }),
-  });
+  p.marks = new CommandMarks(host);
   p.log = new FrameLog({
     onDrain: () => p.flow.drained(),
     ...(hooks.resume === undefined ? {} : { first: hooks.resume.nextSeq }),
   });
   p.outputBase = hooks.resume?.outputOffset ?? 0;
-  p.flow = new FlowControl(options, {
-    emit: (body) => emit(p, body),
-    later: (ms, fn) => p.timers.later(ms, fn),
-    clear: (timer) => p.timers.clear(timer),
-    kill: () => p.end.kill(),
-    wake: () => p.reader.wake(),
-    lagBytes: () => p.log.lagBytes,
-    inputPending: () => p.pump.pending,
-    ended: () => p.windDown.finished || p.reader.eof,
-  });
+  p.flow = new FlowControl(options, host);
   p.main = p.log.subscribe({ authoritative: true });
-  p.output = new OutputPath({
-    budgets: {
-      admit: (bytes) => p.budgets.admit(bytes),
-      outputExceeded: () => p.budgets.outputExceeded(),
-    },
-    flow: p.flow,
-    activity: () => p.quiet.output(),
-    emit: (body) => emit(p, body),
-    text: (text) => {
-      p.marks.output(text, p.seq - 1); // After its stdout frame: marks end in the frames after it.
-      p.tail.push(text);
-      p.screen.output(text);
-      p.recording.event("o", text);
-    },
-  });
-  p.quiet = new QuietWatch(options, {
-    now: () => performance.now(),
-    later,
-    currentLine: () => p.tail.currentLine,
-    emit: (event) => emit(p, event),
-  });
+  p.output = new OutputPath(host);
+  p.quiet = new QuietWatch(options, host);
   p.exited = new Promise<ExitFrame>((resolve) => p.resolveExited = resolve);
-  p.screen = new SessionScreen(options, {
-    emit: (body) => emit(p, body),
-    pressure: (behind) => p.flow.backlog(behind),
-    answered: () => p.windDown.check(),
-  });
+  p.screen = new SessionScreen(options, host);
 
   if (hooks.resume === undefined) {
     emit(p, {
@@ -139,7 +239,7 @@ export function wireSession(
       protocol: 1,
       version: VERSION,
       session: p.info,
-      argv: [...options.argv],
+      argv: options.argv.slice(), // Not `[...argv]`: a spread grows its copy to 17 slots (kept in the head).
       cwd: options.cwd,
       cols: options.cols,
       rows: options.rows,
@@ -152,28 +252,8 @@ export function wireSession(
     p.seq = hooks.resume.nextSeq;
     replay(p, hooks.resume.history);
   }
-  p.reader = new TerminalReader(p.io, options.readerThread, {
-    output: (bytes) => p.output.read(bytes),
-    eof: () => onEof(p),
-    blocked: () => p.flow.blocked,
-    wantsWrite: () => p.pump.waiting,
-    writable: () => {
-      p.pump.flush();
-      afterInput(p);
-    },
-    fail: (error) => fail(p, error),
-    released: () => p.windDown.check(),
-    later,
-  });
-  p.windDown = new WindDown({
-    tree: p.tree,
-    reader: p.reader,
-    blocked: () => p.flow.blocked,
-    snapshotsPending: () => p.screen.owed,
-    kill: () => p.end.kill(),
-    later,
-    finish: () => finish(p),
-  });
+  p.reader = new TerminalReader(p.io, options.readerThread, host);
+  p.windDown = new WindDown(host);
   const { timeoutMs, maxOutputBytes, limits: { cpuSeconds } } = options;
   const budgetLimits = {
     timeoutMs,
@@ -182,14 +262,7 @@ export function wireSession(
     outputBefore: p.outputBase,
     ...(hooks.resume === undefined ? {} : { before: reportedBefore(hooks.resume.history) }),
   };
-  p.budgets = new Budgets(budgetLimits, launched.ceilings, {
-    emit: (body) => emit(p, body),
-    later,
-    kill: () => p.end.kill(),
-    terminate,
-    reaped: () => p.reaped !== null,
-    pid: child.pid,
-  }, p.startedAt);
+  p.budgets = new Budgets(budgetLimits, launched.ceilings, host, p.startedAt);
   return p;
 }
 

@@ -178,28 +178,43 @@ export class FrameLog {
       closed: false,
     };
     this.#readers.add(reader);
-    // deno-lint-ignore no-this-alias
-    const log = this;
-    return {
-      get cursor() {
-        return reader.cursor;
-      },
-      take: () => this.#take(reader),
-      takeNow: () => reader.closed ? [] : this.#collect(reader),
-      close: () => {
-        reader.closed = true;
-        this.#readers.delete(reader);
-        this.#evict();
-      },
-      async *[Symbol.asyncIterator]() {
-        for (;;) {
-          const frames = await log.#take(reader);
-          if (frames.length === 0) return;
-          yield* frames;
-        }
-      },
-    };
+    return new FrameLog.#Subscription(this, reader);
   }
+
+  /**
+   * A {@link Subscription}: its methods on a prototype that every subscriber shares (an object literal of
+   * closures cost ~0.8 KiB per session, and a thousand idle sessions live in one process: issue 27).
+   * Declared in FrameLog's body so that it reaches the log's private parts.
+   */
+  static readonly #Subscription = class LogSubscription implements Subscription {
+    readonly #log: FrameLog;
+    readonly #reader: Reader;
+    constructor(log: FrameLog, reader: Reader) {
+      this.#log = log;
+      this.#reader = reader;
+    }
+    get cursor(): number {
+      return this.#reader.cursor;
+    }
+    take(): Promise<Frame[]> {
+      return this.#log.#take(this.#reader);
+    }
+    takeNow(): Frame[] {
+      return this.#reader.closed ? [] : this.#log.#collect(this.#reader);
+    }
+    close(): void {
+      this.#reader.closed = true;
+      this.#log.#readers.delete(this.#reader);
+      this.#log.#evict();
+    }
+    async *[Symbol.asyncIterator](): AsyncGenerator<Frame> {
+      for (;;) {
+        const frames = await this.#log.#take(this.#reader);
+        if (frames.length === 0) return;
+        yield* frames;
+      }
+    }
+  };
 
   /** Drops tail frames beyond `tailBytes` that no authoritative reader still needs. */
   #evict(): void {
@@ -222,7 +237,11 @@ export class FrameLog {
 
   async #take(reader: Reader): Promise<Frame[]> {
     while (!reader.closed && reader.cursor >= this.#next && !this.#closed) {
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      await new Promise<void>((resolve) => {
+        // The usual lone waiter in an array of its own size (a push onto [] makes room for 17).
+        if (this.#waiters.length === 0) this.#waiters = [resolve];
+        else this.#waiters.push(resolve);
+      });
     }
     if (reader.closed) return [];
     return this.#collect(reader);

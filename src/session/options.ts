@@ -233,9 +233,19 @@ export function defaultEnv(): Record<string, string> {
   return {
     TERM: "xterm-256color",
     LANG: "C.UTF-8",
-    PATH: Deno.env.get("PATH") ?? DEFAULTS.path,
+    PATH: hostPath(),
     HOME: hostHome(),
   };
+}
+
+/** The PATH read last: each read is a fresh copy, and a thousand sessions may keep their env for good. */
+let lastPath = "";
+
+/** The host's PATH (or the default), one string shared while it does not change. */
+function hostPath(): string {
+  const path = Deno.env.get("PATH") ?? DEFAULTS.path;
+  if (path !== lastPath) lastPath = path;
+  return lastPath;
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {

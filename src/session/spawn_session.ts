@@ -120,7 +120,8 @@ export function spawn(options: SpawnOptions, host: SessionHost = {}): Session {
   try {
     const session = new Session(
       launched,
-      { ...effective, argv: [program, ...effective.argv.slice(1)], cwd: plan.programCwd },
+      // Not `[program, ...rest]`: a spread grows the array to 17 slots, and the session keeps its argv.
+      { ...effective, argv: [program].concat(effective.argv.slice(1)), cwd: plan.programCwd },
       recorder,
       {
         backend: plan.backend,
