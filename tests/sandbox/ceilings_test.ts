@@ -101,7 +101,10 @@ sessionTest(`memory holds when /tmp and /dev/shm are filled (tmpfs pages count, 
       "/usr/bin/sh",
       "-c",
       "head -c 41943040 /dev/zero > /dev/shm/a && echo shm-full && head -c 41943040 /dev/zero > /tmp/b && " +
-      "echo tmp-full; sleep 30",
+      // Then 32 MiB of the program's own memory: the tmpfs pages left no room for it, so the tree stalls at
+      // the limit (a breach) even when the second write was refused (ENOMEM) rather than stalled, which a
+      // loaded machine can make happen first.
+      `echo tmp-full; ${PYTHON} -c 'import time; b = bytearray(32 << 20); time.sleep(30)'`,
     ],
     policyOf({ exec: ["/usr/bin"], budgets: { memory_bytes: 64 * MiB } }),
     { timeoutMs: 15_000 },
