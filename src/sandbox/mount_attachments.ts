@@ -161,6 +161,92 @@ function privateRoot(gid: number): void {
   } finally {
     closeFd(fd);
   }
+  unbindableRoot();
+}
+
+/** `MS_UNBINDABLE`, as a `struct mount_attr` propagation (linux/mount.h). */
+const MS_UNBINDABLE = 1 << 17;
+/** Serializes the one-time making of {@link ATTACH_ROOT}'s mount (two first launches at once). */
+const ROOT_LOCK = "/run/specter.lock";
+
+/**
+ * Makes {@link ATTACH_ROOT} a mount point of its own with unbindable propagation, once per boot (idempotent,
+ * under {@link ROOT_LOCK}). Why: attachments are mounted and detached beneath it while other launches' bwrap
+ * bind `/` recursively. Beneath `/run` (shared under systemd) every attach and detach propagated into those
+ * launches' copies (bwrap makes its `/` a slave, and its binds stay slaves of the host's mounts), and a detach
+ * in the middle of a copy's remount failed that launch (`E_SANDBOX_UNAVAILABLE`: bwrap could not remount a
+ * vanished `mounts-…/N`). Beneath an unbindable mount nothing propagates; a recursive bind of `/` leaves it
+ * out (namespace copies keep the flag, and `MS_SLAVE` does not clear it), so no sandbox sees another launch's
+ * attachments either; bwrap still binds its own attachment by its path (the attachment itself is bindable).
+ */
+function unbindableRoot(): void {
+  if (mountState(ATTACH_ROOT) === "unbindable") return;
+  const lock = waitForLock(ROOT_LOCK);
+  try {
+    const state = mountState(ATTACH_ROOT);
+    if (state === "unbindable") return;
+    const { sym, errno } = mountApi();
+    if (state === "none") {
+      // A recursive clone: attachments of launches running right now stay reachable by their paths.
+      const tree = Number(sym.syscall_open_tree(
+        NR.open_tree,
+        BigInt(MOUNT.AT_FDCWD),
+        cString(ATTACH_ROOT),
+        BigInt(MOUNT.OPEN_TREE_CLONE | MOUNT.OPEN_TREE_CLOEXEC | MOUNT.AT_RECURSIVE),
+      ));
+      if (tree < 0) throw failure("open_tree", errno());
+      try {
+        const moved = Number(sym.syscall_move_mount(
+          NR.move_mount,
+          BigInt(tree),
+          cString(""),
+          BigInt(MOUNT.AT_FDCWD),
+          cString(ATTACH_ROOT),
+          BigInt(MOUNT.MOVE_MOUNT_F_EMPTY_PATH),
+        ));
+        if (moved < 0) throw failure("move_mount", errno());
+      } finally {
+        closeFd(tree);
+      }
+    }
+    const attr = new Uint8Array(32);
+    new DataView(attr.buffer).setBigUint64(16, BigInt(MS_UNBINDABLE), true);
+    const set = Number(sym.syscall_mount_setattr(
+      NR.mount_setattr,
+      BigInt(MOUNT.AT_FDCWD),
+      cString(ATTACH_ROOT),
+      0n,
+      attr,
+      BigInt(attr.length),
+    ));
+    if (set < 0) throw failure("mount_setattr(MS_UNBINDABLE)", errno());
+  } finally {
+    closeFd(lock);
+  }
+}
+
+/** Whether `path` is a mount point here (the top one, if several are stacked), and whether it is unbindable. */
+function mountState(path: string): "none" | "mounted" | "unbindable" {
+  let state: "none" | "mounted" | "unbindable" = "none";
+  for (const line of Deno.readTextFileSync("/proc/self/mountinfo").split("\n")) {
+    const fields = line.split(" ");
+    if (fields[4] !== path) continue;
+    const optional = fields.slice(6, fields.indexOf("-"));
+    state = optional.includes("unbindable") ? "unbindable" : "mounted";
+  }
+  return state;
+}
+
+/** Takes `path`'s lock, waiting up to 5 s for another launch that holds it. */
+function waitForLock(path: string): number {
+  const deadline = Date.now() + 5_000;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const fd = tryLockFile(path);
+    if (fd !== null) return fd;
+    if (Date.now() > deadline) throw new Error(`"${path}" stayed locked for 5 s`);
+    Atomics.wait(nap, 0, 0, 5);
+  }
 }
 
 /** Detaches and removes the directories of launches whose lock nobody holds (they died). */
@@ -183,7 +269,15 @@ function sweepStale(): void {
     }
     if (lock === null) continue; // A live launch holds it.
     try {
-      const points = [...Deno.readDirSync(dir)].filter((p) => p.name !== LOCK).map((p) => `${dir}/${p.name}`);
+      let points: string[];
+      try {
+        points = [...Deno.readDirSync(dir)].filter((p) => p.name !== LOCK).map((p) => `${dir}/${p.name}`);
+      } catch (error: unknown) {
+        // Its launch ended between our open of its lock and our flock (it removes the directory, then lets
+        // go of the lock): nothing is left to sweep.
+        if (error instanceof Deno.errors.NotFound) continue;
+        throw error;
+      }
       detachAll(dir, points);
     } finally {
       closeFd(lock);
