@@ -194,7 +194,7 @@ function unbindableRoot(): void {
         cString(ATTACH_ROOT),
         BigInt(MOUNT.OPEN_TREE_CLONE | MOUNT.OPEN_TREE_CLOEXEC | MOUNT.AT_RECURSIVE),
       ));
-      if (tree < 0) throw failure("open_tree", errno());
+      if (tree < 0) throw rootFailure("open_tree", errno());
       try {
         const moved = Number(sym.syscall_move_mount(
           NR.move_mount,
@@ -204,7 +204,7 @@ function unbindableRoot(): void {
           cString(ATTACH_ROOT),
           BigInt(MOUNT.MOVE_MOUNT_F_EMPTY_PATH),
         ));
-        if (moved < 0) throw failure("move_mount", errno());
+        if (moved < 0) throw rootFailure("move_mount", errno());
       } finally {
         closeFd(tree);
       }
@@ -219,7 +219,7 @@ function unbindableRoot(): void {
       attr,
       BigInt(attr.length),
     ));
-    if (set < 0) throw failure("mount_setattr(MS_UNBINDABLE)", errno());
+    if (set < 0) throw rootFailure("mount_setattr(MS_UNBINDABLE)", errno());
   } finally {
     closeFd(lock);
   }
@@ -323,6 +323,16 @@ function removeQuietly(path: string): void {
   } catch {
     // Still a mount, or not empty, or gone: nothing is removed through it; a later sweep tries again.
   }
+}
+
+/** {@link ATTACH_ROOT} could not be made its own unbindable mount (not a grant's failure: no idmap hint). */
+function rootFailure(call: string, errno: number): SandboxError {
+  return new SandboxError(
+    "E_SANDBOX_START",
+    `Root mode could not make "${ATTACH_ROOT}" a mount of its own that other sandboxes never copy: ${call} ` +
+      `failed (errno ${errno})`,
+    { details: { errno, path: ATTACH_ROOT, fix: "Run Specter as an unprivileged user" } },
+  );
 }
 
 function failure(call: string, errno: number): SandboxError {
