@@ -184,6 +184,16 @@ export function procStatus(field: string, pid: number | "self" = "self"): number
 }
 
 /**
+ * A field of `/proc/PID/smaps_rollup` in KiB: `Pss` (each shared page divided among the processes that map
+ * it: two Deno processes share their binary's pages, which RSS counts twice) or `Anonymous`.
+ */
+export function smapsRollup(field: "Pss" | "Anonymous", pid: number | "self" = "self"): number {
+  const rollup = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
+  const match = rollup.match(new RegExp(`^${field}:\\s+(\\d+)`, "m"));
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+/**
  * Runs a benchmark's `main` and exits with its code. A crash still ends with a JSON line (and a
  * non-zero exit), so that whoever parses the last line always finds one.
  */

@@ -8,7 +8,7 @@
  * read, input echo through one session's terminal) → terminate all, await every `exit` → look for
  * leftover `sleep` processes. Prints human lines, then one JSON line (last) for the parent.
  *
- *   deno run -A scripts/bench/_sessions_worker.ts [--sessions 1000] [--settle 1000]
+ *   deno run -A scripts/bench/_sessions_worker.ts [--sessions 1000] [--settle 1000] [--idle 30000]
  *
  * @module
  */
@@ -112,7 +112,7 @@ async function timerLatency(tries: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const flags = intFlags(Deno.args, { sessions: 1000, settle: 1000 });
+  const flags = intFlags(Deno.args, { sessions: 1000, settle: 1000, idle: 30000 });
   const n = flags.sessions;
   const rssImport = procStatus("VmRSS");
   const sleepersBefore = await countSleepers();
@@ -152,6 +152,13 @@ async function main(): Promise<void> {
   say(
     `with ${alive} live sessions: RSS ${(loaded.rss_kib / 1024).toFixed(1)} MiB, HWM ` +
       `${(loaded.hwm_kib / 1024).toFixed(1)} MiB, ${loaded.threads} threads, ${loaded.fds} fds`,
+  );
+  // Held idle: V8's memory reducer gives back the young generation the spawn burst grew, once the heap has
+  // been quiet for some seconds (as it is in a process that holds idle sessions).
+  await sleep(flags.idle);
+  const idle = snapshot();
+  say(
+    `after ${(flags.idle / 1000).toFixed(0)} s more of idleness: RSS ${(idle.rss_kib / 1024).toFixed(1)} MiB`,
   );
 
   // "No hang": the event loop, async file I/O and one terminal still respond with N sessions live.
@@ -220,6 +227,8 @@ async function main(): Promise<void> {
     rss_import_kib: rssImport,
     baseline,
     loaded,
+    idle_ms: flags.idle,
+    idle,
     alive_at_measure: alive,
     spawn_ms: round(spawnMs, 1),
     all_started_ms: round(startedMs, 1),

@@ -14,7 +14,7 @@
  * It leaves no process behind: once its directory is removed, no daemon or keeper of its own may be left
  * (a keeper whose state directory is gone ends on its own); any still there is a failure, and killed.
  *
- *   deno run -A scripts/bench/daemon.ts [--sessions 1000] [--spawns 40]
+ *   deno run -A scripts/bench/daemon.ts [--sessions 1000] [--spawns 40] [--settle 30]
  *
  * @module
  */
@@ -33,6 +33,7 @@ import {
   round,
   runBenchmark,
   say,
+  smapsRollup,
   stats,
   table,
 } from "./_common.ts";
@@ -158,7 +159,11 @@ function untilExit(client: DaemonClient, name: string): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  const { sessions: count, spawns } = intFlags(Deno.args, { sessions: 1000, spawns: 40 });
+  const { sessions: count, spawns, settle: settleSeconds } = intFlags(Deno.args, {
+    sessions: 1000,
+    spawns: 40,
+    settle: 30,
+  });
   const dir = Deno.makeTempDirSync({ prefix: "specter-bench-daemon-" });
   Deno.chmodSync(dir, 0o700);
   const failures: string[] = [];
@@ -186,6 +191,13 @@ async function main(): Promise<number> {
       const after = rss();
       const daemonAfter = procStatus("VmRSS", daemon.pid) / 1024;
       const keeperAfter = procStatus("VmRSS", keeper) / 1024;
+      // Idle for a while: V8's memory reducer gives back the young generation the creation burst grew
+      // (it runs once the heap has been quiet for some seconds), as in a daemon that holds idle sessions.
+      await sleep(settleSeconds * 1000);
+      const settled = rss();
+      const daemonSettled = procStatus("VmRSS", daemon.pid) / 1024;
+      const keeperSettled = procStatus("VmRSS", keeper) / 1024;
+      const pss = (smapsRollup("Pss", daemon.pid) + smapsRollup("Pss", keeper)) / 1024;
       say(
         `Idle memory (daemon + keeper RSS), ${count} idle sandboxed sessions (created in ${
           round(createSeconds, 1)
@@ -213,6 +225,13 @@ async function main(): Promise<number> {
       ]));
       // Same-run baseline: two bare Deno processes (the floor of a daemon and a keeper as Deno programs).
       say(
+        `After ${settleSeconds} s more of idleness: ${round(settled, 1)} MiB (daemon ${
+          round(daemonSettled, 1)
+        }, ` +
+          `keeper ${round(keeperSettled, 1)}); proportional (PSS: pages the two share, such as Deno's ` +
+          `binary, counted once) ${round(pss, 1)} MiB`,
+      );
+      say(
         `Baseline (same run): a bare Deno process ${round(bare, 1)} MiB, two ${round(2 * bare, 1)} MiB; ` +
           `ratio with ${count} sessions ${round(after / (2 * bare), 2)}, with none ${
             round(before / (2 * bare), 2)
@@ -229,6 +248,11 @@ async function main(): Promise<number> {
         keeper_after_mib: round(keeperAfter, 1),
         bare_deno_mib: round(bare, 1),
         ratio_to_two_bare: round(after / (2 * bare), 3),
+        settle_s: settleSeconds,
+        settled_mib: round(settled, 1),
+        daemon_settled_mib: round(daemonSettled, 1),
+        keeper_settled_mib: round(keeperSettled, 1),
+        settled_pss_mib: round(pss, 1),
       };
       if (after > ACCEPT_IDLE_MIB) {
         failures.push(`${count} idle sessions: ${round(after, 1)} MiB > ${ACCEPT_IDLE_MIB} MiB`);

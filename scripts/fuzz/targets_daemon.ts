@@ -34,7 +34,9 @@ import {
 } from "../../src/daemon/request.ts";
 import { sessionOptions } from "../../src/cli/flags.ts";
 import type { Access, Peer } from "../../src/remote/mod.ts";
-import { decodeKeeperEvent, decodeKeeperRequest, keeperFailure } from "../../src/keeper/messages.ts";
+import { decodeKeeperRequest } from "../../src/keeper/messages.ts";
+import { KeeperRequestSchema } from "../../src/protocol/mod.ts";
+import { decodeKeeperEvent, keeperFailure } from "../../src/daemon/keeper_events.ts";
 import { controlFds } from "../../src/pty/fd_passing.ts";
 import { ERROR_CODES } from "../../src/errors.ts";
 import { Crash, expectTyped, type FuzzTarget, generateJsonish } from "./_common.ts";
@@ -444,6 +446,22 @@ const keeperMessage: FuzzTarget = {
     const payload = extra === "bytes" ? bytesOf(body) : encoder.encode(body);
     if (kind === "req") {
       const decoded = decodeKeeperRequest(payload);
+      // The keeper's check is generated from the schema's JSON Schema: it must agree with zod on every input.
+      // (A "__proto__" key is the one exception: zod drops it, the keeper refuses the message.)
+      let json: unknown = undefined;
+      let protoKey = false;
+      try {
+        json = JSON.parse(new TextDecoder().decode(payload), (key, value) => {
+          if (key === "__proto__") protoKey = true;
+          return value;
+        });
+      } catch {
+        // Not JSON: both refuse it (checked below).
+      }
+      const zodTakes = json !== undefined && !protoKey && KeeperRequestSchema.safeParse(json).success;
+      if (zodTakes !== ("request" in decoded)) {
+        throw new Crash(`The keeper's request check and KeeperRequestSchema disagree (zod: ${zodTakes})`);
+      }
       if ("request" in decoded) {
         const again = decodeKeeperRequest(encoder.encode(JSON.stringify(decoded.request)));
         if (!("request" in again) || !isDeepStrictEqual(again.request, asJson(decoded.request))) {

@@ -7,7 +7,7 @@
  */
 import type { ParseArgsOptionsConfig } from "node:util";
 import { UsageError } from "../errors.ts";
-import { clip, didYouMean } from "../protocol/mod.ts";
+import { clip, didYouMean } from "../suggest.ts";
 
 /** The flag a `parseArgs` message quotes (`'--timout'`, `'--timeout <value>'`, `'-x'`). */
 function quotedFlag(message: string): string | undefined {

@@ -24,13 +24,8 @@ import {
 } from "../pty/mod.ts";
 import type { KeeperEvent, KeeperRequest, KeptSessionSchema } from "../protocol/mod.ts";
 import type { z } from "zod";
-import {
-  decodeKeeperEvent,
-  keeperFailure,
-  keeperPaths,
-  MAX_KEEPER_MESSAGE,
-  MAX_SPAWN_FDS,
-} from "../keeper/mod.ts";
+import { keeperPaths, MAX_KEEPER_MESSAGE, MAX_SPAWN_FDS } from "../keeper/mod.ts";
+import { decodeKeeperEvent, keeperFailure } from "./keeper_events.ts";
 import { connectOwnSocket } from "./trust.ts";
 
 /** How long the daemon waits for the keeper's answer (or for a started keeper to listen). */

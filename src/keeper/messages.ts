@@ -1,19 +1,27 @@
 /**
- * The keeper's messages on the wire, one JSON document per packet: what the keeper makes of a packet from
- * the daemon, and what the daemon makes of one from the keeper. Pure (the descriptors that travel beside a
- * message are the caller's), so that both can be tested on bytes alone.
+ * The daemon's messages to the keeper on the wire, one JSON document per packet: what the keeper makes of a
+ * packet. Pure (the descriptors that travel beside a message are the caller's), so that it can be tested on
+ * bytes alone. The check is `_request_check.ts`, generated from `KeeperRequestSchema`'s JSON Schema, so that
+ * the keeper never loads zod or the protocol's schemas (about 20 MiB of a process's memory for this one
+ * shape); `request_check_test.ts` holds it to the zod schema. The daemon's side is
+ * `daemon/keeper_events.ts`.
  *
  * @module
  */
-import { ERROR_CODES, type ErrorCode, SpecterError } from "../errors.ts";
-import {
-  type KeeperEvent,
-  KeeperEventSchema,
-  type KeeperRequest,
-  KeeperRequestSchema,
-} from "../protocol/mod.ts";
+import type { KeeperEvent, KeeperRequest } from "../protocol/mod.ts";
+import { isKeeperRequest } from "./_request_check.ts";
 
 const decoder = new TextDecoder();
+
+/**
+ * A `JSON.parse` reviver that refuses a `__proto__` key anywhere. JSON text makes it an own property, which
+ * the generated check then reads as any other key (in `env` it would become a variable named `__proto__`),
+ * where zod drops it from its output: neither is what the daemon meant, so such a message is refused.
+ */
+function refuseProtoKey(key: string, value: unknown): unknown {
+  if (key === "__proto__") throw new SyntaxError('A "__proto__" key');
+  return value;
+}
 
 /**
  * A packet from the daemon: its request, or the `error` event that refuses it (`E_PROTOCOL`, with the
@@ -24,39 +32,19 @@ export function decodeKeeperRequest(
 ): { readonly request: KeeperRequest } | { readonly refusal: KeeperEvent } {
   let raw: unknown = null;
   try {
-    raw = JSON.parse(decoder.decode(payload));
-    return { request: KeeperRequestSchema.parse(raw) };
+    raw = JSON.parse(decoder.decode(payload), refuseProtoKey);
+    // The check reads the document as it is (the schema has no defaults or transforms to apply).
+    if (isKeeperRequest(raw)) return { request: raw as KeeperRequest };
   } catch {
-    const id = (raw as { id?: unknown } | null)?.id;
-    return {
-      refusal: {
-        op: "error",
-        ...(typeof id === "string" ? { id } : {}),
-        code: "E_PROTOCOL",
-        message: "The keeper got a malformed message",
-      },
-    };
+    // Not JSON (or not UTF-8): refused below, like a document of the wrong shape.
   }
-}
-
-/** A packet from the keeper: its event, or null when it is not one (the daemon ignores it). */
-export function decodeKeeperEvent(payload: Uint8Array): KeeperEvent | null {
-  let json: unknown;
-  try {
-    json = JSON.parse(decoder.decode(payload));
-  } catch {
-    return null;
-  }
-  const parsed = KeeperEventSchema.safeParse(json);
-  return parsed.success ? parsed.data : null;
-}
-
-/**
- * The error a keeper's `error` event fails the daemon's request with: its code when it is one of Specter's,
- * else `E_KEEPER`. The table's own codes only: `in` would also take "toString" or "constructor", names every
- * object has, and make an error whose code no client knows.
- */
-export function keeperFailure(event: Extract<KeeperEvent, { op: "error" }>): SpecterError {
-  const code = (Object.hasOwn(ERROR_CODES, event.code) ? event.code : "E_KEEPER") as ErrorCode;
-  return new SpecterError(code, event.message);
+  const id = (raw as { id?: unknown } | null)?.id;
+  return {
+    refusal: {
+      op: "error",
+      ...(typeof id === "string" ? { id } : {}),
+      code: "E_PROTOCOL",
+      message: "The keeper got a malformed message",
+    },
+  };
 }

@@ -13,4 +13,4 @@ export {
   type RunKeeperOptions,
 } from "./keeper.ts";
 export { KEEPER_IDLE_ENV, KEEPER_IDLE_GRACE_MS } from "./orphan_watch.ts";
-export { decodeKeeperEvent, decodeKeeperRequest, keeperFailure } from "./messages.ts";
+export { decodeKeeperRequest } from "./messages.ts";

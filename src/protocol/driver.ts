@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { clip } from "../suggest.ts";
 import { z } from "zod";
 import { ProtocolError } from "../errors.ts";
 import { PROTOCOL_VERSION, type SignalNameSchema } from "./frames.ts";
@@ -35,13 +36,6 @@ export const MAX_COLS = 1000;
 export const MAX_ROWS = 500;
 /** The longest driver line, newline excluded. Longer lines are discarded up to their newline. */
 export const MAX_DRIVER_LINE_BYTES = 1 << 20;
-/** Error messages and details quote at most this many characters of a driver's input. */
-export const ECHO_CHARS = 80;
-
-/** `text` cut to {@link ECHO_CHARS} characters, with a marker saying how long it was when longer. */
-export function clip(text: string): string {
-  return text.length <= ECHO_CHARS ? text : `${text.slice(0, ECHO_CHARS)}… (${text.length} characters)`;
-}
 
 /** `value` as JSON (`nothing` for undefined), clipped to {@link ECHO_CHARS} characters. */
 export function excerpt(value: unknown): string {

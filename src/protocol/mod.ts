@@ -26,4 +26,4 @@ export * from "./mcp.ts";
 export * from "./daemon.ts";
 export * from "./remote.ts";
 export * from "./durations.ts";
-export * from "./suggest.ts";
+export * from "../suggest.ts";

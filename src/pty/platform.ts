@@ -8,7 +8,8 @@
  */
 import { SpawnError } from "../errors.ts";
 
-import { SIGNAL_NAMES, type SignalName } from "../protocol/mod.ts";
+// A type only: the keeper loads this module and must not evaluate the protocol's zod schemas.
+import type { SignalName } from "../protocol/mod.ts";
 
 /** How a `wait()` status word encodes "continued" on this platform. */
 export type ContinuedEncoding = "linux-0xffff" | "bsd-0x13-stopsig";
@@ -324,6 +325,9 @@ export function decodeWaitStatus(status: number, table: PlatformTable): WaitStat
 
 /** Maps a signal number back to its name on this platform, or `null` when Specter does not name it. */
 export function signalName(signal: number, table: PlatformTable): SignalName | null {
-  for (const name of SIGNAL_NAMES) if (table.signals[name] === signal) return name;
+  // The table's keys are exactly the signal names (`satisfies Record<SignalName, number>` below).
+  for (const name of Object.keys(table.signals) as SignalName[]) {
+    if (table.signals[name] === signal) return name;
+  }
   return null;
 }

@@ -1,9 +1,19 @@
 /**
- * "Did you mean …?": the nearest of a set of known names to a mistyped one, by edit distance. Pure (no
- * Deno API), so that the CLI, the driver's key names and the policy presets all suggest the same way.
+ * What an error message says of a person's input: "did you mean …?" (the nearest of a set of known names to
+ * a mistyped one, by edit distance) and a quote of the input clipped to a readable length. Pure (no Deno
+ * API, no zod), so that the CLI, the driver's key names and the policy presets all suggest the same way, and
+ * so that the keeper's flag errors load nothing else. `protocol/mod.ts` re-exports it.
  *
  * @module
  */
+
+/** Error messages and details quote at most this many characters of a driver's input. */
+export const ECHO_CHARS = 80;
+
+/** `text` cut to {@link ECHO_CHARS} characters, with a marker saying how long it was when longer. */
+export function clip(text: string): string {
+  return text.length <= ECHO_CHARS ? text : `${text.slice(0, ECHO_CHARS)}… (${text.length} characters)`;
+}
 
 /** Names longer than this are not compared (the distance is quadratic; a typo is short). */
 const MAX_COMPARED = 64;
