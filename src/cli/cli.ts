@@ -5,7 +5,7 @@
  */
 import { SessionError, toSpecterError, UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { didYouMean } from "../protocol/mod.ts";
+import { didYouMean } from "../suggest.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 
 /**
