@@ -14,16 +14,6 @@ import { isKeeperRequest } from "./_request_check.ts";
 const decoder = new TextDecoder();
 
 /**
- * A `JSON.parse` reviver that refuses a `__proto__` key anywhere. JSON text makes it an own property, which
- * the generated check then reads as any other key (in `env` it would become a variable named `__proto__`),
- * where zod drops it from its output: neither is what the daemon meant, so such a message is refused.
- */
-function refuseProtoKey(key: string, value: unknown): unknown {
-  if (key === "__proto__") throw new SyntaxError('A "__proto__" key');
-  return value;
-}
-
-/**
  * A packet from the daemon: its request, or the `error` event that refuses it (`E_PROTOCOL`, with the
  * request's id when one can be read, so that the daemon's waiting request fails at once).
  */
@@ -31,10 +21,18 @@ export function decodeKeeperRequest(
   payload: Uint8Array,
 ): { readonly request: KeeperRequest } | { readonly refusal: KeeperEvent } {
   let raw: unknown = null;
+  // A `__proto__` key anywhere: JSON text makes it an own property, which the generated check then reads as
+  // any other key (in `env` it would become a variable named `__proto__`), where zod drops it from its
+  // output. Neither is what the daemon meant, so such a message is refused.
+  let protoKey = false;
   try {
-    raw = JSON.parse(decoder.decode(payload), refuseProtoKey);
-    // The check reads the document as it is (the schema has no defaults or transforms to apply).
-    if (isKeeperRequest(raw)) return { request: raw as KeeperRequest };
+    raw = JSON.parse(decoder.decode(payload), (key: string, value: unknown) => {
+      if (key === "__proto__") protoKey = true;
+      return value;
+    });
+    // The check reads the document as it is: the schema has no default or transform to apply (the
+    // differential test holds zod's output to its input).
+    if (!protoKey && isKeeperRequest(raw)) return { request: raw as KeeperRequest };
   } catch {
     // Not JSON (or not UTF-8): refused below, like a document of the wrong shape.
   }
