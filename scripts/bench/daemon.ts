@@ -21,7 +21,7 @@
 import { join } from "node:path";
 import { DaemonClient, FrameStore, readLog } from "../../src/daemon/mod.ts";
 import { spawn } from "../../src/mod.ts";
-import { LEAN_V8_FLAGS } from "../../src/cli/daemon_client.ts";
+import { LEAN_V8_FLAGS } from "../../src/cli/self_command.ts";
 import type { Frame } from "../../src/protocol/mod.ts";
 import {
   DENO,

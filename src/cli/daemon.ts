@@ -11,7 +11,8 @@ import { CommandLog, defaultCommandLogPath } from "../history/mod.ts";
 import { Daemon, defaultPersistRoot, type SyncPolicy } from "../daemon/mod.ts";
 import type { ListenConfig } from "../protocol/mod.ts";
 import { printable } from "../terminal/mod.ts";
-import { absolute, startDetached, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
+import { absolute, WHERE_FLAGS, whereOf } from "./daemon_client.ts";
+import { startDetached } from "./self_command.ts";
 import { type FlagValues, parseCommandLine } from "./flags.ts";
 import {
   listenConfigOf,

@@ -18,7 +18,7 @@ import { NetProxy } from "../net/mod.ts";
 import type { NetRule, Policy } from "../policy/mod.ts";
 import type { NetRelay, NetRelayRequest } from "../launch/mod.ts";
 import type { Session, SpawnOptions } from "../session/mod.ts";
-import { LEAN_V8_FLAGS, selfCommand } from "./daemon_client.ts";
+import { LEAN_V8_FLAGS, selfCommand } from "./self_command.ts";
 
 /**
  * The policy's allow list; `null` for `"off"` and `"on"`.
