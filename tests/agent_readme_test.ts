@@ -25,6 +25,7 @@ Deno.test({
     assert.equal(code, 0, new TextDecoder().decode(stderr));
     const strip = (line: string) => {
       const value = JSON.parse(line);
+      assert.ok(value.result !== undefined, `no result in ${line}\n${new TextDecoder().decode(stderr)}`);
       // Timing, and how output was batched into frames, differ from run to run.
       delete value.result.wall_time_ms;
       delete value.result.to_seq;
