@@ -15,6 +15,7 @@ import { SandboxError } from "../errors.ts";
 import { closeFd, fdInfo, fdProcPath, openNoFollow } from "../fsafe/mod.ts";
 import { tryLockFile } from "../pty/mod.ts";
 import { cString, MOUNT, mountApi, mountAttr, NR } from "./_mount_api.ts";
+import { parseMountInfo } from "./mount_check.ts";
 
 /** Where attachment directories live. */
 export const ATTACH_ROOT = "/run/specter";
@@ -227,14 +228,11 @@ function unbindableRoot(): void {
 
 /** Whether `path` is a mount point here (the top one, if several are stacked), and whether it is unbindable. */
 function mountState(path: string): "none" | "mounted" | "unbindable" {
-  let state: "none" | "mounted" | "unbindable" = "none";
-  for (const line of Deno.readTextFileSync("/proc/self/mountinfo").split("\n")) {
-    const fields = line.split(" ");
-    if (fields[4] !== path) continue;
-    const optional = fields.slice(6, fields.indexOf("-"));
-    state = optional.includes("unbindable") ? "unbindable" : "mounted";
-  }
-  return state;
+  // The topmost mount at a point is the last one listed there.
+  const top = parseMountInfo(Deno.readTextFileSync("/proc/self/mountinfo"))
+    .findLast((entry) => entry?.mountPoint === path);
+  if (top === undefined || top === null) return "none";
+  return top.propagation.includes("unbindable") ? "unbindable" : "mounted";
 }
 
 /** Takes `path`'s lock, waiting up to 5 s for another launch that holds it. */
@@ -244,6 +242,7 @@ function waitForLock(path: string): number {
   for (;;) {
     const fd = tryLockFile(path);
     if (fd !== null) return fd;
+    // Made typed (E_SANDBOX_START, with this as its cause) by MountAttachments.create.
     if (Date.now() > deadline) throw new Error(`"${path}" stayed locked for 5 s`);
     Atomics.wait(nap, 0, 0, 5);
   }

@@ -19,6 +19,8 @@ export interface MountEntry {
   readonly writable: boolean;
   /** Filesystem type (`tmpfs`, `proc`, `ext4`, …). */
   readonly fsType: string;
+  /** The optional fields: propagation (`shared:N`, `master:N`, `unbindable`), empty for a private mount. */
+  readonly propagation: readonly string[];
 }
 
 /** Writable mounts bwrap's own layout makes: type and mount point. */
@@ -53,7 +55,12 @@ export function parseMountInfo(text: string): (MountEntry | null)[] {
     const dash = fields.indexOf("-", 6);
     if (fields.length < 10 || dash < 0 || dash + 1 >= fields.length) return null;
     const options = fields[5]!.split(",");
-    return { mountPoint: unescape(fields[4]!), writable: options.includes("rw"), fsType: fields[dash + 1]! };
+    return {
+      mountPoint: unescape(fields[4]!),
+      writable: options.includes("rw"),
+      fsType: fields[dash + 1]!,
+      propagation: fields.slice(6, dash),
+    };
   });
 }
 

@@ -114,3 +114,18 @@ Deno.test("escaped mount points decode; unparsable lines are a problem, never sk
     /does not parse/,
   );
 });
+
+Deno.test("parseMountInfo reads the optional (propagation) fields between the options and the dash", () => {
+  const entries = parseMountInfo([
+    "24 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
+    "30 24 0:25 / /run/specter rw,nosuid unbindable - tmpfs tmpfs rw",
+    "31 24 0:26 / /mnt\\040x rw master:3 shared:7 - tmpfs tmpfs rw",
+    line("/tmp", "rw", "tmpfs"),
+  ].join("\n"));
+  assert.deepEqual(entries.map((e) => [e?.mountPoint, e?.propagation]), [
+    ["/", ["shared:1"]],
+    ["/run/specter", ["unbindable"]],
+    ["/mnt x", ["master:3", "shared:7"]],
+    ["/tmp", []],
+  ]);
+});
