@@ -233,11 +233,19 @@ async function formatted(text: string): Promise<string> {
 
 if (import.meta.main) {
   const check = Deno.args.includes("--check");
-  const dir = new URL("../spec/schema/", import.meta.url);
+  // Every generated file, by its path in the repository: the JSON Schemas, then the checks made from them.
+  const files: [string, () => string | Promise<string>][] = [
+    ...(Object.keys(SCHEMAS) as (keyof typeof SCHEMAS)[]).map((name) =>
+      [`spec/schema/${name}`, () => render(name)] as [string, () => string]
+    ),
+    ...(Object.keys(CHECKS) as (keyof typeof CHECKS)[]).map((path) =>
+      [path, () => renderCheck(path)] as [string, () => Promise<string>]
+    ),
+  ];
   let stale = 0;
-  for (const path of Object.keys(CHECKS) as (keyof typeof CHECKS)[]) {
+  for (const [path, make] of files) {
     const url = new URL(`../${path}`, import.meta.url);
-    const text = await renderCheck(path);
+    const text = await make();
     if (check) {
       if ((await Deno.readTextFile(url).catch(() => "")) !== text) {
         console.error(`${path} is stale: run deno task schema`);
@@ -246,20 +254,6 @@ if (import.meta.main) {
     } else {
       await Deno.writeTextFile(url, text);
       console.log(`wrote ${path}`);
-    }
-  }
-  for (const name of Object.keys(SCHEMAS) as (keyof typeof SCHEMAS)[]) {
-    const path = new URL(name, dir);
-    const text = render(name);
-    if (check) {
-      const current = await Deno.readTextFile(path).catch(() => "");
-      if (current !== text) {
-        console.error(`spec/schema/${name} is stale: run deno task schema`);
-        stale++;
-      }
-    } else {
-      await Deno.writeTextFile(path, text);
-      console.log(`wrote spec/schema/${name}`);
     }
   }
   if (stale > 0) Deno.exit(1);
