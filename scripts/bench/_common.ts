@@ -184,12 +184,11 @@ export function procStatus(field: string, pid: number | "self" = "self"): number
 }
 
 /**
- * A field of `/proc/PID/smaps_rollup` in KiB: `Pss` (each shared page divided among the processes that map
- * it: two Deno processes share their binary's pages, which RSS counts twice) or `Anonymous`.
+ * A process's proportional set size in KiB (`Pss` of `/proc/PID/smaps_rollup`): each shared page divided
+ * among the processes that map it (two Deno processes share their binary's pages, which RSS counts twice).
  */
-export function smapsRollup(field: "Pss" | "Anonymous", pid: number | "self" = "self"): number {
-  const rollup = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
-  const match = rollup.match(new RegExp(`^${field}:\\s+(\\d+)`, "m"));
+export function pssKib(pid: number | "self" = "self"): number {
+  const match = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`).match(/^Pss:\s+(\d+)/m);
   return match ? Number(match[1]) : Number.NaN;
 }
 

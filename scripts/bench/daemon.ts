@@ -30,10 +30,10 @@ import {
   keeperPid,
   MAIN_TS,
   procStatus,
+  pssKib,
   round,
   runBenchmark,
   say,
-  smapsRollup,
   stats,
   table,
 } from "./_common.ts";
@@ -197,7 +197,7 @@ async function main(): Promise<number> {
       const settled = rss();
       const daemonSettled = procStatus("VmRSS", daemon.pid) / 1024;
       const keeperSettled = procStatus("VmRSS", keeper) / 1024;
-      const pss = (smapsRollup("Pss", daemon.pid) + smapsRollup("Pss", keeper)) / 1024;
+      const pss = (pssKib(daemon.pid) + pssKib(keeper)) / 1024;
       say(
         `Idle memory (daemon + keeper RSS), ${count} idle sandboxed sessions (created in ${
           round(createSeconds, 1)
@@ -223,14 +223,14 @@ async function main(): Promise<number> {
           }`,
         ],
       ]));
-      // Same-run baseline: two bare Deno processes (the floor of a daemon and a keeper as Deno programs).
       say(
-        `After ${settleSeconds} s more of idleness: ${round(settled, 1)} MiB (daemon ${
-          round(daemonSettled, 1)
-        }, ` +
-          `keeper ${round(keeperSettled, 1)}); proportional (PSS: pages the two share, such as Deno's ` +
-          `binary, counted once) ${round(pss, 1)} MiB`,
+        `After ${settleSeconds} s more of idleness: ${round(settled, 1)} MiB (daemon ` +
+          `${round(daemonSettled, 1)}, keeper ${
+            round(keeperSettled, 1)
+          }); proportional (PSS: pages the two ` +
+          `share, such as Deno's binary, counted once) ${round(pss, 1)} MiB`,
       );
+      // Same-run baseline: two bare Deno processes (the floor of a daemon and a keeper as Deno programs).
       say(
         `Baseline (same run): a bare Deno process ${round(bare, 1)} MiB, two ${round(2 * bare, 1)} MiB; ` +
           `ratio with ${count} sessions ${round(after / (2 * bare), 2)}, with none ${
