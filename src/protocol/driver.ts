@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { clip } from "../suggest.ts";
 import { z } from "zod";
 import { ProtocolError } from "../errors.ts";
+import { clip } from "../suggest.ts";
 import { PROTOCOL_VERSION, type SignalNameSchema } from "./frames.ts";
 import { DURATION_TOO_LONG, MAX_DURATION_MS } from "./durations.ts";
 
@@ -37,7 +37,7 @@ export const MAX_ROWS = 500;
 /** The longest driver line, newline excluded. Longer lines are discarded up to their newline. */
 export const MAX_DRIVER_LINE_BYTES = 1 << 20;
 
-/** `value` as JSON (`nothing` for undefined), clipped to {@link ECHO_CHARS} characters. */
+/** `value` as JSON (`nothing` for undefined), clipped to `ECHO_CHARS` (`suggest.ts`) characters. */
 export function excerpt(value: unknown): string {
   return clip(JSON.stringify(value) ?? "nothing");
 }
@@ -121,7 +121,7 @@ const DRIVER_TYPES = new Set(DriverMessageSchema.options.map((o) => o.shape.type
  * Parses one NDJSON line into a driver message. Throws `E_PROTOCOL_VERSION` for a missing or unsupported
  * `v`, `E_RESIZE_RANGE` for a resize beyond {@link MAX_COLS} × {@link MAX_ROWS}, `E_PROTOCOL_BASE64` for
  * binary input that is not base64, `E_PROTOCOL` for anything else wrong, with the offending field named.
- * Messages quote at most {@link ECHO_CHARS} characters of the line.
+ * Messages quote at most `ECHO_CHARS` (`suggest.ts`) characters of the line.
  */
 export function parseDriverLine(line: string): DriverMessage {
   let value: unknown;
