@@ -4,12 +4,12 @@
  * the global object when it is evaluated (`__zod_globalConfig`); the control shows that the probe sees it.
  */
 import assert from "node:assert/strict";
-
-const ROOT = new URL("../", import.meta.url);
+import { pathToFileURL } from "node:url";
+import { ROOT } from "./_helpers.ts";
 
 /** The names of the global object's own properties that mention zod, after importing `entry` in a fresh Deno. */
 async function zodGlobalsAfter(entry: string): Promise<string[]> {
-  const script = `await import(${JSON.stringify(new URL(entry, ROOT).href)});\n` +
+  const script = `await import(${JSON.stringify(pathToFileURL(`${ROOT}/${entry}`).href)});\n` +
     "console.log(JSON.stringify(Object.getOwnPropertyNames(globalThis).filter((n) => /zod/i.test(n))));";
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["eval", "--ext=ts", script],
