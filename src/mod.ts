@@ -6,13 +6,11 @@
  * import { spawn } from "./src/mod.ts";
  *
  * const session = spawn({ argv: ["bash", "--norc"], promptRegex: ["\\$ $"] });
- * let asked = false;
+ * let prompts = 0;
  * for await (const frame of session.frames()) {
- *   if (frame.type === "prompt" && !asked) {
- *     asked = true;
- *     session.write("echo hello\r");
- *     session.press("ctrl-d");
- *   }
+ *   // Type at a prompt, as a person would: a ctrl-d typed while a command runs may be lost.
+ *   if (frame.type === "prompt" && prompts++ === 0) session.write("echo hello\r");
+ *   else if (frame.type === "prompt") session.press("ctrl-d");
  *   if (frame.type === "exit") console.log(frame.code, frame.last_lines);
  * }
  * ```

@@ -28,6 +28,10 @@ Deno.test({
       });
       repl.send("print('done')\r");
       await repl.expect(/^done/m); // Nothing was lost to the timeout.
+      // ctrl-d only once readline reads again: between its prompts the REPL's terminal is canonical, where
+      // the kernel turns ^D into an end of line, which readline (raw) then never reads as end of input;
+      // pressed there, the REPL would wait forever (it did once in CI, under load).
+      await repl.expect(">>> ");
       repl.press("ctrl-d");
       const kinds: string[] = [];
       const texts: string[] = [];

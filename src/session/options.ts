@@ -290,6 +290,38 @@ function optionalBytes(name: string, value: number | undefined): number | null {
   return value === undefined ? null : bytes(name, value, 0);
 }
 
+/** What `acknowledge` must say for each mode that runs without Specter's sandbox. */
+const ACKNOWLEDGEMENTS = { none: "unsafe-no-sandbox", external: "external-sandbox" } as const;
+
+/**
+ * The types already require these, but a JavaScript caller (or a cast) is not held by types: a run without
+ * the sandbox must still be asked for in writing, and a sandbox without its policy is refused, not guessed.
+ */
+function checkSandbox(sandbox: SandboxOption | undefined): void {
+  if (sandbox === undefined) return;
+  const { mode } = sandbox as { mode?: unknown };
+  if (mode === "none" || mode === "external") {
+    const expected = ACKNOWLEDGEMENTS[mode];
+    const given = (sandbox as { acknowledge?: unknown }).acknowledge;
+    if (given !== expected) {
+      throw new UsageError(
+        `Sandbox mode "${mode}" must be acknowledged with acknowledge: "${expected}", got ${
+          JSON.stringify(given)
+        }`,
+      );
+    }
+    return;
+  }
+  if (mode !== "auto" && mode !== "bwrap" && mode !== "seatbelt") {
+    throw new UsageError(
+      `Unknown sandbox mode ${JSON.stringify(mode)}: "auto", "bwrap", "seatbelt", "external" or "none"`,
+    );
+  }
+  if (!("policy" in sandbox) || typeof sandbox.policy !== "object" || sandbox.policy === null) {
+    throw new UsageError(`Sandbox mode "${mode}" needs a policy (from loadPolicy)`);
+  }
+}
+
 /** Applies defaults and checks values (throws `E_USAGE`). */
 export function resolveOptions(options: SpawnOptions): ResolvedOptions {
   if (options.argv.length === 0) throw new UsageError("No command given");
@@ -308,6 +340,7 @@ export function resolveOptions(options: SpawnOptions): ResolvedOptions {
   if (options.shell !== undefined && options.shell !== false) {
     argv = [options.shell === true ? "/bin/sh" : options.shell, "-c", options.argv.join(" ")];
   }
+  checkSandbox(options.sandbox);
   const promptRegex = (options.promptRegex ?? []).map((r) => {
     if (r instanceof RegExp) return r;
     try {

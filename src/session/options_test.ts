@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { resolveOptions } from "./options.ts";
+import { resolveOptions, type SpawnOptions } from "./options.ts";
 import { UsageError } from "../errors.ts";
 
 Deno.test("resolveOptions: a cwd with a trailing slash is taken; one with .. or // inside is not", () => {
@@ -48,5 +48,33 @@ Deno.test("resolveOptions: sizes and counts below 2^53; larger ones are E_USAGE"
     ]
   ) {
     assert.throws(() => resolveOptions({ argv: ["true"], cwd: "/", ...options }), UsageError);
+  }
+});
+
+Deno.test("resolveOptions: a run without the sandbox must be acknowledged, whatever the types let through", () => {
+  const refused = (sandbox: unknown, message: RegExp) =>
+    assert.throws(() => resolveOptions({ argv: ["true"], sandbox } as unknown as SpawnOptions), (error) => {
+      assert.ok(error instanceof UsageError);
+      assert.equal(error.code, "E_USAGE");
+      assert.match(error.message, message);
+      return true;
+    });
+  refused(
+    { mode: "none" },
+    /"none" must be acknowledged with acknowledge: "unsafe-no-sandbox", got undefined/,
+  );
+  refused({ mode: "none", acknowledge: "external-sandbox" }, /got "external-sandbox"/);
+  refused({ mode: "external", acknowledge: true }, /"external-sandbox", got true/);
+  refused({ mode: "off" }, /Unknown sandbox mode "off"/);
+  refused({}, /Unknown sandbox mode undefined/);
+  refused({ mode: "bwrap" }, /"bwrap" needs a policy/);
+  refused({ mode: "auto", policy: null }, /"auto" needs a policy/);
+  for (
+    const sandbox of [{ mode: "none", acknowledge: "unsafe-no-sandbox" }, {
+      mode: "external",
+      acknowledge: "external-sandbox",
+    }] as const
+  ) {
+    assert.deepEqual(resolveOptions({ argv: ["true"], sandbox }).sandbox, sandbox);
   }
 });
