@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { runCli, sessionTest, withTempDir } from "../_helpers.ts";
 import { ATTACH_ROOT, ROOT_SANDBOX_UIDS } from "../../src/sandbox/mod.ts";
+import { closeQuietly, tryLockFile } from "../../src/pty/mod.ts";
 import { cleanUp, create, specter, startDaemon, whereArgs } from "../_daemon.ts";
 import { policyOf, PYTHON, results, runSandboxed, withHostDir } from "./_sandbox.ts";
 
@@ -325,14 +326,23 @@ rootTest(
       try {
         Deno.writeTextFileSync(join(dir, "nested", "mounted.txt"), "on-the-tmpfs\n");
         // A dead launch's directory: its lock unheld, a point still a bind of a directory with a file in it.
-        Deno.mkdirSync(stale, { recursive: true });
-        Deno.writeFileSync(`${stale}/lock`, new Uint8Array());
+        // Made as a launch makes its own (locked under another name, then renamed) and let go only once the
+        // bind is there: the launches of test files running beside this one sweep dead launches too, and
+        // took it half made (CI: the bind found no mount point).
         const keep = join(dir, "keep");
         Deno.mkdirSync(keep);
         Deno.writeTextFileSync(join(keep, "precious.txt"), "keep me\n");
-        Deno.mkdirSync(`${stale}/0`);
-        const bound = await new Deno.Command("mount", { args: ["--bind", keep, `${stale}/0`] }).output();
-        assert.ok(bound.success);
+        Deno.mkdirSync(stale, { recursive: true });
+        const lock = tryLockFile(`${stale}/lock.new`);
+        assert.notEqual(lock, null);
+        try {
+          Deno.renameSync(`${stale}/lock.new`, `${stale}/lock`);
+          Deno.mkdirSync(`${stale}/0`);
+          const bound = await new Deno.Command("mount", { args: ["--bind", keep, `${stale}/0`] }).output();
+          assert.ok(bound.success, new TextDecoder().decode(bound.stderr));
+        } finally {
+          closeQuietly(lock!);
+        }
         const { text } = await runSandboxed(
           ["/bin/sh", "-c", `ls ${dir}/nested; cat ${dir}/nested/mounted.txt`],
           policyOf({ exec: ["/bin", "/usr/bin"], fs: { read: [dir] } }),
