@@ -141,24 +141,10 @@ function sortedUnique(values: Iterable<string>): string[] {
   return [...new Set(values)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/**
- * The SBPL profile for running `request.program` under `policy`. Pure and deterministic: the same
- * inputs always give the same text. Only `request.program` is used from the request (the working
- * directory and environment are the spawner's). Throws `E_SANDBOX_START` for a path that cannot be
- * written safely (relative, not normalized, NUL, lone surrogate, longer than macOS's `PATH_MAX`).
- */
-export function seatbeltProfile(
-  policy: Policy,
-  request: LaunchRequest,
-  options: SeatbeltOptions = {},
-): string {
-  checkPaths(policy, request, options);
-  const entries = layers(policy, request, options);
-  const writeRoots = entries.filter((entry) => entry.layer === "write").map((entry) => entry.path);
-  const network = policy.network === "on";
-  const allowList = typeof policy.network === "object";
-
-  const out: string[] = [
+/** The rules every profile starts with (no input changes them), written once per process. */
+let head: readonly string[] | undefined;
+function staticHead(): readonly string[] {
+  head ??= [
     "; Specter Seatbelt profile, generated from the policy for one launch. Do not edit.",
     "; Deny by default. When several rules match, the last one wins: later denials override grants.",
     "(version 1)",
@@ -186,6 +172,27 @@ export function seatbeltProfile(
       `(regex #"${TTY_REGEX}")`,
     ]),
   ];
+  return head;
+}
+
+/**
+ * The SBPL profile for running `request.program` under `policy`. Pure and deterministic: the same
+ * inputs always give the same text. Only `request.program` is used from the request (the working
+ * directory and environment are the spawner's). Throws `E_SANDBOX_START` for a path that cannot be
+ * written safely (relative, not normalized, NUL, lone surrogate, longer than macOS's `PATH_MAX`).
+ */
+export function seatbeltProfile(
+  policy: Policy,
+  request: LaunchRequest,
+  options: SeatbeltOptions = {},
+): string {
+  checkPaths(policy, request, options);
+  const entries = layers(policy, request, options);
+  const writeRoots = entries.filter((entry) => entry.layer === "write").map((entry) => entry.path);
+  const network = policy.network === "on";
+  const allowList = typeof policy.network === "object";
+
+  const out: string[] = [...staticHead()];
 
   // stat() of every directory above a granted path: realpath(3), getcwd(3) and shells walk them.
   // Metadata only: no file contents and no directory listings.

@@ -87,6 +87,8 @@ const WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
 const DELIMITERS = new Set(["(", ")", '"', ";"]);
 const REFUSED = new Set(["'", "`", ",", "[", "]", "{", "}", "|"]);
 const HEX = /^[0-9a-fA-F]{2}$/;
+/** A string literal's body with nothing to decode: printable ASCII without `\\` (nor `"`, which ends it). */
+const PLAIN_LITERAL = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 const NAMED_ESCAPES: Readonly<Record<string, number>> = { '"': 0x22, "\\": 0x5c, n: 0x0a, t: 0x09, r: 0x0d };
 // ignoreBOM: a leading U+FEFF is part of the value (a path may start with it), not a byte order mark.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -119,6 +121,16 @@ export function readSexps(text: string): Sexp[] {
   }
 
   function readString(start: number): SexpString {
+    // Most literals have no escape: printable ASCII up to the closing quote is its own UTF-8 (the same
+    // checks as below, one slice instead of a byte at a time).
+    const close = text.indexOf('"', start + 1);
+    if (close !== -1) {
+      const body = text.slice(start + 1, close);
+      if (PLAIN_LITERAL.test(body)) {
+        pos = close + 1;
+        return { type: "string", value: body, offset: start };
+      }
+    }
     const bytes: number[] = [];
     pos = start + 1;
     for (;;) {
