@@ -125,6 +125,34 @@ async function leftBehind(dir: string, ms = 15_000): Promise<string[]> {
 }
 
 /**
+ * A run stopped by a signal (Ctrl-C, `timeout`, a closed terminal) ends as a finished one does: its daemons
+ * and keepers killed (their sandboxed programs die with the keeper) and its directory removed. Otherwise a
+ * keeper holding its 1,000 sessions stays, as a keeper should for a daemon that went away, and inflates the
+ * next run's figures (PSS above all: a third Deno process sharing the binary's pages).
+ */
+function endOnSignals(dir: string): void {
+  const codes = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+  for (const [signal, code] of Object.entries(codes)) {
+    Deno.addSignalListener(signal as keyof typeof codes, () => {
+      for (const { pid } of processesUnder(dir)) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch {
+          // Ended meanwhile.
+        }
+      }
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // A sandbox's files may still be going; the processes are gone, which is what matters.
+      }
+      console.error(`bench:daemon: stopped by ${signal}; its daemons and keepers were killed`);
+      Deno.exit(code);
+    });
+  }
+}
+
+/**
  * The same-run baseline of the idle figure: the RSS (KiB) of a bare Deno process (a timer, no import) with
  * the daemon's V8 flags, after `settleMs` (`deno run` of a one-line script in `dir`). The daemon and the keeper are two such processes at least.
  */
@@ -166,6 +194,7 @@ async function main(): Promise<number> {
   });
   const dir = Deno.makeTempDirSync({ prefix: "specter-bench-daemon-" });
   Deno.chmodSync(dir, 0o700);
+  endOnSignals(dir);
   const failures: string[] = [];
   const result: Record<string, unknown> = { benchmark: "daemon" };
 

@@ -105,6 +105,28 @@ const FIX_USERNS =
   "--sandbox external --ack-external-sandbox if the container itself is your sandbox";
 
 /**
+ * The probe's file system: `/usr` and the top-level links into it (or the directories, where they are
+ * directories), enough to run `/bin/true`. Never `/` itself: a recursive bind of `/` copies every mount
+ * beneath it, root mode's attachments under `/run/specter` included (bwrap makes its `/` a slave first, which
+ * clears their parent's unbindable flag), and another launch detaching one in the middle of the copy's
+ * remount failed the probe (`E_SANDBOX_UNAVAILABLE: … remount "/newroot/run/specter/mounts-…/0": No such
+ * file or directory`, seen in CI while agents started at once).
+ */
+function probeRoot(): string[] {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const top of ["/bin", "/sbin", "/lib", "/lib64"]) {
+    let link: string | null = null;
+    try {
+      link = Deno.lstatSync(top).isSymlink ? Deno.readLinkSync(top) : null;
+    } catch {
+      continue; // Not there: nothing to mirror.
+    }
+    args.push(...(link === null ? ["--ro-bind", top, top] : ["--symlink", link, top]));
+  }
+  return args;
+}
+
+/**
  * Locates bwrap (`SPECTER_BWRAP`, else the usual paths) and runs a tiny sandbox with the same
  * namespaces Specter uses, to catch a kernel or AppArmor that forbids them.
  */
@@ -131,9 +153,7 @@ export function probeBwrap(env: { get(name: string): string | undefined } = Deno
         "--unshare-all",
         "--unshare-user",
         "--die-with-parent",
-        "--ro-bind",
-        "/",
-        "/",
+        ...probeRoot(),
         "--",
         "/bin/true",
       ],
