@@ -120,11 +120,17 @@ sessionTest(
     const tools = new AgentTools({ base: { cwd: ROOT } });
     try {
       // Not a shell with Specter's integration: its marks carry no nonce, so they are what output claims.
+      // It then waits for a line (`read`, a builtin: the default sandbox runs no `sleep`, and with one that
+      // failed the program could exit before the call returned), so the call returns on the marks alone.
       const result = await tools.execCommand({
-        cmd: ["/bin/sh", "-c", "printf '\\033]133;C\\007'; printf '\\033]133;D;0\\007'; sleep 0.3; exit 7"],
+        cmd: ["/bin/sh", "-c", "printf '\\033]133;C\\007'; printf '\\033]133;D;0\\007'; read line; exit 7"],
         yield_time_ms: 20_000,
       });
-      let last = result;
+      let last = await tools.writeStdin({
+        session_id: result.session_id!,
+        chars: "\r",
+        yield_time_ms: 20_000,
+      });
       while (last.running) {
         last = await tools.writeStdin({ session_id: result.session_id!, chars: "", yield_time_ms: 20_000 });
       }
