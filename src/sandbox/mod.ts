@@ -31,7 +31,7 @@ export {
   type SandboxBackend,
 } from "./plan.ts";
 export { PERSIST_HOME } from "./launch_plan.ts";
-export { findPrlimit, findSetsid, hostFacts, probeBwrap } from "./probe.ts";
+export { findPrlimit, findSetsid, hostFacts, probeBwrap, probeRoot } from "./probe.ts";
 export { type ProtectedWatch } from "./protected_walk.ts";
 export { type RealizedPolicy, realizePolicy } from "./realize.ts";
 export {

@@ -105,14 +105,14 @@ const FIX_USERNS =
   "--sandbox external --ack-external-sandbox if the container itself is your sandbox";
 
 /**
- * The probe's file system: `/usr` and the top-level links into it (or the directories, where they are
+ * The probe's file system (also the seccomp tests' own bwrap runs): `/usr` and the top-level links into it (or the directories, where they are
  * directories), enough to run `/bin/true`. Never `/` itself: a recursive bind of `/` copies every mount
  * beneath it, root mode's attachments under `/run/specter` included (bwrap makes its `/` a slave first, which
  * clears their parent's unbindable flag), and another launch detaching one in the middle of the copy's
  * remount failed the probe (`E_SANDBOX_UNAVAILABLE: … remount "/newroot/run/specter/mounts-…/0": No such
  * file or directory`, seen in CI while agents started at once).
  */
-function probeRoot(): string[] {
+export function probeRoot(): string[] {
   const args = ["--ro-bind", "/usr", "/usr"];
   for (const top of ["/bin", "/sbin", "/lib", "/lib64"]) {
     let link: string | null = null;
