@@ -178,10 +178,10 @@ const ROOT_LOCK = "/run/specter.lock";
  * in the middle of a copy's remount failed that launch (`E_SANDBOX_UNAVAILABLE`: bwrap could not remount a
  * vanished `mounts-…/N`). Beneath an unbindable mount attaching and detaching propagate nowhere. That is not
  * all it takes: removing a point detaches the copies every other namespace holds of it, and a bwrap that
- * binds `/` recursively does copy `/run/specter` and what is beneath it (its `/` made a slave first, the copy
- * is not unbindable there: tests/sandbox/probe_race_test.ts saw it). So nothing Specter runs binds a tree
- * holding `/run/specter`: policies may not grant `/` or anything in `/run`, and the bwrap probe binds `/usr`
- * only. bwrap binds each launch's own attachment by its path (the attachment itself is bindable).
+ * binds `/` recursively does copy `/run/specter` and what is beneath it (the copy is not unbindable there:
+ * tests/sandbox/probe_race_test.ts saw the race). So nothing Specter runs binds a tree holding `/run/specter`:
+ * policies may not grant `/` or anything in `/run`, and the bwrap probe binds `/usr` only. bwrap binds each
+ * launch's own attachment by its path (the attachment itself is bindable).
  */
 function unbindableRoot(): void {
   if (mountState(ATTACH_ROOT) === "unbindable") return;

@@ -105,12 +105,12 @@ const FIX_USERNS =
   "--sandbox external --ack-external-sandbox if the container itself is your sandbox";
 
 /**
- * The probe's file system (also the seccomp tests' own bwrap runs): `/usr` and the top-level links into it (or the directories, where they are
- * directories), enough to run `/bin/true`. Never `/` itself: a recursive bind of `/` copies every mount
- * beneath it, root mode's attachments under `/run/specter` included (bwrap makes its `/` a slave first, which
- * clears their parent's unbindable flag), and another launch detaching one in the middle of the copy's
- * remount failed the probe (`E_SANDBOX_UNAVAILABLE: … remount "/newroot/run/specter/mounts-…/0": No such
- * file or directory`, seen in CI while agents started at once).
+ * The probe's file system, also used by the seccomp tests' own bwrap runs: `/usr` and the top-level links
+ * into it (or the directories, where they are directories), enough to run `/bin/true`. Never `/` itself: a
+ * recursive bind of `/` copies every mount beneath it, root mode's attachments under `/run/specter` included
+ * (in bwrap's copy `/run/specter` is not unbindable: seen in its `/proc/self/mountinfo`), and another launch
+ * removing one in the middle of the copy's remount failed the probe (`E_SANDBOX_UNAVAILABLE: … remount
+ * "/newroot/run/specter/mounts-…/0": No such file or directory`, seen in CI while agents started at once).
  */
 export function probeRoot(): string[] {
   const args = ["--ro-bind", "/usr", "/usr"];
