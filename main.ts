@@ -3,7 +3,8 @@
  *
  * `specter keeper` is the exception to the dispatcher: the daemon starts it and it lives as long as the
  * daemon's sessions, so it loads only the keeper's entry (`src/cli/keeper.ts`), not the CLI's. Both are
- * imported by literal specifiers, so `deno compile` still finds them.
+ * imported by literal specifiers, so `deno compile` still finds them. (Under `deno run`, the daemon starts
+ * its keeper, and a client its daemon, from that command's own module instead: `src/cli/self_command.ts`.)
  *
  * @module
  */

@@ -109,12 +109,14 @@ export async function restart(daemon: TestDaemon, extra: string[] = []): Promise
 }
 
 /** The keeper's pid (from its command line), or null when none runs for this state directory. */
-export function keeperPid(daemon: TestDaemon): number | null {
+export function keeperPid(daemon: Pick<TestDaemon, "stateDir">): number | null {
   for (const entry of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
       const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      if (cmdline.includes("keeper") && cmdline.includes(daemon.stateDir)) return Number(entry.name);
+      // `specter keeper …`, or under `deno run` its own module (`src/cli/self_command.ts`).
+      const keeper = cmdline.some((arg) => arg === "keeper" || arg.endsWith("/src/cli/keeper.ts"));
+      if (keeper && cmdline.includes(daemon.stateDir)) return Number(entry.name);
     } catch {
       // Gone meanwhile.
     }

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { raceTimer } from "./_timeout.ts";
 
 /** How long a test may run (ms) before it fails as hung. */
 export const DEADLINE_MS: number = Number(Deno.env.get("SPECTER_TEST_DEADLINE_MS") ?? "") || 240_000;
@@ -35,23 +36,16 @@ function definition(args: unknown[]): Definition {
 /** `fn` failing with a named error once it has run {@link DEADLINE_MS}. */
 function withDeadline(name: string, fn: TestFn): TestFn {
   return async (t) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(
-          new Error(
-            `Test "${name}" did not end within ${
-              DEADLINE_MS / 1000
-            } s: it hangs (deadline of tests/_deadline.ts)`,
-          ),
-        );
-      }, DEADLINE_MS);
-    });
-    try {
-      await Promise.race([fn(t), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await raceTimer(
+      Promise.resolve(fn(t)),
+      DEADLINE_MS,
+      () =>
+        new Error(
+          `Test "${name}" did not end within ${
+            DEADLINE_MS / 1000
+          } s: it hangs (deadline of tests/_deadline.ts)`,
+        ),
+    );
   };
 }
 

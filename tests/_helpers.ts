@@ -4,6 +4,7 @@
  * @module
  */
 import { concatBytes } from "../src/frames/mod.ts";
+import { raceTimer } from "./_timeout.ts";
 import { type Session, spawn, type SpawnOptions, Transcript } from "../src/mod.ts";
 
 // Every CLI run writes an audit log, and sessions' commands go to the command log: keep the tests' logs
@@ -54,16 +55,8 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
 }
 
 /** Rejects if `promise` does not settle within `ms`. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms: ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return raceTimer(promise, ms, () => new Error(`Timed out after ${ms} ms: ${what}`));
 }
 
 /** Explicitly unsandboxed: for tests of the PTY layer itself (sandbox tests live in tests/sandbox/). */

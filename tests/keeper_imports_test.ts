@@ -4,8 +4,12 @@
  * the global object when it is evaluated (`__zod_globalConfig`); the control shows that the probe sees it.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ROOT } from "./_helpers.ts";
+import { KEEPER_V8_FLAGS, LEAN_V8_FLAGS, startDetached } from "../src/cli/self_command.ts";
+import { DaemonClient } from "../src/daemon/mod.ts";
+import { keeperPid } from "./_daemon.ts";
+import { alive, DENO, ROOT, withTempDir } from "./_helpers.ts";
 
 /** The names of the global object's own properties that mention zod, after importing `entry` in a fresh Deno. */
 async function zodGlobalsAfter(entry: string): Promise<string[]> {
@@ -25,4 +29,55 @@ async function zodGlobalsAfter(entry: string): Promise<string[]> {
 Deno.test("the keeper's entry evaluates no zod (the daemon's does: the probe works)", async () => {
   assert.deepEqual(await zodGlobalsAfter("src/cli/keeper.ts"), []);
   assert.ok((await zodGlobalsAfter("src/daemon/mod.ts")).length > 0, "the probe no longer sees zod");
+});
+
+/** A process's command line and its `DENO_V8_FLAGS`. */
+function processOf(pid: number): { argv: string[]; v8Flags: string | undefined } {
+  const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").filter((arg) => arg !== "");
+  const environ = Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0");
+  const v8Flags = environ.find((entry) => entry.startsWith("DENO_V8_FLAGS="))?.slice("DENO_V8_FLAGS=".length);
+  return { argv, v8Flags };
+}
+
+Deno.test("an autostarted daemon and its keeper run from their own modules, the keeper in V8's lite mode", async () => {
+  await withTempDir(async (dir) => {
+    Deno.chmodSync(dir, 0o700);
+    const daemon = { dir, socket: join(dir, "run", "d.sock"), stateDir: join(dir, "state") };
+    const where = ["--socket", daemon.socket, "--state-dir", daemon.stateDir];
+    let daemonPid = 0;
+    try {
+      const client = await DaemonClient.connect({
+        socketPath: daemon.socket,
+        // What a client command does without --no-autostart (`daemon_client.ts`).
+        start: () => startDetached("daemon", where),
+      });
+      try {
+        daemonPid = (await client.call("daemon.status") as { pid: number }).pid;
+        const started = processOf(daemonPid);
+        assert.deepEqual(started.argv, [DENO, "run", "-A", join(ROOT, "src/cli/daemon.ts"), ...where]);
+        assert.equal(started.v8Flags, LEAN_V8_FLAGS);
+        await client.call("session.create", { name: "c", argv: ["cat"], cwd: dir, flags: {} });
+        const keeper = keeperPid(daemon);
+        assert.ok(keeper !== null, "the daemon started its keeper");
+        const kept = processOf(keeper);
+        const entry = join(ROOT, "src/cli/keeper.ts");
+        assert.deepEqual(kept.argv, [DENO, "run", "-A", entry, "--state-dir", daemon.stateDir]);
+        assert.equal(kept.v8Flags, KEEPER_V8_FLAGS);
+        await client.call("daemon.stop", { kill_sessions: true });
+      } finally {
+        client.close();
+      }
+      // Both end: the daemon when stopped, the keeper once it holds nothing and no daemon is connected.
+      for (let i = 0; i < 400 && (alive(daemonPid) || keeperPid(daemon) !== null); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.ok(!alive(daemonPid), "the daemon ended");
+      assert.equal(keeperPid(daemon), null, "the keeper ended");
+    } finally {
+      // A failing run leaves nothing behind either.
+      for (const pid of [daemonPid, keeperPid(daemon) ?? 0]) {
+        if (pid > 0 && alive(pid)) Deno.kill(pid, "SIGKILL");
+      }
+    }
+  });
 });

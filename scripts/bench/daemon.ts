@@ -21,14 +21,13 @@
 import { join } from "node:path";
 import { DaemonClient, FrameStore, readLog } from "../../src/daemon/mod.ts";
 import { spawn } from "../../src/mod.ts";
-import { LEAN_V8_FLAGS } from "../../src/cli/self_command.ts";
+import { LEAN_V8_FLAGS, selfCommandOf } from "../../src/cli/self_command.ts";
 import type { Frame } from "../../src/protocol/mod.ts";
 import {
   DENO,
   finish,
   intFlags,
   keeperPid,
-  MAIN_TS,
   procStatus,
   pssKib,
   round,
@@ -54,12 +53,11 @@ interface Place {
 }
 
 async function startDaemon(place: Place): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(DENO, {
+  // As a client autostarts it (under `deno run`: `src/cli/daemon.ts` as the main module).
+  const [program, ...command] = selfCommandOf("daemon");
+  const child = new Deno.Command(program!, {
     args: [
-      "run",
-      "-A",
-      MAIN_TS,
-      "daemon",
+      ...command,
       "--socket",
       place.socket,
       "--state-dir",

@@ -31,6 +31,7 @@ import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
 import { startRunAudit } from "./audit_run.ts";
+import { runStandalone } from "./standalone.ts";
 import { defaultArtifactsDir } from "../artifacts/mod.ts";
 
 /** The command log's place (`daemon` writes it, `history` reads it). */
@@ -161,7 +162,7 @@ export async function daemonCommand(
       stateDir,
       sync: syncPolicy(values.fsync),
       resolve: (params) => daemonSessionOptions(params),
-      startKeeper: () => startDetached(["keeper", "--state-dir", stateDir]),
+      startKeeper: () => startDetached("keeper", ["--state-dir", stateDir]),
       agentBase: agentBaseOf,
       // As `run` audits: the start with the flags (values only where they hold no secret), then the launch,
       // breaches and the end, in `$XDG_STATE_HOME/specter/runs/RUN_ID/audit.ndjson`.
@@ -216,3 +217,17 @@ export async function daemonCommand(
   Deno.removeSignalListener("SIGINT", stop);
   return 0;
 }
+
+/**
+ * `specter daemon ARGS` run from this module as the main module: how a client starts the daemon under
+ * `deno run` (`self_command.ts`), without the CLI's dispatcher. Ends as `runCli` ends a command.
+ */
+export function daemonMain(args: readonly string[]): Promise<number> {
+  const line = (file: typeof Deno.stderr) => (text: string): void => {
+    const bytes = new TextEncoder().encode(`${text}\n`);
+    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+  };
+  return runStandalone(() => daemonCommand(args, line(Deno.stderr), line(Deno.stdout)));
+}
+
+if (import.meta.main) Deno.exit(await daemonMain(Deno.args));

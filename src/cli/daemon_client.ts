@@ -58,6 +58,6 @@ export function connectDaemon(values: FlagValues): Promise<DaemonClient> {
     socketPath,
     ...(values["no-autostart"] === true
       ? {}
-      : { start: () => startDetached(["daemon", "--socket", socketPath, "--state-dir", stateDir]) }),
+      : { start: () => startDetached("daemon", ["--socket", socketPath, "--state-dir", stateDir]) }),
   });
 }

@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { toSpecterError, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import { runKeeper } from "../keeper/mod.ts";
 import { type CommandDoc, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { parseFlags } from "./parse_flags.ts";
 import { commandOptions } from "./flag_table.ts";
-import { exitCodeForError } from "./exit_codes.ts";
+import { runStandalone } from "./standalone.ts";
 
 const KEEPER_FLAGS = {
   "state-dir": { type: "string", value: "DIR", description: "The daemon's state directory (required)" },
@@ -46,16 +46,12 @@ export async function keeperCommand(args: readonly string[]): Promise<number> {
 }
 
 /**
- * `specter keeper ARGS` as `main.ts` runs it: {@link keeperCommand}, its failure reported as `runCli`
- * reports one (`specter: CODE: message` on stderr, the code's exit status). `--help` goes through
- * `runCli`, which loads every command's documentation.
+ * `specter keeper ARGS` as `main.ts` runs it, and as this module does when it is the main module (how the
+ * daemon starts its keeper under `deno run`: `self_command.ts`): {@link keeperCommand}, its failure reported
+ * as `runCli` reports one. `--help` goes through `runCli`, which loads every command's documentation.
  */
-export async function keeperMain(args: readonly string[]): Promise<number> {
-  try {
-    return await keeperCommand(args);
-  } catch (error: unknown) {
-    const failure = toSpecterError(error);
-    Deno.stderr.writeSync(new TextEncoder().encode(`specter: ${failure.code}: ${failure.message}\n`));
-    return exitCodeForError(failure.code);
-  }
+export function keeperMain(args: readonly string[]): Promise<number> {
+  return runStandalone(() => keeperCommand(args));
 }
+
+if (import.meta.main) Deno.exit(await keeperMain(Deno.args));

@@ -8,14 +8,37 @@
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The command that runs this program again (the keeper, an autostarted daemon). */
+/** The command that runs this program again (a network relay: `… net-relay`). */
 export function selfCommand(): string[] {
   const exe = Deno.execPath();
   // Under `deno run` the program is a script; a compiled binary is the program itself.
-  if (/^deno(\.exe)?$/.test(basename(exe)) && Deno.mainModule.startsWith("file:")) {
-    return [exe, "run", "-A", fileURLToPath(Deno.mainModule)];
-  }
+  if (fromSource(exe)) return [exe, "run", "-A", fileURLToPath(Deno.mainModule)];
   return [exe];
+}
+
+/**
+ * The commands that run long and detached, each with an entry module of its own: under `deno run`, Deno
+ * builds (and keeps) the module graph of the whole entry, the modules its literal dynamic imports name
+ * included, so from `main.ts` the keeper would hold the graph of every command (about 7 MiB of its
+ * resident memory, measured: docs/benchmarks.md). Each module runs its command when it is the main module
+ * (`import.meta.main`), `src/cli/COMMAND.ts` (the path is made, not imported: this module must not import
+ * those, which import it). A compiled binary has no graph to build.
+ */
+export type DetachedCommand = "keeper" | "daemon";
+
+/**
+ * The command line of `specter COMMAND` started anew: under `deno run`, the command's own entry module
+ * (see {@link DetachedCommand}); a compiled binary is the program itself, given the command's name.
+ */
+export function selfCommandOf(command: DetachedCommand): string[] {
+  const exe = Deno.execPath();
+  if (fromSource(exe)) return [exe, "run", "-A", fileURLToPath(new URL(`./${command}.ts`, import.meta.url))];
+  return [exe, command];
+}
+
+/** Whether this program runs as a script of `deno run` (not a compiled binary). */
+function fromSource(exe: string): boolean {
+  return /^deno(\.exe)?$/.test(basename(exe)) && Deno.mainModule.startsWith("file:");
 }
 
 /**
@@ -25,12 +48,31 @@ export function selfCommand(): string[] {
  */
 export const LEAN_V8_FLAGS = "--max-semi-space-size=1,--optimize-for-size";
 
-/** Starts `specter ARGS` detached from this process (its own session; no stdio). */
-export function startDetached(args: readonly string[]): void {
-  const [program, ...rest] = selfCommand();
+/**
+ * The keeper's V8 flags: {@link LEAN_V8_FLAGS} and `--lite-mode` (no optimizing compiler, feedback vectors
+ * made only for functions that run often). The keeper runs little code, the same code for every session: it
+ * keeps ~4 KiB per idle session instead of ~14, and neither a spawn through it nor a live session's relay
+ * measured slower (docs/benchmarks.md, 2026-11-28, fourth session). Not for the daemon: its attach (parsing
+ * and encoding frames) was a third slower so.
+ */
+export const KEEPER_V8_FLAGS = `${LEAN_V8_FLAGS},--lite-mode`;
+
+/**
+ * The V8 flags `command` runs with: `DENO_V8_FLAGS` when the user set it (anything other than what a
+ * daemon started so inherits: {@link LEAN_V8_FLAGS}), else the command's own.
+ */
+export function v8FlagsOf(command: DetachedCommand): string {
+  const inherited = Deno.env.get("DENO_V8_FLAGS");
+  if (inherited !== undefined && inherited !== LEAN_V8_FLAGS) return inherited;
+  return command === "keeper" ? KEEPER_V8_FLAGS : LEAN_V8_FLAGS;
+}
+
+/** Starts `specter COMMAND ARGS` detached from this process (its own session; no stdio). */
+export function startDetached(command: DetachedCommand, args: readonly string[]): void {
+  const [program, ...rest] = selfCommandOf(command);
   const child = new Deno.Command(program!, {
     args: [...rest, ...args],
-    env: { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS") ?? LEAN_V8_FLAGS },
+    env: { DENO_V8_FLAGS: v8FlagsOf(command) },
     stdin: "null",
     stdout: "null",
     stderr: "null",

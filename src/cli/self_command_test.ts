@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { KEEPER_V8_FLAGS, LEAN_V8_FLAGS, selfCommandOf, v8FlagsOf } from "./self_command.ts";
+
+Deno.test("under deno run, the keeper and the daemon start from their own modules, which exist", () => {
+  for (const command of ["keeper", "daemon"] as const) {
+    const argv = selfCommandOf(command);
+    const entry = fileURLToPath(new URL(`./${command}.ts`, import.meta.url));
+    assert.deepEqual(argv, [Deno.execPath(), "run", "-A", entry]);
+    assert.ok(Deno.statSync(entry).isFile, entry);
+  }
+});
+
+Deno.test("V8 flags: the keeper's own, the daemon's lean ones, and the user's DENO_V8_FLAGS over both", () => {
+  const before = Deno.env.get("DENO_V8_FLAGS");
+  try {
+    for (const inherited of [undefined, LEAN_V8_FLAGS]) {
+      if (inherited === undefined) Deno.env.delete("DENO_V8_FLAGS");
+      else Deno.env.set("DENO_V8_FLAGS", inherited);
+      assert.equal(v8FlagsOf("keeper"), KEEPER_V8_FLAGS);
+      assert.equal(v8FlagsOf("daemon"), LEAN_V8_FLAGS);
+    }
+    assert.ok(KEEPER_V8_FLAGS.startsWith(`${LEAN_V8_FLAGS},`) && KEEPER_V8_FLAGS.endsWith(",--lite-mode"));
+    Deno.env.set("DENO_V8_FLAGS", "--max-old-space-size=64");
+    assert.equal(v8FlagsOf("keeper"), "--max-old-space-size=64");
+    assert.equal(v8FlagsOf("daemon"), "--max-old-space-size=64");
+  } finally {
+    if (before === undefined) Deno.env.delete("DENO_V8_FLAGS");
+    else Deno.env.set("DENO_V8_FLAGS", before);
+  }
+});
