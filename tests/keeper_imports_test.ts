@@ -1,6 +1,7 @@
 /**
  * The keeper loads only what it needs: its entry (`src/cli/keeper.ts`, where `main.ts` sends `specter
- * keeper`) evaluates no zod and none of the protocol's schemas (they were ~20 MiB of its memory). zod marks
+ * keeper`) evaluates no zod and none of the protocol's schemas (they were ~20 MiB of its memory); nor does
+ * the network relay's (`src/cli/net_relay.ts`). zod marks
  * the global object when it is evaluated (`__zod_globalConfig`); the control shows that the probe sees it.
  */
 import assert from "node:assert/strict";
@@ -26,8 +27,9 @@ async function zodGlobalsAfter(entry: string): Promise<string[]> {
   return JSON.parse(new TextDecoder().decode(output.stdout).trim());
 }
 
-Deno.test("the keeper's entry evaluates no zod (the daemon's does: the probe works)", async () => {
+Deno.test("the keeper's and the network relay's entries evaluate no zod (the daemon's does: the probe works)", async () => {
   assert.deepEqual(await zodGlobalsAfter("src/cli/keeper.ts"), []);
+  assert.deepEqual(await zodGlobalsAfter("src/cli/net_relay.ts"), []);
   assert.ok((await zodGlobalsAfter("src/daemon/mod.ts")).length > 0, "the probe no longer sees zod");
 });
 
@@ -54,14 +56,21 @@ Deno.test("an autostarted daemon and its keeper run from their own modules, the 
       try {
         daemonPid = (await client.call("daemon.status") as { pid: number }).pid;
         const started = processOf(daemonPid);
-        assert.deepEqual(started.argv, [DENO, "run", "-A", join(ROOT, "src/cli/daemon.ts"), ...where]);
+        assert.deepEqual(started.argv, [
+          DENO,
+          "run",
+          "-A",
+          join(ROOT, "src/cli/daemon.ts"),
+          "daemon",
+          ...where,
+        ]);
         assert.equal(started.v8Flags, LEAN_V8_FLAGS);
         await client.call("session.create", { name: "c", argv: ["cat"], cwd: dir, flags: {} });
         const keeper = keeperPid(daemon);
         assert.ok(keeper !== null, "the daemon started its keeper");
         const kept = processOf(keeper);
         const entry = join(ROOT, "src/cli/keeper.ts");
-        assert.deepEqual(kept.argv, [DENO, "run", "-A", entry, "--state-dir", daemon.stateDir]);
+        assert.deepEqual(kept.argv, [DENO, "run", "-A", entry, "keeper", "--state-dir", daemon.stateDir]);
         assert.equal(kept.v8Flags, KEEPER_V8_FLAGS);
         await client.call("daemon.stop", { kill_sessions: true });
       } finally {

@@ -26,6 +26,7 @@ export const LAYERS = [
   "protocol",
   "fsafe",
   "pty",
+  "relay",
   "keeper",
   "terminal",
   "frames",

@@ -214,9 +214,7 @@ export function keeperPid(stateDir: string): number {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
       const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      // `specter keeper …`, or under `deno run` its own module (`src/cli/self_command.ts`).
-      const keeper = cmdline.some((arg) => arg === "keeper" || arg.endsWith("/src/cli/keeper.ts"));
-      if (keeper && cmdline.includes(stateDir)) return Number(entry.name);
+      if (cmdline.includes("keeper") && cmdline.includes(stateDir)) return Number(entry.name);
     } catch {
       // Gone meanwhile.
     }

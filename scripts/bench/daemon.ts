@@ -21,7 +21,7 @@
 import { join } from "node:path";
 import { DaemonClient, FrameStore, readLog } from "../../src/daemon/mod.ts";
 import { spawn } from "../../src/mod.ts";
-import { LEAN_V8_FLAGS, selfCommandOf } from "../../src/cli/self_command.ts";
+import { LEAN_V8_FLAGS, selfProgram } from "../../src/cli/self_command.ts";
 import type { Frame } from "../../src/protocol/mod.ts";
 import {
   DENO,
@@ -54,10 +54,11 @@ interface Place {
 
 async function startDaemon(place: Place): Promise<Deno.ChildProcess> {
   // As a client autostarts it (under `deno run`: `src/cli/daemon.ts` as the main module).
-  const [program, ...command] = selfCommandOf("daemon");
+  const [program, ...rest] = selfProgram("daemon");
   const child = new Deno.Command(program!, {
     args: [
-      ...command,
+      ...rest,
+      "daemon",
       "--socket",
       place.socket,
       "--state-dir",

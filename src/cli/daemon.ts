@@ -31,7 +31,7 @@ import type { CommandDoc, FlagTable } from "./flag_table.ts";
 import { HELP_FLAG } from "./flag_table.ts";
 import { parseDuration } from "./units.ts";
 import { startRunAudit } from "./audit_run.ts";
-import { runStandalone } from "./standalone.ts";
+import { runAsMain, writeLine } from "./standalone.ts";
 import { defaultArtifactsDir } from "../artifacts/mod.ts";
 
 /** The command log's place (`daemon` writes it, `history` reads it). */
@@ -218,16 +218,14 @@ export async function daemonCommand(
   return 0;
 }
 
-/**
- * `specter daemon ARGS` run from this module as the main module: how a client starts the daemon under
- * `deno run` (`self_command.ts`), without the CLI's dispatcher. Ends as `runCli` ends a command.
- */
-export function daemonMain(args: readonly string[]): Promise<number> {
-  const line = (file: typeof Deno.stderr) => (text: string): void => {
-    const bytes = new TextEncoder().encode(`${text}\n`);
-    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
-  };
-  return runStandalone(() => daemonCommand(args, line(Deno.stderr), line(Deno.stdout)));
+// Run as the main module: how a client starts the daemon under `deno run` (`self_command.ts`).
+if (import.meta.main) {
+  Deno.exit(
+    await runAsMain(
+      "daemon",
+      Deno.args,
+      (rest) =>
+        daemonCommand(rest, (text) => writeLine(Deno.stderr, text), (text) => writeLine(Deno.stdout, text)),
+    ),
+  );
 }
-
-if (import.meta.main) Deno.exit(await daemonMain(Deno.args));

@@ -10,7 +10,7 @@ import { runKeeper } from "../keeper/mod.ts";
 import { type CommandDoc, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { parseFlags } from "./parse_flags.ts";
 import { commandOptions } from "./flag_table.ts";
-import { runStandalone } from "./standalone.ts";
+import { runAsMain, runStandalone } from "./standalone.ts";
 
 const KEEPER_FLAGS = {
   "state-dir": { type: "string", value: "DIR", description: "The daemon's state directory (required)" },
@@ -54,4 +54,4 @@ export function keeperMain(args: readonly string[]): Promise<number> {
   return runStandalone(() => keeperCommand(args));
 }
 
-if (import.meta.main) Deno.exit(await keeperMain(Deno.args));
+if (import.meta.main) Deno.exit(await runAsMain("keeper", Deno.args, keeperCommand));

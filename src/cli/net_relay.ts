@@ -7,9 +7,10 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { runNetRelay } from "../launch/mod.ts";
+import { runNetRelay } from "../relay/mod.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
-import { parseFlags } from "./flags.ts";
+import { parseFlags } from "./parse_flags.ts";
+import { runAsMain, writeLine } from "./standalone.ts";
 
 const NET_RELAY_FLAGS = {
   to: { type: "string", value: "PATH", description: "The proxy's unix socket (required)" },
@@ -55,4 +56,15 @@ async function stdinClosed(): Promise<void> {
   } catch {
     // A broken stdin is as good as a closed one.
   }
+}
+
+// Run as the main module: how a run starts its relay under `deno run` (`self_command.ts`).
+if (import.meta.main) {
+  Deno.exit(
+    await runAsMain(
+      "net-relay",
+      Deno.args,
+      (rest) => netRelayCommand(rest, (text) => writeLine(Deno.stdout, text)),
+    ),
+  );
 }

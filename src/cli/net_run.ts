@@ -18,7 +18,7 @@ import { NetProxy } from "../net/mod.ts";
 import type { NetRule, Policy } from "../policy/mod.ts";
 import type { NetRelay, NetRelayRequest } from "../launch/mod.ts";
 import type { Session, SpawnOptions } from "../session/mod.ts";
-import { LEAN_V8_FLAGS, selfCommand } from "./self_command.ts";
+import { selfProgram, v8FlagsOf } from "./self_command.ts";
 
 /**
  * The policy's allow list; `null` for `"off"` and `"on"`.
@@ -79,10 +79,10 @@ export function startRunNet(
   let relay: NetRelay | null = null;
   return {
     relay: {
-      command: selfCommand(),
+      command: selfProgram("net-relay"),
       socketPath,
       // A relay is a whole runtime per sandbox: the daemon's lean heap settings (~50 MiB resident, not ~60).
-      env: { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS") ?? LEAN_V8_FLAGS },
+      env: { DENO_V8_FLAGS: v8FlagsOf("net-relay") },
       started: (value) => {
         relay = value;
       },

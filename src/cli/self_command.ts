@@ -8,32 +8,26 @@
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The command that runs this program again (a network relay: `… net-relay`). */
-export function selfCommand(): string[] {
-  const exe = Deno.execPath();
-  // Under `deno run` the program is a script; a compiled binary is the program itself.
-  if (fromSource(exe)) return [exe, "run", "-A", fileURLToPath(Deno.mainModule)];
-  return [exe];
-}
+/**
+ * The commands Specter starts as processes of their own, each with an entry module of its own,
+ * `src/cli/NAME.ts` (`-` as `_`), which runs the command when it is the main module (`import.meta.main`,
+ * through `runAsMain`). Why: under `deno run`, Deno builds (and keeps) the module graph of the whole entry,
+ * the modules its literal dynamic imports name included, so from `main.ts` each of these processes would hold
+ * the graph of every command (about 7 MiB of an idle keeper's resident memory, measured: docs/benchmarks.md).
+ * A compiled binary has no graph to build and runs them as `specter NAME`.
+ */
+export type SelfCommand = "keeper" | "daemon" | "net-relay";
 
 /**
- * The commands that run long and detached, each with an entry module of its own: under `deno run`, Deno
- * builds (and keeps) the module graph of the whole entry, the modules its literal dynamic imports name
- * included, so from `main.ts` the keeper would hold the graph of every command (about 7 MiB of its
- * resident memory, measured: docs/benchmarks.md). Each module runs its command when it is the main module
- * (`import.meta.main`), `src/cli/COMMAND.ts` (the path is made, not imported: this module must not import
- * those, which import it). A compiled binary has no graph to build.
+ * The program that runs `command`, to be followed by the command's name and its arguments (as `specter`
+ * is): under `deno run`, Deno and the command's entry module (the path is made, not imported: this module
+ * must not import those, which import it); a compiled binary is the program itself.
  */
-export type DetachedCommand = "keeper" | "daemon";
-
-/**
- * The command line of `specter COMMAND` started anew: under `deno run`, the command's own entry module
- * (see {@link DetachedCommand}); a compiled binary is the program itself, given the command's name.
- */
-export function selfCommandOf(command: DetachedCommand): string[] {
+export function selfProgram(command: SelfCommand): string[] {
   const exe = Deno.execPath();
-  if (fromSource(exe)) return [exe, "run", "-A", fileURLToPath(new URL(`./${command}.ts`, import.meta.url))];
-  return [exe, command];
+  if (!fromSource(exe)) return [exe];
+  const entry = new URL(`./${command.replaceAll("-", "_")}.ts`, import.meta.url);
+  return [exe, "run", "-A", fileURLToPath(entry)];
 }
 
 /** Whether this program runs as a script of `deno run` (not a compiled binary). */
@@ -61,17 +55,17 @@ export const KEEPER_V8_FLAGS = `${LEAN_V8_FLAGS},--lite-mode`;
  * The V8 flags `command` runs with: `DENO_V8_FLAGS` when the user set it (anything other than what a
  * daemon started so inherits: {@link LEAN_V8_FLAGS}), else the command's own.
  */
-export function v8FlagsOf(command: DetachedCommand): string {
+export function v8FlagsOf(command: SelfCommand): string {
   const inherited = Deno.env.get("DENO_V8_FLAGS");
   if (inherited !== undefined && inherited !== LEAN_V8_FLAGS) return inherited;
   return command === "keeper" ? KEEPER_V8_FLAGS : LEAN_V8_FLAGS;
 }
 
 /** Starts `specter COMMAND ARGS` detached from this process (its own session; no stdio). */
-export function startDetached(command: DetachedCommand, args: readonly string[]): void {
-  const [program, ...rest] = selfCommandOf(command);
+export function startDetached(command: "keeper" | "daemon", args: readonly string[]): void {
+  const [program, ...rest] = selfProgram(command);
   const child = new Deno.Command(program!, {
-    args: [...rest, ...args],
+    args: [...rest, command, ...args],
     env: { DENO_V8_FLAGS: v8FlagsOf(command) },
     stdin: "null",
     stdout: "null",

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { KEEPER_V8_FLAGS, LEAN_V8_FLAGS, selfCommandOf, v8FlagsOf } from "./self_command.ts";
+import { KEEPER_V8_FLAGS, LEAN_V8_FLAGS, selfProgram, v8FlagsOf } from "./self_command.ts";
 
-Deno.test("under deno run, the keeper and the daemon start from their own modules, which exist", () => {
-  for (const command of ["keeper", "daemon"] as const) {
-    const argv = selfCommandOf(command);
-    const entry = fileURLToPath(new URL(`./${command}.ts`, import.meta.url));
-    assert.deepEqual(argv, [Deno.execPath(), "run", "-A", entry]);
+Deno.test("under deno run, the keeper, the daemon and the network relay start from their own modules", () => {
+  for (
+    const [command, file] of [["keeper", "keeper"], ["daemon", "daemon"], ["net-relay", "net_relay"]] as const
+  ) {
+    const entry = fileURLToPath(new URL(`./${file}.ts`, import.meta.url));
+    assert.deepEqual(selfProgram(command), [Deno.execPath(), "run", "-A", entry]);
     assert.ok(Deno.statSync(entry).isFile, entry);
   }
 });
@@ -19,6 +20,7 @@ Deno.test("V8 flags: the keeper's own, the daemon's lean ones, and the user's DE
       else Deno.env.set("DENO_V8_FLAGS", inherited);
       assert.equal(v8FlagsOf("keeper"), KEEPER_V8_FLAGS);
       assert.equal(v8FlagsOf("daemon"), LEAN_V8_FLAGS);
+      assert.equal(v8FlagsOf("net-relay"), LEAN_V8_FLAGS);
     }
     assert.ok(KEEPER_V8_FLAGS.startsWith(`${LEAN_V8_FLAGS},`) && KEEPER_V8_FLAGS.endsWith(",--lite-mode"));
     Deno.env.set("DENO_V8_FLAGS", "--max-old-space-size=64");

@@ -22,4 +22,3 @@ export {
   relayArgv,
   startNetRelay,
 } from "./net_bridge.ts";
-export { type NetRelayOptions, RELAY_MAX_CONNECTIONS, RELAY_PORT, runNetRelay } from "./net_relay.ts";

@@ -19,7 +19,7 @@
 import { SandboxError } from "../errors.ts";
 import { listenInNetworkOf, sleepMs } from "../pty/mod.ts";
 import type { LaunchPlan } from "../sandbox/mod.ts";
-import { processStartTime, RELAY_PORT } from "./net_relay.ts";
+import { processStartTime, RELAY_PORT } from "../relay/mod.ts";
 
 /** How long the relay may take to listen (a Deno start on a loaded machine). */
 export const RELAY_READY_MS = 15_000;
@@ -29,7 +29,7 @@ const NSENTER_PATHS = ["/usr/bin/nsenter", "/bin/nsenter", "/usr/sbin/nsenter", 
 
 /** What a launch needs to bridge its sandbox's network to a proxy. */
 export interface NetRelayRequest {
-  /** The command that runs Specter again (`selfCommand()` of the CLI): the relay is `… net-relay`. */
+  /** The program that runs Specter again (`selfProgram("net-relay")` of the CLI): the relay is `… net-relay`. */
   readonly command: readonly string[];
   /** The unix socket the run's proxy listens on (in a 0700 directory no grant reaches). */
   readonly socketPath: string;
