@@ -1,7 +1,7 @@
 /**
  * `specter net-relay`: a hidden command (not in `specter help`), started by a run with a network allow
  * list through `nsenter --target PID --net`, so that it runs in that sandbox's network namespace. It
- * relays `127.0.0.1:3128` there to the run's proxy on a unix socket (see `launch/net_relay.ts`), prints
+ * relays `127.0.0.1:3128` there to the run's proxy on a unix socket (see `relay/net_relay.ts`), prints
  * `ready` once it listens, and exits when its stdin closes or the sandbox's process is gone.
  *
  * @module

@@ -81,7 +81,8 @@ export function startRunNet(
     relay: {
       command: selfProgram("net-relay"),
       socketPath,
-      // A relay is a whole runtime per sandbox: the daemon's lean heap settings (~50 MiB resident, not ~60).
+      // A relay is a whole runtime per sandbox: the lean heap settings, and a module that loads only the relay
+      // (45 MiB resident, not the 73 of the whole CLI: docs/benchmarks.md).
       env: { DENO_V8_FLAGS: v8FlagsOf("net-relay") },
       started: (value) => {
         relay = value;

@@ -1,6 +1,6 @@
 /**
  * The bridge from a sandbox's network namespace to the run's proxy: while bwrap holds the program at its
- * gate (`--block-fd`), the relay (`specter net-relay`, see `net_relay.ts`) is started in the sandbox's
+ * gate (`--block-fd`), the relay (`specter net-relay`, see `relay/net_relay.ts`) is started in the sandbox's
  * network namespace with util-linux `nsenter --target PID --net`, and the program is released only once
  * the relay listens there. A relay that does not start is `E_SANDBOX_NETWORK` and the program never runs,
  * so a session is never started half-networked.

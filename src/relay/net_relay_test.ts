@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { processStartTime, runNetRelay } from "./net_relay.ts";
+import { runNetRelay } from "./net_relay.ts";
 
 /** A unix echo server that upper-cases nothing: it returns what it got, then closes after the peer's end. */
 function echoServer(path: string): { listener: Deno.Listener; done: Promise<void>; accepted: () => number } {
