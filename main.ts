@@ -11,7 +11,7 @@
 if (import.meta.main) {
   const [command, ...rest] = Deno.args;
   if (command === "keeper" && !rest.some((arg) => arg === "--help" || arg === "-h")) {
-    Deno.exit(await (await import("./src/cli/keeper.ts")).keeperMain(rest));
+    Deno.exit(await (await import("./src/cli/keeper.ts")).keeperMain(Deno.args));
   }
   Deno.exit(await (await import("./src/cli/cli.ts")).runCli(Deno.args));
 }

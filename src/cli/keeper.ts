@@ -10,7 +10,7 @@ import { runKeeper } from "../keeper/mod.ts";
 import { type CommandDoc, type FlagTable, HELP_FLAG } from "./flag_table.ts";
 import { parseFlags } from "./parse_flags.ts";
 import { commandOptions } from "./flag_table.ts";
-import { runAsMain, runStandalone } from "./standalone.ts";
+import { runAsMain } from "./standalone.ts";
 
 const KEEPER_FLAGS = {
   "state-dir": { type: "string", value: "DIR", description: "The daemon's state directory (required)" },
@@ -46,12 +46,13 @@ export async function keeperCommand(args: readonly string[]): Promise<number> {
 }
 
 /**
- * `specter keeper ARGS` as `main.ts` runs it, and as this module does when it is the main module (how the
- * daemon starts its keeper under `deno run`: `self_command.ts`): {@link keeperCommand}, its failure reported
- * as `runCli` reports one. `--help` goes through `runCli`, which loads every command's documentation.
+ * `specter keeper ARGS` as `main.ts` runs it (`args` is its whole command line, `keeper` first), and as this
+ * module does when it is the main module (how the daemon starts its keeper under `deno run`:
+ * `self_command.ts`): {@link keeperCommand}, its failure reported as `runCli` reports one. `--help` goes
+ * through `runCli`, which loads every command's documentation.
  */
 export function keeperMain(args: readonly string[]): Promise<number> {
-  return runStandalone(() => keeperCommand(args));
+  return runAsMain("keeper", args, keeperCommand);
 }
 
-if (import.meta.main) Deno.exit(await runAsMain("keeper", Deno.args, keeperCommand));
+if (import.meta.main) Deno.exit(await keeperMain(Deno.args));

@@ -9,32 +9,26 @@
 import { toSpecterError, UsageError } from "../errors.ts";
 import { exitCodeForError } from "./exit_codes.ts";
 
-/** Runs `command`; resolves with its exit status, or the status of the error it failed with. */
-export async function runStandalone(command: () => Promise<number>): Promise<number> {
+/**
+ * `specter NAME ARGS` from the entry module of `NAME`: `args` is what follows the module on the command line,
+ * `NAME` first (anything else is `E_USAGE`), then the command's own arguments for `command`. Resolves with
+ * the command's exit status, or the status of the error it failed with.
+ */
+export async function runAsMain(
+  name: string,
+  args: readonly string[],
+  command: (rest: readonly string[]) => Promise<number>,
+): Promise<number> {
   try {
-    return await command();
+    if (args[0] !== name) {
+      throw new UsageError(`This module runs "specter ${name}": its first argument must be "${name}"`);
+    }
+    return await command(args.slice(1));
   } catch (error: unknown) {
     const failure = toSpecterError(error);
     Deno.stderr.writeSync(new TextEncoder().encode(`specter: ${failure.code}: ${failure.message}\n`));
     return exitCodeForError(failure.code);
   }
-}
-
-/**
- * `specter NAME ARGS` from the entry module of `NAME`: `args` is what follows the module on the command line,
- * `NAME` first (anything else is `E_USAGE`), then the command's own arguments for `command`.
- */
-export function runAsMain(
-  name: string,
-  args: readonly string[],
-  command: (rest: readonly string[]) => Promise<number>,
-): Promise<number> {
-  return runStandalone(() => {
-    if (args[0] !== name) {
-      throw new UsageError(`This module runs "specter ${name}": its first argument must be "${name}"`);
-    }
-    return command(args.slice(1));
-  });
 }
 
 /** Writes `text` and a newline to `file` (the standalone commands' stdout and stderr). */
