@@ -1,6 +1,6 @@
 /**
  * A promise raced against a timer, the timer cleared either way. Imports nothing and does nothing when
- * imported: the test task's preload (`_deadline.ts`) uses it, so must `_helpers.ts`'s `withTimeout`, and
+ * imported: both the test task's preload (`_deadline.ts`) and `_helpers.ts`'s `withTimeout` use it, and
  * the preload must not load `_helpers.ts` (which sets the XDG directories and imports the library).
  *
  * @module

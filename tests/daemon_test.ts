@@ -22,6 +22,7 @@ import {
   whereArgs,
 } from "./_daemon.ts";
 import type { Frame } from "../src/protocol/mod.ts";
+import { concatBytes } from "../src/frames/mod.ts";
 import { DaemonClient, defaultPersistRoot } from "../src/daemon/mod.ts";
 
 const COUNT = (n: number) => `i=0; while [ $i -lt ${n} ]; do echo $i; i=$((i+1)); done`;
@@ -503,7 +504,7 @@ async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
     if (n === null) break;
     parts.push(buffer.slice(0, n));
   }
-  return new Uint8Array(parts.flatMap((p) => [...p]));
+  return concatBytes(parts);
 }
 
 daemonTest(

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { concatBytes } from "../frames/mod.ts";
 import { runNetRelay } from "./net_relay.ts";
 
 /** A unix echo server that upper-cases nothing: it returns what it got, then closes after the peer's end. */
@@ -40,13 +41,7 @@ async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
     if (n === null) break;
     chunks.push(buffer.slice(0, n));
   }
-  const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 function freePort(): number {
