@@ -2,7 +2,8 @@
  * The daemon's figures, each with a baseline measured in the same run:
  *
  * - **Idle memory**: RSS of the daemon plus its keeper with N idle sessions (`cat`, sandboxed), against
- *   the two with none (the per-session cost is the difference / N).
+ *   the two with none (the per-session cost is the difference / N), a bare Deno process (the ratio's
+ *   baseline) and the floors of a keeper and a daemon as Deno programs (`_floors.ts`).
  * - **Warm spawn**: `session.create` (with `attach`) of `true` through a running daemon: until its answer (the
  *   program runs: the figure the target is for) and until its `exit` frame, against `spawn()` of `true` in
  *   this process to its exit (same sandbox mode); sandboxed and not.
@@ -21,10 +22,10 @@
 import { join } from "node:path";
 import { DaemonClient, FrameStore, readLog } from "../../src/daemon/mod.ts";
 import { spawn } from "../../src/mod.ts";
-import { LEAN_V8_FLAGS, selfProgram } from "../../src/cli/self_command.ts";
+import { KEEPER_V8_FLAGS, LEAN_V8_FLAGS, selfProgram } from "../../src/cli/self_command.ts";
+import { floorRssKib } from "./_floors.ts";
 import type { Frame } from "../../src/protocol/mod.ts";
 import {
-  DENO,
   finish,
   intFlags,
   keeperPid,
@@ -151,29 +152,6 @@ function endOnSignals(dir: string): void {
   }
 }
 
-/**
- * The same-run baseline of the idle figure: the RSS (KiB) of a bare Deno process (a timer, no import) with
- * the daemon's V8 flags, after `settleMs` (`deno run` of a one-line script in `dir`). The daemon and the keeper are two such processes at least.
- */
-async function bareDenoRssKib(dir: string, settleMs: number): Promise<number> {
-  const script = join(dir, "bare.ts");
-  Deno.writeTextFileSync(script, "setTimeout(() => {}, 600_000);\n");
-  const child = new Deno.Command(DENO, {
-    args: ["run", script],
-    stdin: "null",
-    stdout: "null",
-    stderr: "inherit",
-    env: { DENO_V8_FLAGS: LEAN_V8_FLAGS },
-  }).spawn();
-  try {
-    await sleep(settleMs);
-    return procStatus("VmRSS", child.pid);
-  } finally {
-    child.kill("SIGKILL");
-    await child.status;
-  }
-}
-
 /** Waits for a session's exit frame through an attach; resolves with the time it arrived. */
 function untilExit(client: DaemonClient, name: string): Promise<number> {
   return new Promise((resolve) => {
@@ -209,7 +187,12 @@ async function main(): Promise<number> {
       const before = rss();
       const daemonBefore = procStatus("VmRSS", daemon.pid) / 1024;
       const keeperBefore = procStatus("VmRSS", keeper) / 1024;
-      const bare = await bareDenoRssKib(dir, 1000) / 1024;
+      // The same-run floors: a bare Deno process (the baseline of the ratio), the keeper's floor (the libc
+      // binding, in lite mode as the keeper runs) and the daemon's (that and zod).
+      const bare = await floorRssKib("bare", LEAN_V8_FLAGS, 1000) / 1024;
+      const keeperFloor = await floorRssKib("terminal", KEEPER_V8_FLAGS, 1000) / 1024;
+      const daemonFloor = await floorRssKib("validating", LEAN_V8_FLAGS, 1000) / 1024;
+      const floor = keeperFloor + daemonFloor;
       const t0 = performance.now();
       for (let i = 0; i < count; i++) {
         await client.call("session.create", { name: `idle-${i}`, argv: ["cat"], cwd: dir, flags: {} });
@@ -265,6 +248,18 @@ async function main(): Promise<number> {
             round(before / (2 * bare), 2)
           }; keeper / bare ${round(keeperBefore / bare, 2)}, daemon / bare ${round(daemonBefore / bare, 2)}`,
       );
+      // What the goal leaves once the floors are paid: for both programs' own code and every session.
+      const left = ACCEPT_IDLE_MIB - floor;
+      say(
+        `Floor (same run), before any code of Specter's own but the libc binding: the keeper's ` +
+          `${round(keeperFloor, 1)} MiB (libc binding, lite mode) + the daemon's ${
+            round(daemonFloor, 1)
+          } MiB ` +
+          `(libc binding and zod) = ${round(floor, 1)} MiB; the ${ACCEPT_IDLE_MIB} MiB goal leaves ` +
+          `${round(left, 1)} MiB for both programs and ${count} sessions (${
+            round(left * 1024 / count, 1)
+          } KiB per session, with no code); measured: ${round(after - floor, 1)} MiB above the floor`,
+      );
       say();
       result.idle = {
         sessions: count,
@@ -275,6 +270,9 @@ async function main(): Promise<number> {
         daemon_after_mib: round(daemonAfter, 1),
         keeper_after_mib: round(keeperAfter, 1),
         bare_deno_mib: round(bare, 1),
+        keeper_floor_mib: round(keeperFloor, 1),
+        daemon_floor_mib: round(daemonFloor, 1),
+        floor_mib: round(floor, 1),
         ratio_to_two_bare: round(after / (2 * bare), 3),
         settle_s: settleSeconds,
         settled_mib: round(settled, 1),
