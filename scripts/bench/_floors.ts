@@ -1,10 +1,10 @@
 /**
  * The floors under `bench:daemon`'s idle figure, measured in the same run: what a Deno process costs before
  * any of the daemon's or the keeper's own code runs. A bare process (`floor/bare.ts`); one with Specter's libc
- * binding, as every process holding a terminal has (`floor/terminal.ts`: the keeper's floor); and that plus zod,
- * which the daemon needs to check requests against the protocol's schemas (`floor/validating.ts`: the
- * daemon's floor). Each runs from this checkout (its `deno.json`, as the daemon and keeper do) with the V8
- * flags of the process it stands for.
+ * binding, which every process holding a terminal has, the keeper and the daemon alike (`floor/terminal.ts`);
+ * and that plus zod, with which the daemon checks requests against the protocol's schemas
+ * (`floor/validating.ts`). Each runs from this checkout (its `deno.json`, as the daemon and keeper do) with
+ * the V8 flags of the process it stands for.
  *
  * @module
  */
