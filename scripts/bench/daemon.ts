@@ -250,19 +250,19 @@ async function main(): Promise<number> {
           }; keeper / bare ${round(keeperBefore / bare, 2)}, daemon / bare ${round(daemonBefore / bare, 2)}`,
       );
       // What the goal leaves once the floors are paid: for both programs' own code and every session.
+      const withZod = keeperFloor + zodFloor;
       const left = ACCEPT_IDLE_MIB - floor;
-      const leftWithZod = ACCEPT_IDLE_MIB - (keeperFloor + zodFloor);
+      const leftWithZod = ACCEPT_IDLE_MIB - withZod;
+      const mib = (value: number) => String(round(value, 1));
+      const perSession = (value: number) => String(round(value * 1024 / count, 1));
       say(
-        `Floor (same run), a Deno process with Specter's libc binding (any process holding a terminal): ` +
-          `${round(keeperFloor, 1)} MiB as the keeper runs (lite mode), ${
-            round(daemonFloor, 1)
-          } MiB as the ` +
-          `daemon does, ${round(zodFloor, 1)} MiB with zod as well; keeper + daemon ${round(floor, 1)} MiB ` +
-          `(${round(keeperFloor + zodFloor, 1)} with zod). The ${ACCEPT_IDLE_MIB} MiB goal leaves ` +
-          `${round(left, 1)} MiB (${round(leftWithZod, 1)}) for both programs' own code and ${count} ` +
-          `sessions, ${round(left * 1024 / count, 1)} KiB (${
-            round(leftWithZod * 1024 / count, 1)
-          }) per session; measured: ${round(after - floor, 1)} MiB above the floor`,
+        "Floor (same run), a Deno process with Specter's libc binding (any process holding a terminal): " +
+          `${mib(keeperFloor)} MiB as the keeper runs (lite mode), ${mib(daemonFloor)} MiB as the daemon ` +
+          `does, ${mib(zodFloor)} MiB with zod as well; keeper + daemon ${mib(floor)} MiB (${mib(withZod)} ` +
+          `with zod). The ${ACCEPT_IDLE_MIB} MiB goal leaves ${mib(left)} MiB (${mib(leftWithZod)}) ` +
+          `for both programs' own code and ${count} sessions, ${perSession(left)} KiB ` +
+          `(${perSession(leftWithZod)}) ` +
+          `per session; measured: ${mib(after - floor)} MiB above the floor`,
       );
       say();
       result.idle = {
