@@ -176,6 +176,11 @@ export function xorshift32(seed: number): () => number {
   };
 }
 
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** Reads a numeric field of `/proc/<pid>/status` (`VmRSS` and `VmHWM` are in KiB); NaN when absent. */
 export function procStatus(field: string, pid: number | "self" = "self"): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);

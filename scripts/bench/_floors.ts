@@ -8,14 +8,10 @@
  *
  * @module
  */
-import { DENO, procStatus, ROOT } from "./_common.ts";
+import { DENO, procStatus, ROOT, sleep } from "./_common.ts";
 
 /** A floor process: its script under `scripts/bench/floor/`. */
 export type Floor = "bare" | "terminal" | "validating";
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** The RSS (KiB) of floor process `floor` run with `v8Flags`, `settleMs` after its start. */
 export async function floorRssKib(floor: Floor, v8Flags: string, settleMs: number): Promise<number> {

@@ -13,7 +13,7 @@
  * @module
  */
 import { type Frame, type Session, spawn } from "../../src/mod.ts";
-import { intFlags, procStatus, round, say } from "./_common.ts";
+import { intFlags, procStatus, round, say, sleep } from "./_common.ts";
 
 const PROBE = "specter-probe";
 /** A probe slower than this counts as a hang. */
@@ -57,10 +57,6 @@ function count(held: Held, frame: Frame, markStarted: () => void): void {
   if (frame.type === "start") markStarted();
   // A bounded tail: enough to find the probe's echo without holding unbounded text per session.
   if (frame.type === "stdout" && !frame.binary) held.output = (held.output + frame.data).slice(-4096);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Rejects (resolves to null) when `promise` takes longer than `ms`. */

@@ -30,6 +30,7 @@ import {
   round,
   runBenchmark,
   say,
+  sleep,
   SPECTER_RUN,
   table,
 } from "./_common.ts";
@@ -97,7 +98,6 @@ async function measure(
     stderr: "null",
   }).spawn();
   const drain = child.stdout.pipeTo(new WritableStream());
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   await sleep(1000);
   const t0 = performance.now();
   const c0 = cpuSeconds(child.pid);

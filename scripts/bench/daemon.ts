@@ -34,6 +34,7 @@ import {
   round,
   runBenchmark,
   say,
+  sleep,
   stats,
   table,
 } from "./_common.ts";
@@ -42,10 +43,6 @@ const ACCEPT_IDLE_MIB = 100;
 const ACCEPT_SPAWN_MS = 5;
 const ACCEPT_ATTACH_MS = 100;
 const NO_SANDBOX = { sandbox: "none", "unsafe-no-sandbox": true, "ack-no-network-enforcement": true };
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 interface Place {
   readonly dir: string;

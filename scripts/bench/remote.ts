@@ -32,6 +32,7 @@ import {
   round,
   runBenchmark,
   say,
+  sleep,
   stats,
   table,
   xorshift32,
@@ -42,10 +43,6 @@ const ACCEPT_ZSTD_MBPS = 40;
 /** Catch-ups per round and contestant (each of the whole log). */
 const CATCHUPS = 4;
 const NO_SANDBOX = { sandbox: "none", "unsafe-no-sandbox": true, "ack-no-network-enforcement": true };
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** A build log with colours, `mb` × 10^6 bytes, the same in every run. */
 function workload(path: string, mb: number): void {
