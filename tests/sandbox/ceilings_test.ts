@@ -12,7 +12,7 @@ import { Transcript } from "../../src/mod.ts";
 import { spawn } from "../../src/session/spawn_session.ts";
 import { EXEC_DEFAULT_MAX_OUTPUT } from "../../src/cli/exec.ts";
 import { runCli, sessionTest } from "../_helpers.ts";
-import { policyOf, preset, PYTHON, runSandboxed } from "./_sandbox.ts";
+import { policyOf, preset, PYTHON, runSandboxed as runShared } from "./_sandbox.ts";
 
 const MiB = 1024 * 1024;
 const CGROUP = Deno.uid() === 0 ? "cgroup-v1" : "pidns-sampler";
@@ -22,7 +22,28 @@ async function survivors(marker: string): Promise<string> {
   return new TextDecoder().decode(out.stdout).trim();
 }
 
-/** This process's session cgroups still on the host (every hierarchy Specter uses). */
+/**
+ * This module's sessions are named with a tag of its own: `deno test --parallel` runs other test modules
+ * in the same process (one pid, so the same cgroup name prefix), and their sessions' cgroups, alive while
+ * these tests look, are not this module's leftovers.
+ */
+const TAG = `ceilings${crypto.randomUUID().slice(0, 8)}`;
+
+/** A session id carrying this module's tag (the id ends the session's cgroup name). */
+function taggedId(): string {
+  return `${TAG}-${crypto.randomUUID()}`;
+}
+
+/** {@link runShared} with a tagged session id. */
+function runSandboxed(
+  argv: string[],
+  policy: Parameters<typeof runShared>[1],
+  options: Parameters<typeof runShared>[2] = {},
+): ReturnType<typeof runShared> {
+  return runShared(argv, policy, { id: taggedId(), ...options });
+}
+
+/** This module's session cgroups still on the host (every hierarchy Specter uses). */
 function leftoverCgroups(): string[] {
   const own = Deno.readTextFileSync("/proc/self/cgroup");
   const left: string[] = [];
@@ -31,7 +52,9 @@ function leftoverCgroups(): string[] {
     const parent = `/sys/fs/cgroup/${mount}${path === "/" ? "" : path}/${SPECTER_GROUP}`;
     try {
       for (const entry of Deno.readDirSync(parent)) {
-        if (entry.isDirectory && entry.name.startsWith(`${Deno.pid}-`)) left.push(`${parent}/${entry.name}`);
+        if (entry.isDirectory && entry.name.startsWith(`${Deno.pid}-`) && entry.name.includes(TAG)) {
+          left.push(`${parent}/${entry.name}`);
+        }
       }
     } catch {
       // No such hierarchy here: nothing can be left in it.
@@ -222,6 +245,7 @@ sessionTest("concurrent sessions each get their own cgroup, and one's breach lea
   if (Deno.uid() !== 0) return; // Without root there is no cgroup to compare.
   const policy = policyOf({ exec: ["/usr/bin", PYTHON] });
   const hog = new Transcript(spawn({
+    id: taggedId(),
     argv: [
       PYTHON,
       "-c",
@@ -233,6 +257,7 @@ sessionTest("concurrent sessions each get their own cgroup, and one's breach lea
     sandbox: { mode: "bwrap", policy },
   }));
   const calm = new Transcript(spawn({
+    id: taggedId(),
     argv: ["/usr/bin/sh", "-c", "sleep 1.5; echo calm-done"],
     idleMs: 0,
     timeoutMs: 15_000,
@@ -261,7 +286,8 @@ sessionTest("concurrent sessions each get their own cgroup, and one's breach lea
 sessionTest(
   "the sandbox sees only its own cgroup namespace and no cgroup files to leave through",
   async () => {
-    const { text } = await runSandboxed(
+    // A plain (uuid) session id: the path the sandbox sees is matched exactly below.
+    const { text } = await runShared(
       [
         "/usr/bin/sh",
         "-c",
