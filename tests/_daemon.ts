@@ -20,6 +20,8 @@ export interface TestDaemon {
   process: Deno.ChildProcess;
   /** stderr lines of every daemon started so far. */
   readonly log: string[];
+  /** Environment given to every daemon started for it (and so to its keeper), beside the test's own. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** `specter ARGS` with this daemon's `--socket` and `--state-dir`. */
@@ -28,7 +30,7 @@ export function whereArgs(daemon: TestDaemon): string[] {
 }
 
 function spawnDaemon(
-  daemon: { socket: string; stateDir: string; log: string[] },
+  daemon: { socket: string; stateDir: string; log: string[]; env?: Readonly<Record<string, string>> },
   extra: string[],
   wrapper: string[] = [],
 ): Deno.ChildProcess {
@@ -46,7 +48,8 @@ function spawnDaemon(
       ...extra,
     ],
     // Sessions' audit logs (XDG_STATE_HOME/specter/runs/) go beside the test's state directory.
-    env: { XDG_STATE_HOME: join(daemon.stateDir, "..", "xdg-state") },
+    // Given here, not set with Deno.env: `deno test --parallel` runs other modules in this process.
+    env: { XDG_STATE_HOME: join(daemon.stateDir, "..", "xdg-state"), ...daemon.env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -79,6 +82,7 @@ export async function startDaemon(
   dir: string,
   extra: string[] = [],
   wrapper: string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<TestDaemon> {
   Deno.chmodSync(dir, 0o700);
   const place = {
@@ -86,6 +90,7 @@ export async function startDaemon(
     socket: join(dir, "run", "d.sock"),
     stateDir: join(dir, "state"),
     log: [] as string[],
+    env,
   };
   const daemon: TestDaemon = { ...place, process: spawnDaemon(place, extra, wrapper) };
   await ready(daemon);

@@ -408,13 +408,13 @@ sessionTest("--version and help", async () => {
 }, 90_000); // Ten CLI starts one after another: on a loaded 2-core CI machine, 30 s was not always enough.
 
 sessionTest("--env passes only the minimal environment plus what was asked", async () => {
-  Deno.env.set("SPECTER_TEST_SECRET", "hunter2");
+  Deno.env.set("SPECTER_CLI_SECRET", "hunter2");
   try {
     const { stdout } = await runCli(["exec", ...UNSAFE, "--env", "EXTRA=1", "--", "env"]);
     const names = JSON.parse(stdout).output.trim().split("\n").map((l: string) => l.split("=")[0]).sort();
     assert.deepEqual(names, ["EXTRA", "HOME", "LANG", "PATH", "TERM"]);
   } finally {
-    Deno.env.delete("SPECTER_TEST_SECRET");
+    Deno.env.delete("SPECTER_CLI_SECRET");
   }
 });
 

@@ -122,11 +122,10 @@ Deno.test({
   sanitizeResources: false,
 }, async () => {
   // The daemon's environment reaches the keeper it starts (as SPECTER_CGROUPS and DENO_V8_FLAGS do).
-  Deno.env.set(KEEPER_IDLE_ENV, "1000");
   await withTempDir(async (dir) => {
     let daemon: TestDaemon | null = null;
     try {
-      daemon = await startDaemon(dir);
+      daemon = await startDaemon(dir, [], [], { [KEEPER_IDLE_ENV]: "1000" });
       const started: TestDaemon = daemon;
       await create(started, "held", ["cat"]);
       const keeper = keeperPid(started);
@@ -165,7 +164,6 @@ Deno.test({
       // The socket the daemon listened on is not answered by anyone.
       await assert.rejects(DaemonClient.connect({ socketPath: started.socket }));
     } finally {
-      Deno.env.delete(KEEPER_IDLE_ENV);
       if (daemon !== null) await withTimeout(cleanUp(daemon), 20_000, "clean-up");
     }
   });

@@ -53,10 +53,13 @@ export const KEEPER_V8_FLAGS = `${LEAN_V8_FLAGS},--lite-mode`;
 
 /**
  * The V8 flags `command` runs with: `DENO_V8_FLAGS` when the user set it (anything other than what a
- * daemon started so inherits: {@link LEAN_V8_FLAGS}), else the command's own.
+ * daemon started so inherits: {@link LEAN_V8_FLAGS}), else the command's own. `inherited`: that variable
+ * as this process has it (read from the environment unless given).
  */
-export function v8FlagsOf(command: SelfCommand): string {
-  const inherited = Deno.env.get("DENO_V8_FLAGS");
+export function v8FlagsOf(
+  command: SelfCommand,
+  inherited: string | undefined = Deno.env.get("DENO_V8_FLAGS"),
+): string {
   if (inherited !== undefined && inherited !== LEAN_V8_FLAGS) return inherited;
   return command === "keeper" ? KEEPER_V8_FLAGS : LEAN_V8_FLAGS;
 }

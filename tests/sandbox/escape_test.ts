@@ -210,20 +210,20 @@ sessionTest("no privileges: unprivileged uid, CapEff 0, NoNewPrivs 1, seccomp fi
 });
 
 sessionTest("an env secret that was not passed is not visible", async () => {
-  Deno.env.set("SPECTER_TEST_SECRET", "hunter2");
+  Deno.env.set("SPECTER_ESCAPE_SECRET", "hunter2");
   try {
     const { text } = await runSandboxed(
-      [SH, "-c", 'echo "secret=${SPECTER_TEST_SECRET:-absent}"'],
+      [SH, "-c", 'echo "secret=${SPECTER_ESCAPE_SECRET:-absent}"'],
       preset("strict"),
     );
     assert.match(text, /secret=absent/);
     const passed = await runSandboxed(
-      [SH, "-c", 'echo "secret=${SPECTER_TEST_SECRET:-absent}"'],
-      policyOf({ env: ["SPECTER_TEST_SECRET"] }),
+      [SH, "-c", 'echo "secret=${SPECTER_ESCAPE_SECRET:-absent}"'],
+      policyOf({ env: ["SPECTER_ESCAPE_SECRET"] }),
     );
     assert.match(passed.text, /secret=hunter2/, "a name the policy lists is passed through");
   } finally {
-    Deno.env.delete("SPECTER_TEST_SECRET");
+    Deno.env.delete("SPECTER_ESCAPE_SECRET");
   }
 });
 

@@ -4,6 +4,10 @@
  * attack runs with the session's cgroup (root here, as in CI) and, where the fallback can hold it, with
  * cgroups off (`SPECTER_CGROUPS=off`: the pid-namespace sampler). Each test fails if the ceiling leaks:
  * the attack then runs into the wall clock instead of a `capsule_kill`.
+ *
+ * In tests/serial/: `SPECTER_CGROUPS=off` is set in this process's environment for the fallback's runs, and
+ * `deno test --parallel` runs other modules in the same process: their sessions (and the daemons and CLIs
+ * they start, which inherit the environment) lost their cgroups meanwhile, failing tests that expect one.
  */
 import assert from "node:assert/strict";
 import type { Frame } from "../../src/protocol/mod.ts";
@@ -12,7 +16,7 @@ import { Transcript } from "../../src/mod.ts";
 import { spawn } from "../../src/session/spawn_session.ts";
 import { EXEC_DEFAULT_MAX_OUTPUT } from "../../src/cli/exec.ts";
 import { runCli, sessionTest } from "../_helpers.ts";
-import { policyOf, preset, PYTHON, runSandboxed as runShared } from "./_sandbox.ts";
+import { policyOf, preset, PYTHON, runSandboxed as runShared } from "../sandbox/_sandbox.ts";
 
 const MiB = 1024 * 1024;
 const CGROUP = Deno.uid() === 0 ? "cgroup-v1" : "pidns-sampler";
@@ -23,9 +27,9 @@ async function survivors(marker: string): Promise<string> {
 }
 
 /**
- * This module's sessions are named with a tag of its own: `deno test --parallel` runs other test modules
- * in the same process (one pid, so the same cgroup name prefix), and their sessions' cgroups, alive while
- * these tests look, are not this module's leftovers.
+ * This module's sessions are named with a tag of its own: other test modules run in the same process (one
+ * pid, so the same cgroup name prefix; beside this one when it ran in the parallel suite, which failed CI),
+ * and their sessions' cgroups are not this module's leftovers.
  */
 const TAG = `ceilings${crypto.randomUUID().slice(0, 8)}`;
 
