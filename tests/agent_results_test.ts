@@ -6,33 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { AgentTools } from "../src/agent/mod.ts";
-import { AgentOutputLogs, type OutputLogBudgets } from "../src/daemon/mod.ts";
+import { AgentOutputLogs } from "../src/daemon/mod.ts";
 import type { ToolResult } from "../src/protocol/mod.ts";
 import { DENO, NO_SANDBOX, ROOT, withTempDir } from "./_helpers.ts";
+import { withLoggedTools } from "./_agent_tools.ts";
 import { cleanUp, startDaemon, whereArgs } from "./_daemon.ts";
 
 const sanitize = { sanitizeOps: false, sanitizeResources: false };
-
-/** Runs `fn` with unsandboxed tools whose sessions keep output logs in a temporary directory. */
-async function withLoggedTools(
-  fn: (tools: AgentTools, logs: AgentOutputLogs, root: string) => Promise<void>,
-  budgets: OutputLogBudgets = {},
-  maxSessions?: number,
-): Promise<void> {
-  const root = Deno.makeTempDirSync({ prefix: "specter-results-" });
-  const logs = new AgentOutputLogs(budgets);
-  const tools = new AgentTools({
-    base: { sandbox: NO_SANDBOX, cwd: ROOT },
-    outputLog: (id) => logs.open(`${root}/${id}`, id),
-    ...(maxSessions === undefined ? {} : { maxSessions }),
-  });
-  try {
-    await fn(tools, logs, root);
-  } finally {
-    await tools.close();
-    Deno.removeSync(root, { recursive: true });
-  }
-}
 
 /** A JSON-RPC client of a `specter agent` process: one request at a time, answers matched by id. */
 class AgentClient {

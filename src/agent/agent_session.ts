@@ -12,11 +12,21 @@ import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import { feedView } from "./view_stream.ts";
 import type { OutputLog } from "./output_log.ts";
+import type { OutputCut } from "./truncate.ts";
 import { type FrameSource, type Page, readPage } from "./paging.ts";
 
 /** Entering (`h`) or leaving (`l`) the alternate screen, in any of its three spellings. */
 // deno-lint-ignore no-control-regex -- the sequence starts with ESC
 const ALTERNATE_SCREEN = /\x1b\[\?(?:1049|1047|47)([hl])/g;
+
+/**
+ * How long a call may spend reading back, from the output log, frames the memory window passed (about 50 MB
+ * of output at this machine's ~10 MB/s for the compact view and the token count): the clock wins over the
+ * scan, and the rest of such a gap is a marker `read_output` pages through.
+ */
+export const GAP_READ_MS = 5_000;
+/** Frames read back from the output log at a time. */
+const GAP_BATCH = 64;
 
 /** Why a wait ended. */
 export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
@@ -33,9 +43,8 @@ export interface WaitRules {
   readonly signal?: AbortSignal;
 }
 
-/** Output taken for the agent, in one view. */
+/** Output taken for the agent (its text went to the call's {@link OutputCut}). */
 export interface Taken {
-  readonly text: string;
   readonly fromSeq: number;
   readonly toSeq: number;
   /** Frames of the range the text does not show (the memory window passed them), if any. */
@@ -259,31 +268,107 @@ export class AgentSession {
     return next;
   }
 
-  /** Output the agent has not read yet, rendered in `mode` (the cursor moves past it). */
-  take(mode: TokenMode): Promise<Taken> {
-    return this.#serial(() => this.#take(mode));
+  /**
+   * Output the agent has not read yet, rendered in `mode` into `cut` (the cursor moves past it). Frames the
+   * memory window passed are read back from the output log through the same view, so the text is whole:
+   * its lines, their numbers and the lines that report problems are those of all the output. Where that
+   * cannot be (no log holds them, or reading them back passed {@link GAP_READ_MS}), the text before the gap
+   * is ended, a marker line stands in its place, and a fresh view takes the rest: nothing is joined across.
+   */
+  take(mode: TokenMode, cut: OutputCut): Promise<Taken> {
+    return this.#serial(() => this.#take(mode, cut));
   }
 
-  async #take(mode: TokenMode): Promise<Taken> {
+  async #take(mode: TokenMode, cut: OutputCut): Promise<Taken> {
     const fromSeq = this.#reader.cursor;
     const frames = this.#reader.takeNow();
     let missed: { from_seq: number; to_seq: number } | undefined;
     let dropped: { from_seq: number; to_seq: number } | undefined;
-    const text = await this.#render(frames, mode, true, (from, to) => {
-      missed = { from_seq: Math.min(missed?.from_seq ?? from, from), to_seq: to };
-      if (this.#logHolds(from)) {
-        return `[frames ${from}-${to} are not shown here: ${this.readHint(from, to)}]\n`;
+    let view = await this.#keptView(mode);
+    const put = (frame: Frame) => {
+      if (view !== null) feedView(view, frame);
+      else if (frame.type === "stdout") cut.push(payloadText(frame));
+    };
+    const flush = async () => {
+      if (view !== null) cut.push(renderText(await view.flush()));
+    };
+    const deadline = performance.now() + GAP_READ_MS;
+    for (const frame of frames) {
+      if (frame.type !== "overflow" || frame.reason !== "lagged") {
+        put(frame);
+        continue;
       }
-      dropped = { from_seq: Math.min(dropped?.from_seq ?? from, from), to_seq: to };
-      return `[frames ${from}-${to} are no longer held]\n`;
-    });
+      const from = frame.missed_from ?? frame.seq;
+      const to = frame.missed_to ?? frame.seq;
+      const next = await this.#fill(from, to, put, flush, deadline);
+      if (next > to) continue;
+      // A gap stays: what came before it ends there, and the marker has a line of its own.
+      if (view !== null && mode !== "raw") {
+        cut.push(renderText(await view.end()));
+        view = await this.#newView(mode);
+        this.#views.set(mode, view);
+      }
+      cut.breakLine();
+      missed = { from_seq: Math.min(missed?.from_seq ?? next, next), to_seq: to };
+      if (this.#logHolds(next)) {
+        cut.push(`[frames ${next}-${to} are not shown here: ${this.readHint(next, to)}]\n`);
+      } else {
+        dropped = { from_seq: Math.min(dropped?.from_seq ?? next, next), to_seq: to };
+        cut.push(`[frames ${next}-${to} are no longer held]\n`);
+      }
+    }
+    if (view !== null) {
+      const ended = this.#exit !== null && frames.some((f) => f.type === "exit");
+      cut.push(renderText(ended ? await view.end() : await view.flush({ partial: true })));
+      if (ended) this.#views.delete(mode);
+    }
     return {
-      text,
       fromSeq,
       toSeq: frames.at(-1)?.seq ?? Math.max(0, fromSeq - 1),
       ...(missed === undefined ? {} : { missed }),
       ...(dropped === undefined ? {} : { dropped }),
     };
+  }
+
+  /**
+   * Feeds frames `from`…`to` from the output log to `put`, `flush`ing after each batch, until `deadline`;
+   * returns the first seq it did not feed (`to + 1` once all were).
+   */
+  async #fill(
+    from: number,
+    to: number,
+    put: (frame: Frame) => void,
+    flush: () => Promise<void>,
+    deadline: number,
+  ): Promise<number> {
+    const log = this.#log;
+    if (log === null || !this.#logHolds(from)) return from;
+    let next = from;
+    while (next <= to && performance.now() < deadline) {
+      const batch = log.read(next, to, GAP_BATCH);
+      if (batch.length === 0) break;
+      for (const frame of batch) {
+        if (frame.seq !== next) return next; // A frame the log lacks: the gap starts there.
+        put(frame);
+        next++;
+      }
+      await flush();
+    }
+    return next;
+  }
+
+  /** The view `take` renders `mode` with, kept from call to call (null: raw). */
+  async #keptView(mode: TokenMode): Promise<CompactView | ParsedView | null> {
+    if (mode === "raw") return null;
+    const kept = this.#views.get(mode);
+    if (kept !== undefined) return kept;
+    const view = await this.#newView(mode);
+    this.#views.set(mode, view);
+    return view;
+  }
+
+  #newView(mode: "compact" | "parsed"): Promise<CompactView | ParsedView> {
+    return mode === "compact" ? Promise.resolve(new CompactView()) : ParsedView.create(this.#size);
   }
 
   /**
@@ -303,7 +388,7 @@ export class AgentSession {
         fromOffset,
         to: Math.min(to ?? this.#lastSeq, this.#lastSeq),
         maxTokens,
-        render: (frames) => this.#render(frames, mode, false),
+        render: (frames) => this.#render(frames, mode),
         call: (a, b, tokens) =>
           `read_output {"session_id": "${this.id}", "from_seq": ${a}, "to_seq": ${b}, ` +
           `"max_output_tokens": ${tokens}}`,
@@ -336,46 +421,22 @@ export class AgentSession {
     };
   }
 
-  /** Frames `fromSeq`…`toSeq` again, rendered in `mode` with a fresh view (the agent's cursor stays). */
-  read(fromSeq: number, toSeq: number | undefined, mode: TokenMode): Promise<Taken> {
-    return this.#serial(() => this.#read(fromSeq, toSeq, mode));
-  }
-
-  async #read(fromSeq: number, toSeq: number | undefined, mode: TokenMode): Promise<Taken> {
-    const reader = this.session.subscribe({ from: fromSeq });
-    try {
-      const frames = reader.takeNow().filter((f) => toSeq === undefined || f.seq <= toSeq);
-      const text = await this.#render(frames, mode, false);
-      return { text, fromSeq, toSeq: frames.at(-1)?.seq ?? fromSeq };
-    } finally {
-      reader.close();
-    }
-  }
-
-  /** Renders output frames in `mode`; `keep` uses (and keeps) the session's view of that mode. */
-  async #render(
-    frames: readonly Frame[],
-    mode: TokenMode,
-    keep: boolean,
-    note: (from: number, to: number) => string = (from, to) => `[frames ${from}-${to} are no longer held]\n`,
-  ): Promise<string> {
+  /** Renders output frames in `mode` with a fresh view (a page of `read_output`). */
+  async #render(frames: readonly Frame[], mode: TokenMode): Promise<string> {
     let raw = "";
     let missed = "";
-    const view = mode === "raw" ? null : (keep ? this.#views.get(mode) : undefined) ??
-      (mode === "compact" ? new CompactView() : await ParsedView.create(this.#size));
-    if (keep && view !== null) this.#views.set(mode, view);
+    const view = mode === "raw" ? null : await this.#newView(mode);
     for (const frame of frames) {
       if (view !== null) feedView(view, frame);
       else if (frame.type === "stdout") raw += payloadText(frame);
       if (frame.type === "overflow" && frame.reason === "lagged") {
-        missed += note(frame.missed_from ?? frame.seq, frame.missed_to ?? frame.seq);
+        missed += `[frames ${frame.missed_from ?? frame.seq}-${
+          frame.missed_to ?? frame.seq
+        } are no longer held]\n`;
       }
     }
     if (view === null) return missed + raw;
-    const ended = this.#exit !== null && frames.some((f) => f.type === "exit");
-    const events = ended || !keep ? await view.end() : await view.flush({ partial: true });
-    if (ended) this.#views.delete(mode);
-    return missed + renderText(events);
+    return missed + renderText(await view.end());
   }
 
   /** Stops reading (the session is gone from the store); its output log goes. */

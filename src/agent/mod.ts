@@ -19,6 +19,13 @@ export { PROTECTED_RECENT, victimFor } from "./pruning.ts";
 export { type Dropped, type FrameSource, MAX_PAGE_FRAMES, type Page, readPage } from "./paging.ts";
 export { feedView, type ViewFrame, viewFrames } from "./view_stream.ts";
 export { MAX_REQUEST_BYTES, type RpcIo, serveAgent } from "./server.ts";
-export { IMPORTANT_LINE, tokenCount, type Truncated, truncateOutput } from "./truncate.ts";
+export {
+  IMPORTANT_LINE,
+  OutputCut,
+  type OutputCutOptions,
+  tokenCount,
+  type Truncated,
+  truncateOutput,
+} from "./truncate.ts";
 export { TOOL_SCHEMA_FLAVOURS, toolDefinitions, type ToolSchemaFlavour } from "./tool_definitions.ts";
 export { type HintContext, policyHint } from "./policy_hint.ts";

@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { DEFAULT_MAX_OUTPUT_TOKENS, type TokenMode, type ToolResult } from "../protocol/mod.ts";
+import type { TokenMode, ToolResult } from "../protocol/mod.ts";
 import type { AgentSession, ReturnedOn, Taken } from "./agent_session.ts";
 import type { Page } from "./paging.ts";
-import { tokenCount, truncateOutput } from "./truncate.ts";
+import { tokenCount, type Truncated } from "./truncate.ts";
 
 /** What one result says of its output. */
 interface OutputFields {
@@ -47,22 +47,17 @@ function sessionResult(agent: AgentSession, fields: OutputFields, rest: Partial<
 }
 
 /**
- * The result of output a call took (`started`: the call's `performance.now()`, 0 for none), cut to
- * `maxTokens` (its tokens are counted as returned to the agent).
+ * The result of output a call took (`started`: the call's `performance.now()`, 0 for none): `cut` is its
+ * text cut to the call's `max_output_tokens` (its tokens are counted as returned to the agent).
  */
 export function takenResult(
   agent: AgentSession,
   taken: Taken,
+  cut: Truncated,
   mode: TokenMode,
-  maxTokens: number | undefined,
   returnedOn: ReturnedOn,
   started: number,
 ): ToolResult {
-  const cut = truncateOutput(
-    taken.text,
-    maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
-    agent.readHint(taken.fromSeq, taken.toSeq),
-  );
   agent.outputTokens += cut.truncated ? tokenCount(cut.output) : cut.originalTokens;
   return sessionResult(agent, {
     output: cut.output,

@@ -33,6 +33,7 @@ import { AgentSession, type ReturnedOn } from "./agent_session.ts";
 import type { OutputLog, OutputLogFactory } from "./output_log.ts";
 import { pageResult, takenResult } from "./page_result.ts";
 import { victimFor } from "./pruning.ts";
+import { OutputCut } from "./truncate.ts";
 
 /** Environment that tames pagers and colour in agent sessions (TERM stays xterm-256color). */
 export const AGENT_ENV: Readonly<Record<string, string>> = {
@@ -465,13 +466,15 @@ export class AgentTools {
   ): Promise<ToolResult> {
     const mode = params.token_mode ?? "compact";
     if (returnedOn === "exit") await agent.session.exited;
-    const taken = await agent.take(mode);
+    const cutter = new OutputCut(params.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+    const taken = await agent.take(mode, cutter);
+    const cut = cutter.end(agent.readHint(taken.fromSeq, taken.toSeq));
     agent.lastActivity = new Date();
     const command = returnedOn === "command" ? agent.lastCommand : null;
     const code = command?.exit_code ?? agent.exit?.code;
-    const hint = this.#hint(agent, taken.text, code !== undefined && code !== null && code !== 0);
+    const hint = this.#hint(agent, cut.output, code !== undefined && code !== null && code !== 0);
     return {
-      ...takenResult(agent, taken, mode, params.max_output_tokens, returnedOn, started),
+      ...takenResult(agent, taken, cut, mode, returnedOn, started),
       ...(command === null ? {} : {
         command: {
           ...(command.command === undefined ? {} : { command: command.command }),

@@ -22,7 +22,10 @@ const HEAD_SHARE = 0.3;
 export interface Truncated {
   readonly output: string;
   readonly truncated: boolean;
-  /** Tokens of the whole output. */
+  /**
+   * Tokens of the whole output: exact for output kept whole; counted line by line beyond that (see
+   * {@link OutputCut}), which is within a few tokens of it (a newline may share a token with what follows).
+   */
   readonly originalTokens: number;
 }
 
@@ -88,11 +91,198 @@ function words(line: string, tokens: number, fromEnd: boolean): string {
  * read the cut part with `read_output`).
  */
 export function truncateOutput(text: string, maxTokens: number, hint = ""): Truncated {
+  const cut = new OutputCut(maxTokens);
+  cut.push(text);
+  return cut.end(hint);
+}
+
+/** Options of an {@link OutputCut} (for tests). */
+export interface OutputCutOptions {
+  /**
+   * Tokens of output kept whole before the cut goes on line by line (default: twice the budget). Below it
+   * the result is exact; above it, memory stays within the budget whatever the output's size.
+   */
+  readonly keepAllTokens?: number;
+}
+
+/** Longest unfinished line held: a longer one (output with no newline at all) is cut into lines of this. */
+const MAX_LINE_CHARS = 1 << 20;
+/** Characters kept of a line that a fallback may show a few words of (its start or its end). */
+const FALLBACK_CHARS = 4096;
+
+/**
+ * {@link truncateOutput} for output that comes in pieces and may be far larger than memory should hold:
+ * `push` the text in order, then `end`. It keeps everything while the output is small (the result is then
+ * exactly {@link truncateOutput}'s), and beyond that only the head, the tail, the lines of the middle
+ * that report problems and counts: line numbers and token counts are of the whole output.
+ */
+export class OutputCut {
+  readonly #max: number;
+  readonly #budget: number;
+  readonly #keepAll: number;
+  readonly #tailShare: number;
+  readonly #headShare: number;
+  #pending = "";
+  /** Every line so far, while the output is small (null once the cut goes line by line). */
+  #lines: string[] | null = [];
+  #costs: number[] = [];
+  #tokens = 0;
+  #count = 0;
+  // Line by line: the head, the tail window, and what passed between them.
+  #head: string[] = [];
+  #headLeft: number;
+  #headClosed = false;
+  #tail: string[] = [];
+  #tailCosts: number[] = [];
+  #tailStart = 0;
+  #tailCost = 0;
+  #middleTokens = 0;
+  #important: { shown: string; cost: number }[] = [];
+  #importantCost = 0;
+  #firstNonBlank: { at: number; text: string } | null = null;
+  #lastNonBlankMiddle: string | null = null;
+  #lastLineEnd = "";
+
+  constructor(maxTokens: number, options: OutputCutOptions = {}) {
+    this.#max = maxTokens;
+    this.#budget = maxTokens > 4 * MARKER_RESERVE ? maxTokens - MARKER_RESERVE : maxTokens;
+    this.#keepAll = options.keepAllTokens ?? 2 * maxTokens;
+    this.#tailShare = Math.floor(this.#budget * TAIL_SHARE);
+    this.#headShare = Math.floor(this.#budget * HEAD_SHARE);
+    this.#headLeft = this.#headShare;
+  }
+
+  /** Takes the next piece of the output. */
+  push(text: string): void {
+    if (text === "") return;
+    const parts = (this.#pending + text).split("\n");
+    this.#pending = parts.pop()!;
+    for (const line of parts) this.#line(line);
+    while (this.#pending.length > MAX_LINE_CHARS) {
+      this.#line(this.#pending.slice(0, MAX_LINE_CHARS));
+      this.#pending = this.#pending.slice(MAX_LINE_CHARS);
+    }
+  }
+
+  /** Ends the unfinished line, if any (what comes next starts a line of its own). */
+  breakLine(): void {
+    if (this.#pending === "") return;
+    this.#line(this.#pending);
+    this.#pending = "";
+  }
+
+  /** The output ended: it, cut to the budget, with `hint` at the end of the marker. */
+  end(hint = ""): Truncated {
+    this.#line(this.#pending);
+    this.#pending = "";
+    if (this.#lines !== null) return cutWhole(this.#lines, this.#costs, this.#max, this.#budget, hint);
+    return this.#cut(hint);
+  }
+
+  #line(line: string): void {
+    const cost = tokenCount(line) + 1;
+    this.#tokens += cost;
+    const at = this.#count++;
+    if (this.#lines !== null) {
+      this.#lines.push(line);
+      this.#costs.push(cost);
+      if (this.#tokens <= this.#keepAll) return;
+      // Too much to keep whole: from here on, line by line.
+      const lines = this.#lines;
+      const costs = this.#costs;
+      this.#lines = null;
+      this.#costs = [];
+      for (let i = 0; i < lines.length; i++) this.#place(lines[i]!, costs[i]!, i);
+      return;
+    }
+    this.#place(line, cost, at);
+  }
+
+  /** Line `at` goes to the head while it fits, else to the tail window (what leaves it is the middle). */
+  #place(line: string, cost: number, at: number): void {
+    if (this.#firstNonBlank === null && line.trim() !== "") {
+      this.#firstNonBlank = { at, text: line.slice(0, FALLBACK_CHARS) };
+    }
+    this.#lastLineEnd = line.slice(-Math.max(1, this.#tailShare * 3));
+    if (!this.#headClosed && cost <= this.#headLeft) {
+      this.#head.push(line);
+      this.#headLeft -= cost;
+      this.#tailStart = at + 1;
+      return;
+    }
+    this.#headClosed = true;
+    this.#tail.push(line);
+    this.#tailCosts.push(cost);
+    this.#tailCost += cost;
+    while (this.#tail.length > 0 && this.#tailCost > this.#tailShare) {
+      const left = this.#tail.shift()!;
+      const leftCost = this.#tailCosts.shift()!;
+      this.#tailCost -= leftCost;
+      this.#middle(left, leftCost, this.#tailStart++);
+    }
+  }
+
+  /** Line `at` was cut: counted, and kept for the marker when it reports a problem (while any could fit). */
+  #middle(line: string, cost: number, at: number): void {
+    this.#middleTokens += cost;
+    if (line.trim() !== "") this.#lastNonBlankMiddle = line.slice(-FALLBACK_CHARS);
+    if (!IMPORTANT_LINE.test(line) || this.#importantCost > this.#budget) return;
+    const shown = `L${at + 1}: ${line}`;
+    const shownCost = tokenCount(shown) + 1;
+    this.#important.push({ shown, cost: shownCost });
+    this.#importantCost += shownCost;
+  }
+
+  #cut(hint: string): Truncated {
+    const headEnd = this.#head.length;
+    const tailStart = this.#tailStart;
+    const tailLeft = this.#tailShare - this.#tailCost;
+    let middleBudget = this.#budget - this.#tailShare - this.#headShare + this.#headLeft + tailLeft;
+    const kept: string[] = [];
+    for (const { shown, cost } of this.#important) {
+      if (cost > middleBudget) break;
+      middleBudget -= cost;
+      kept.push(shown);
+    }
+    let tail = this.#tail;
+    if (tail.length === 0) tail = [this.#lastLineEnd]; // Not even the last line fits its share.
+    if (!tail.some((line) => line.trim() !== "") && this.#lastNonBlankMiddle !== null) {
+      tail = [words(this.#lastNonBlankMiddle, Math.max(1, this.#tailShare), true), ...tail];
+    }
+    const first = headEnd === 0 ? this.#firstNonBlank : null;
+    const head = first === null || first.at >= tailStart
+      ? this.#head
+      : [words(first.text, Math.max(1, this.#headShare), false)];
+    const output = [
+      ...head,
+      marker(this.#middleTokens, headEnd, tailStart, kept.length, hint),
+      ...kept,
+      ...(kept.length > 0 ? ["[… end of cut …]"] : []),
+      ...tail,
+    ].join("\n");
+    // Each line was counted with a newline after it; the last has none.
+    return { output, truncated: true, originalTokens: this.#tokens - 1 };
+  }
+}
+
+/** The marker line of a cut: lines `headEnd + 1`…`tailStart` (1-based) are cut. */
+function marker(cutTokens: number, headEnd: number, tailStart: number, kept: number, hint: string): string {
+  return `[… ${cutTokens} tokens cut (lines ${headEnd + 1}-${tailStart})` +
+    (kept > 0 ? `; ${kept} line${kept === 1 ? "" : "s"} of it that report problems follow` : "") +
+    (hint === "" ? "" : `; ${hint}`) + " …]";
+}
+
+/** The cut of output held whole (`lines`, each with its cost). */
+function cutWhole(
+  lines: readonly string[],
+  costs: readonly number[],
+  maxTokens: number,
+  budget: number,
+  hint: string,
+): Truncated {
+  const text = lines.join("\n");
   const originalTokens = tokenCount(text);
   if (originalTokens <= maxTokens) return { output: text, truncated: false, originalTokens };
-  const budget = maxTokens > 4 * MARKER_RESERVE ? maxTokens - MARKER_RESERVE : maxTokens;
-  const lines = text.split("\n");
-  const costs = lines.map((line) => tokenCount(line) + 1);
   // The tail: whole lines from the end, within its share (at least the last line, cut if it must be).
   let tailBudget = Math.floor(budget * TAIL_SHARE);
   let tailStart = lines.length;
@@ -113,11 +303,6 @@ export function truncateOutput(text: string, maxTokens: number, hint = ""): Trun
     kept.push(shown);
   }
   const cutTokens = costs.slice(headEnd, tailStart).reduce((a, b) => a + b, 0);
-  const marker = `[… ${cutTokens} tokens cut (lines ${headEnd + 1}-${tailStart})` +
-    (kept.length > 0
-      ? `; ${kept.length} line${kept.length === 1 ? "" : "s"} of it that report problems follow`
-      : "") +
-    (hint === "" ? "" : `; ${hint}`) + " …]";
   let tail = lines.slice(tailStart);
   if (tailStart === lines.length) {
     // Not even the last line fits its share: keep the end of it.
@@ -139,7 +324,7 @@ export function truncateOutput(text: string, maxTokens: number, hint = ""): Trun
     : [words(lines[first]!, Math.max(1, Math.floor(budget * HEAD_SHARE)), false)];
   const output = [
     ...head,
-    marker,
+    marker(cutTokens, headEnd, tailStart, kept.length, hint),
     ...kept,
     ...(kept.length > 0 ? ["[… end of cut …]"] : []),
     ...tail,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { tokenCount, truncateOutput } from "./truncate.ts";
+import { OutputCut, tokenCount, truncateOutput } from "./truncate.ts";
 
 const build = Array.from(
   { length: 3000 },
@@ -13,7 +13,8 @@ Deno.test("truncateOutput: under the budget nothing changes", () => {
 Deno.test("truncateOutput: head and tail kept, the error line from the middle kept with its number, within budget", () => {
   const cut = truncateOutput(build, 500, "read_output for the rest");
   assert.equal(cut.truncated, true);
-  assert.equal(cut.originalTokens, tokenCount(build));
+  // Over twice the budget the output is counted line by line: within a few tokens of the exact count.
+  assert.ok(Math.abs(cut.originalTokens - tokenCount(build)) <= 3, `${cut.originalTokens}`);
   assert.ok(tokenCount(cut.output) <= 500, `${tokenCount(cut.output)} tokens`);
   assert.ok(cut.output.startsWith("compiling unit 0 of 3000\n"));
   assert.ok(cut.output.endsWith("BUILD FAILED: 1 error\n"), cut.output.slice(-80));
@@ -57,4 +58,46 @@ Deno.test("truncateOutput: a budget of a few tokens still shows the first and th
   const cut = truncateOutput(prose, 3);
   assert.match(cut.output, /^The\b/);
   assert.match(cut.output, /\bend\n?$/);
+});
+
+Deno.test("OutputCut: line by line, in pieces of any size, it cuts as a whole text is cut", () => {
+  const outputs = [
+    build,
+    Array.from({ length: 4000 }, (_, i) => (i % 97 === 0 ? `test_${i} FAILED: assert ${i} == 0` : `ok ${i}`))
+      .join("\n"),
+    "\n\n\n" + "word ".repeat(3000) + "\n" + Array.from({ length: 500 }, (_, i) => `${i}`).join("\n") +
+    "\n\n",
+    Array.from({ length: 3000 }, (_, i) => `${i + 1}`).join("\n") + "\n",
+  ];
+  for (const text of outputs) {
+    for (const budget of [3, 50, 400, 2000]) {
+      if (tokenCount(text) <= 2 * budget) continue;
+      const whole = truncateOutput(text, budget, "hint");
+      for (const piece of [1, 7, 4096, text.length]) {
+        const cut = new OutputCut(budget, { keepAllTokens: 0 });
+        for (let i = 0; i < text.length; i += piece) cut.push(text.slice(i, i + piece));
+        const got = cut.end("hint");
+        assert.equal(got.output, whole.output, `budget ${budget}, pieces of ${piece}`);
+        assert.equal(got.truncated, true);
+        assert.ok(Math.abs(got.originalTokens - whole.originalTokens) <= 3, `${got.originalTokens}`);
+      }
+    }
+  }
+});
+
+Deno.test("OutputCut: 50 MB of output keeps its error line, with its true line number, and its tail", () => {
+  const cut = new OutputCut(10_000);
+  const chunk = Array.from({ length: 10_000 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  for (let i = 0; i < 600; i++) {
+    cut.push(chunk);
+    if (i === 300) cut.push("ERROR: boom at the middle\n");
+  }
+  const got = cut.end();
+  assert.equal(got.truncated, true);
+  // 301 chunks of 10,000 lines before it: its number counts every line of the output.
+  assert.match(got.output, /^L3010001: ERROR: boom at the middle$/m);
+  assert.match(got.output, /\(lines \d+-\d+\)/);
+  const [, , to] = /\(lines (\d+)-(\d+)\)/.exec(got.output)!;
+  assert.ok(Number(to) > 5_990_000, `the cut reaches the tail: ${to}`);
+  assert.ok(tokenCount(got.output) <= 10_000, `${tokenCount(got.output)}`);
 });
