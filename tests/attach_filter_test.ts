@@ -137,11 +137,13 @@ daemonTest("attach --allow-clipboard passes the clipboard write, never its read"
   assert.match(said, /what you paste next, into your own shell too/);
 });
 
-daemonTest("logs --view raw filters on a terminal, and stays raw in a pipe", async (daemon) => {
-  await create(daemon, "raw", ["sh", "-c", `printf '${HOSTILE}'`]);
-  await ended(daemon, "raw");
-  // A real terminal for `logs` (python3's pty): what it writes is what a person's terminal would read.
-  const script = `import pty, os, sys
+daemonTest(
+  "logs --view raw filters on a terminal and switches off the modes it left on; raw in a pipe",
+  async (daemon) => {
+    await create(daemon, "raw", ["sh", "-c", `printf '${HOSTILE}'`]);
+    await ended(daemon, "raw");
+    // A real terminal for `logs` (python3's pty): what it writes is what a person's terminal would read.
+    const script = `import pty, os, sys
 pid, fd = pty.fork()
 if pid == 0:
     os.execvp(sys.argv[1], sys.argv[1:])
@@ -156,13 +158,18 @@ while True:
     out += chunk
 os.waitpid(pid, 0)
 sys.stdout.buffer.write(out)`;
-  const out = await new Deno.Command("python3", {
-    args: ["-c", script, Deno.execPath(), "run", "-A", `${ROOT}/main.ts`, "logs", "raw", "--view", "raw"]
-      .concat(["--state-dir", daemon.stateDir]),
-  }).output();
-  // The pty turns each \n into \r\n once more; otherwise the bytes are attach's.
-  assert.equal(new TextDecoder().decode(out.stdout), EXPECTED.replace("\r\n", "\r\r\n"));
-});
+    const out = await new Deno.Command("python3", {
+      args: ["-c", script, Deno.execPath(), "run", "-A", `${ROOT}/main.ts`, "logs", "raw", "--view", "raw"]
+        .concat(["--state-dir", daemon.stateDir]),
+    }).output();
+    // The pty turns each \n into \r\n once more; otherwise the bytes are attach's, and so is the restore
+    // after them (without the new line attach adds before its own message).
+    assert.equal(
+      new TextDecoder().decode(out.stdout),
+      ENTER + EXPECTED.replace("\r\n", "\r\r\n") + RESTORE.slice(0, -"\r\r\n".length),
+    );
+  },
+);
 
 daemonTest("ls and history print control characters in argv and commands escaped", async (daemon, dir) => {
   // The third argument is sh's $0: any string the user (or an agent) chose.

@@ -20,7 +20,8 @@
 import { DaemonError, SpecterError, UsageError } from "../errors.ts";
 import type { DaemonClient } from "../daemon/mod.ts";
 import { payloadText } from "../frames/mod.ts";
-import { type Frame, PROTOCOL_VERSION, type SessionEntry } from "../protocol/mod.ts";
+import { type ExitFrame, type Frame, PROTOCOL_VERSION, type SessionEntry } from "../protocol/mod.ts";
+import { exitCodeForExit } from "./exit_codes.ts";
 import { OuterFilter, OuterModes } from "../terminal/mod.ts";
 import { WatchView } from "./attach_watch.ts";
 import { type DetachKey, DetachScanner } from "./detach_key.ts";
@@ -91,7 +92,9 @@ class Attachment {
   #queue: Frame[] = [];
   #controls = false;
   #running = true;
-  #exitCode: number | null = null;
+  #exit: ExitFrame | null = null;
+  /** The session's terminal size as its frames tell it ("COLSxROWS"; null before the first). */
+  #size: string | null = null;
   #filter: OuterFilter;
   #modes = new OuterModes();
   #view: WatchView | null = null;
@@ -174,9 +177,20 @@ class Attachment {
       case "detach":
         this.#say(`[detached from ${name}]`);
         return 0;
-      case "ended":
-        this.#say(`[${name} ended${this.#exitCode === null ? "" : ` with code ${this.#exitCode}`}]`);
-        return this.#exitCode ?? 0;
+      case "ended": {
+        const exit = this.#exit;
+        if (exit === null) {
+          this.#say(`[${name} ended]`);
+          return 0;
+        }
+        const how = exit.code !== null
+          ? `ended with code ${exit.code}`
+          : exit.signal !== null
+          ? `was killed (${exit.signal.replace(/^SIG/, "")})`
+          : "ended";
+        this.#say(`[${name} ${how}]`);
+        return exitCodeForExit(exit);
+      }
       case "signal":
         this.#say(`[detached from ${name} by ${ending.signal}]`);
         return 128 + SIGNALS[ending.signal];
@@ -276,8 +290,20 @@ class Attachment {
   }
 
   #frame(frame: Frame): void {
-    if (frame.type === "exit") this.#exitCode = frame.code ?? (frame.signal === null ? 1 : 128);
+    if (frame.type === "exit") this.#exit = frame;
+    let resized = false;
+    if (frame.type === "start" || frame.type === "resize_ack") {
+      const size = `${frame.cols}x${frame.rows}`;
+      resized = frame.type === "resize_ack" && size !== this.#size;
+      this.#size = size;
+    }
     if (this.#mode === "raw") {
+      if (resized) {
+        // The session's terminal changed size, and a real terminal's scroll region is reset when it does:
+        // the program redraws for the new size counting on that (vim does). The outer terminal was not
+        // resized (the region came from a replay at another size): reset it here, the cursor kept.
+        this.#write("\x1b7\x1b[r\x1b8");
+      }
       if (frame.type !== "stdout") return;
       const text = this.#filter.feed(payloadText(frame));
       if (text === "") return;

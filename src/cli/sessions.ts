@@ -17,7 +17,7 @@ import {
   type SessionEntry,
   SessionNameSchema,
 } from "../protocol/mod.ts";
-import { OuterFilter } from "../terminal/mod.ts";
+import { OuterFilter, OuterModes } from "../terminal/mod.ts";
 import { CompactView, ParsedView, renderText } from "../views/mod.ts";
 import { type FlagValues, parseCommandLine, parseFlags } from "./flags.ts";
 import { type CommandDoc, commandOptions, type FlagTable, HELP_FLAG } from "./flag_table.ts";
@@ -358,8 +358,16 @@ export async function logsCommand(
     );
     // A terminal is a person's, and the log is the program's: what it may not do through attach it may
     // not do through logs either. Piped or redirected, the output stays exactly as written.
-    const shown = Deno.stdout.isTerminal() ? new OuterFilter().feed(text) : text;
-    write(encoder.encode(shown));
+    // On a terminal, as attach does: its title pushed first, and every mode the output switched on (the
+    // alternate screen, mouse reporting, a hidden cursor, a scroll region, …) switched off after it.
+    if (!Deno.stdout.isTerminal()) {
+      write(encoder.encode(text));
+      return 0;
+    }
+    const shown = new OuterFilter().feed(text);
+    const modes = new OuterModes();
+    modes.observe(shown);
+    write(encoder.encode(OuterModes.ENTER + shown + modes.restore()));
     return 0;
   }
   const start = frames.find((frame) => frame.type === "start");
