@@ -48,6 +48,30 @@ Deno.test("each kind of typo names the nearest known one, as E_USAGE (or the pre
   }
 });
 
+Deno.test("send: a signal it cannot send, a size out of range, or a message with text is E_USAGE, exit 2, before any daemon", async () => {
+  const cases: [string[], RegExp][] = [
+    [
+      ["send", "x", "--signal", "FOO"],
+      /^specter: E_USAGE: Flag "--signal" needs a signal name, one of INT, TERM, /m,
+    ],
+    [["send", "x", "--signal", "2"], /one of INT, .*; got "2"$/m],
+    [["send", "x", "--resize", "0x0"], /^specter: E_USAGE: Flag "--resize" is out of range: cols: /m],
+    [["send", "x", "--resize", "5000x5000"], /^specter: E_USAGE: Flag "--resize" is out of range: cols: /m],
+    [
+      ["send", "x", "--resize", "100x30", "hello"],
+      /^specter: E_USAGE: Flag "--resize" sends only that message: /m,
+    ],
+    [["send", "x", "--key", "ctrl-c", "--signal", "INT"], /^specter: E_USAGE: Flag "--signal" sends only /m],
+  ];
+  for (const [args, expected] of cases) {
+    // No daemon is asked: a socket that does not exist would make it E_DAEMON_UNAVAILABLE.
+    const result = await specter([...args, "--socket", "/nonexistent/d.sock", "--no-autostart"]);
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+    assert.match(result.stderr, expected);
+    assert.doesNotMatch(result.stderr, /Unexpected failure|"code": "invalid_value"/);
+  }
+});
+
 Deno.test("--cols 0 and --cols 99999 name the same range, the one help quotes", async () => {
   const low = await specter(["exec", "--cols", "0", "--", "true"]);
   const high = await specter(["exec", "--cols", "99999", "--", "true"]);

@@ -117,6 +117,19 @@ Deno.test({
       const invalid = await client.callTool({ name: "exec_command", arguments: { cmd: 5 } });
       assert.equal(invalid.isError, true);
       assert.equal((invalid.structuredContent as Structured).error?.code, "E_USAGE");
+      // A NUL would end the C string there: the program run would not be the one asked for (and logged).
+      for (
+        const args of [
+          { cmd: "echo a; echo SAFE\u0000; echo INJECTED" },
+          { cmd: ["/bin/echo", "a\u0000b"] },
+          { cmd: "env", env: { FOO: "x\u0000y" } },
+        ]
+      ) {
+        const nul = await client.callTool({ name: "exec_command", arguments: args });
+        assert.equal(nul.isError, true, JSON.stringify(args));
+        assert.equal((nul.structuredContent as Structured).error?.code, "E_USAGE");
+        assert.match(text(nul), /NUL character/);
+      }
       await assert.rejects(client.callTool({ name: "rm_rf", arguments: {} }), /-32602|Unknown tool/);
       await assert.rejects(client.setLoggingLevel("loud" as "info"), /-32602|Invalid/);
     } catch (error) {

@@ -32,6 +32,7 @@ import { resolveWorkdir } from "./workdir.ts";
 import { AgentSession, type ReturnedOn } from "./agent_session.ts";
 import type { OutputLog, OutputLogFactory } from "./output_log.ts";
 import { pageResult, takenResult } from "./page_result.ts";
+import { checkExecRequest } from "./exec_checks.ts";
 import { victimFor } from "./pruning.ts";
 import { OutputCut } from "./truncate.ts";
 
@@ -55,33 +56,6 @@ export const AGENT_PROMPTS: readonly RegExp[] = [
   /(?:password|passphrase)[^:]*: ?$/i, // a password prompt waits for input too
   /\[[yY]\/[nN]\] ?$|\([yY]\/[nN]\) ?$/, // confirmations
   PAGER_PROMPT,
-];
-
-/**
- * Environment names a tool call may not set: they change how the dynamic loader or libc behave in every
- * program of the session, including the launchers that run before it inside the sandbox (the one that
- * applies the resource limits). glibc's list of variables it ignores for setuid programs, and more.
- */
-export const DENIED_ENV: readonly RegExp[] = [
-  /^LD_/,
-  /^GLIBC_TUNABLES$/,
-  /^GCONV_PATH$/,
-  /^GETCONF_DIR$/,
-  /^HOSTALIASES$/,
-  /^LOCALDOMAIN$/,
-  /^LOCPATH$/,
-  /^MALLOC_/,
-  /^NIS_PATH$/,
-  /^NLSPATH$/,
-  /^RESOLV_HOST_CONF$/,
-  /^RES_OPTIONS$/,
-  /^TZDIR$/,
-  /^BASH_ENV$/,
-  /^ENV$/,
-  /^BASH_FUNC_/,
-  /^SHELLOPTS$/,
-  /^BASHOPTS$/,
-  /^PS4$/,
 ];
 
 /** How long `close` waits for the sessions' exits. */
@@ -218,13 +192,7 @@ export class AgentTools {
   #start(
     params: StartParams,
   ): { agent: AgentSession; shell: string | undefined; pruned: string | undefined } {
-    for (const name of Object.keys(params.env ?? {})) {
-      if (name === "" || name.includes("=") || DENIED_ENV.some((re) => re.test(name))) {
-        throw new UsageError(
-          `exec_command "env" may not set "${name.slice(0, 80)}": it changes how programs are loaded`,
-        );
-      }
-    }
+    checkExecRequest(params);
     // Room first: a session that cannot be held is refused before it starts.
     const victim = victimFor(this.#sessions.values(), this.#max);
     if (typeof params.cmd !== "string" && (params.shell !== undefined || params.login !== undefined)) {

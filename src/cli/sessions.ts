@@ -11,6 +11,7 @@ import { encodeKey } from "../session/mod.ts";
 import { payloadText } from "../frames/mod.ts";
 import {
   didYouMean,
+  DRIVER_SIGNALS,
   type DriverMessage,
   DriverMessageSchema,
   PROTOCOL_VERSION,
@@ -182,6 +183,21 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   const messages: DriverMessage[] = [];
   const v = PROTOCOL_VERSION;
   const text = positionals.slice(1).join(" ");
+  const keys = Array.isArray(values.key) ? values.key.map(String) : [];
+  const typed = text !== "" || keys.length > 0 || values.enter === true;
+  const alone = typeof values.json === "string"
+    ? "--json"
+    : typeof values.signal === "string"
+    ? "--signal"
+    : typeof values.resize === "string"
+    ? "--resize"
+    : null;
+  if (alone !== null && typed) {
+    // Each send is one kind of message: nothing given is silently left out.
+    throw new UsageError(
+      `Flag "${alone}" sends only that message: TEXT, --key and --enter go in a "specter send" of their own`,
+    );
+  }
   if (typeof values.json === "string") {
     let parsed: unknown;
     try {
@@ -189,28 +205,21 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
     } catch {
       throw new UsageError('Flag "--json" is not JSON');
     }
-    const result = DriverMessageSchema.safeParse(parsed);
-    if (!result.success) {
-      throw new UsageError(`Flag "--json" is not a driver message: ${result.error.issues[0]?.message}`);
-    }
-    messages.push(result.data);
+    messages.push(checkedMessage(parsed, "--json"));
   } else if (typeof values.signal === "string") {
-    messages.push(
-      DriverMessageSchema.parse({
-        v,
-        type: "signal",
-        signal: values.signal.toUpperCase().replace(/^SIG/, ""),
-      }),
-    );
+    const signal = values.signal.toUpperCase().replace(/^SIG/, "");
+    messages.push(checkedMessage({ v, type: "signal", signal }, "--signal"));
   } else if (typeof values.resize === "string") {
     const match = /^(\d+)x(\d+)$/.exec(values.resize);
     if (match === null) throw new UsageError(`Flag "--resize" needs COLSxROWS, got "${values.resize}"`);
-    messages.push({ v, type: "resize", cols: Number(match[1]), rows: Number(match[2]) });
+    messages.push(
+      checkedMessage({ v, type: "resize", cols: Number(match[1]), rows: Number(match[2]) }, "--resize"),
+    );
   } else {
     if (text !== "") messages.push({ v, type: "input", data: text });
-    for (const key of Array.isArray(values.key) ? values.key : []) {
-      checkKey(String(key));
-      messages.push({ v, type: "key", key: String(key) });
+    for (const key of keys) {
+      checkKey(key);
+      messages.push({ v, type: "key", key });
     }
     if (values.enter === true) messages.push({ v, type: "key", key: "enter" });
     if (messages.length === 0) {
@@ -224,6 +233,26 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/**
+ * `message` as a driver message, or `E_USAGE` saying what is wrong with it (before the daemon is asked):
+ * a signal Specter cannot send (with those it can), a size out of range.
+ */
+function checkedMessage(message: unknown, flag: string): DriverMessage {
+  const result = DriverMessageSchema.safeParse(message);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (flag === "--signal") {
+    const given = (message as { signal: string }).signal;
+    throw new UsageError(
+      `Flag "--signal" needs a signal name, one of ${DRIVER_SIGNALS.join(", ")}; got "${given}"`,
+      { details: { signal: given.slice(0, 40) } },
+    );
+  }
+  const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.join(".")}: `;
+  const what = flag === "--json" ? "is not a driver message" : "is out of range";
+  throw new UsageError(`Flag "${flag}" ${what}: ${where}${issue?.message ?? "invalid"}`);
 }
 
 /** A key name the terminal knows, or `E_USAGE` naming the nearest one (before the daemon is asked). */

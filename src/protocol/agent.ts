@@ -28,16 +28,22 @@ const tokenMode = TokenModeSchema.optional().describe(
     "parsed: full-screen programs as their screen and changed rows; raw: the bytes as written",
 );
 
+/**
+ * A string that becomes a C string (an argument, a path, an environment entry): a NUL would end it there,
+ * so the program would run something other than what was asked (and logged).
+ */
+const cString = z.string().regex(/^[^\0]*$/, "must not contain a NUL character (\\u0000)");
+
 /** `exec_command`: start a program (or a shell command) in the sandbox. */
 export const ExecCommandParamsSchema = z.strictObject({
-  cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe(
+  cmd: z.union([cString.min(1), z.array(cString).min(1)]).describe(
     "A shell command line (run by the sandbox's shell) or an argv array (run directly)",
   ),
-  workdir: z.string().min(1).optional().describe(
+  workdir: cString.min(1).optional().describe(
     "Working directory: absolute, or relative to the server's (default: the server's). It must exist and be " +
       "visible under the server's policy, else the call fails with E_SPAWN_CWD (never another directory)",
   ),
-  shell: z.string().min(1).max(4096).optional().describe(
+  shell: cString.min(1).max(4096).optional().describe(
     "The shell that runs a string cmd, a path or a name on PATH (bash, sh, zsh); default bash, else sh",
   ),
   login: z.boolean().optional().describe(
@@ -54,7 +60,7 @@ export const ExecCommandParamsSchema = z.strictObject({
   ),
   max_output_tokens: maxOutputTokens,
   token_mode: tokenMode,
-  env: z.record(z.string(), z.string()).optional().describe("Extra environment variables"),
+  env: z.record(cString, cString).optional().describe("Extra environment variables"),
 });
 /** Parameters of `exec_command`. */
 export type ExecCommandParams = z.infer<typeof ExecCommandParamsSchema>;
