@@ -72,6 +72,19 @@ Deno.test("send: a signal it cannot send, a size out of range, or a message with
   }
 });
 
+Deno.test("new: a missing command names the name it took, a bad name says the rule, both E_USAGE", async () => {
+  const where = ["--socket", "/nonexistent/d.sock", "--no-autostart"];
+  const missing = await specter(["new", ...where, "--", "bash"]);
+  assert.equal(missing.code, 2, missing.stderr);
+  assert.match(
+    missing.stderr,
+    /^specter: E_USAGE: No command given after the name "bash": specter new NAME/m,
+  );
+  const hidden = await specter(["new", ".hidden", ...where, "--", "bash"]);
+  assert.equal(hidden.code, 2, hidden.stderr);
+  assert.match(hidden.stderr, /must start with a letter or a digit, then letters, digits/);
+});
+
 Deno.test("--cols 0 and --cols 99999 name the same range, the one help quotes", async () => {
   const low = await specter(["exec", "--cols", "0", "--", "true"]);
   const high = await specter(["exec", "--cols", "99999", "--", "true"]);

@@ -81,7 +81,7 @@ after ending every session.
   // Agent sessions are many, each with its own audit log: no one recording, id or artifacts directory.
   groups: [
     { title: "Agent flags", flags: AGENT_FLAGS },
-    ...sessionGroupsWithout(["record", "record-input", "id", "artifacts"]),
+    ...sessionGroupsWithout(["record", "record-input", "id", "artifacts"], "agent"),
   ],
 };
 

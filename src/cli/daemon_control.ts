@@ -146,11 +146,19 @@ function alive(pid: number): boolean {
 
 async function stop(values: FlagValues, out: (text: string) => void): Promise<number> {
   const kill = values["kill-sessions"] === true;
-  const found = await withDaemon(values, false, async (client) => {
-    const before = DaemonStatusSchema.parse(await client.call("daemon.status"));
-    await client.call("daemon.stop", { kill_sessions: kill });
-    return before;
-  });
+  let found: DaemonStatus;
+  try {
+    found = await withDaemon(values, false, async (client) => {
+      const before = DaemonStatusSchema.parse(await client.call("daemon.status"));
+      await client.call("daemon.stop", { kill_sessions: kill });
+      return before;
+    });
+  } catch (error: unknown) {
+    if (toSpecterError(error).code !== "E_DAEMON_UNAVAILABLE") throw error;
+    // Nothing to stop is an answer, as for `status` (3), not a failure of Specter.
+    out(`No daemon runs on "${printable(whereOf(values).socketPath)}": nothing to stop`);
+    return STATUS_NOT_RUNNING;
+  }
   const deadline = Date.now() + STOP_WAIT_MS;
   while (found.pid !== null && alive(found.pid)) {
     if (Date.now() > deadline) {

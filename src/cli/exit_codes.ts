@@ -10,7 +10,7 @@ import { platformTable } from "../pty/mod.ts";
 /**
  * Exit code for an error Specter itself reports: usage, protocol, policy, scenario-file, path/file and
  * replay-bundle errors 2, and so is a session name that names no session (`E_SESSION_UNKNOWN`, the same
- * for attach, send, kill and logs) or one already taken (`E_SESSION_EXISTS`), or a web viewer address asked of a daemon without a
+ * for attach, send, kill and logs), one already taken (`E_SESSION_EXISTS`) or already ended (`E_SESSION_CLOSED`), or a web viewer address asked of a daemon without a
  * listener (`E_REMOTE_NONE`): the caller's input, like a missing file; a broken audit chain (`E_AUDIT_TAMPERED`) 1; not found 127; not executable
  * 126; stdout closed by its reader 141 (128 + SIGPIPE, what a shell reports for a writer whose reader
  * went away); anything else (sandbox unavailable, spawn failure) 125.
@@ -36,6 +36,7 @@ export function exitCodeForError(code: ErrorCode): number {
     case "E_SCENARIO_SCHEMA":
     case "E_SESSION_UNKNOWN":
     case "E_SESSION_EXISTS":
+    case "E_SESSION_CLOSED":
     case "E_REMOTE_NONE":
       return 2;
     case "E_AUDIT_TAMPERED":

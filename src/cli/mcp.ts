@@ -23,8 +23,8 @@ const MCP_FLAGS = {
 export const MCP_DOC: CommandDoc = {
   name: "mcp",
   usage: ["specter mcp [flags]"],
-  about: `Serves the agent tools as an MCP server (Model Context Protocol, revisions 2025-11-25 and
-2025-06-18) on stdin/stdout, one JSON-RPC message per line; logs go to stderr only (spec/agent.md, "MCP").
+  about: `Serves the agent tools as an MCP server (Model Context Protocol, revisions 2025-11-25,
+2025-06-18 and 2025-03-26) on stdin/stdout, one JSON-RPC message per line; logs go to stderr only (spec/agent.md, "MCP").
 Tools: exec_command, write_stdin, read_output, close_session, list_sessions, each with input and output
 schemas; results carry the output and a status line, and the whole result as structuredContent. Progress
 notifications while a call runs, notifications/cancelled (the program gets ctrl-c), logging/setLevel, ping.
@@ -35,7 +35,7 @@ The daemon serves the same over HTTP at /mcp (specter daemon --bind).
   // Its sessions are an agent's (see agent's help): no one recording, id or artifacts directory.
   groups: [
     { title: "MCP flags", flags: MCP_FLAGS },
-    ...sessionGroupsWithout(["record", "record-input", "id", "artifacts"]),
+    ...sessionGroupsWithout(["record", "record-input", "id", "artifacts"], "agent"),
   ],
 };
 

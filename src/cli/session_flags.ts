@@ -192,11 +192,14 @@ export const SESSION_GROUPS: readonly FlagGroup[] = [
 
 /**
  * {@link SESSION_GROUPS} without the flags `omit` names: a command lists only the flags it takes (help
- * lists nothing that is then refused, and the parser refuses what is not listed).
+ * lists nothing that is then refused, and the parser refuses what is not listed); `policy`: the command's
+ * default preset.
  */
-export function sessionGroupsWithout(omit: readonly string[]): FlagGroup[] {
+export function sessionGroupsWithout(omit: readonly string[], policy = "strict"): FlagGroup[] {
   return SESSION_GROUPS.map((group) => ({
     ...group,
+    // The agent tools default to another preset: the title says the command's own default.
+    title: group.title.replace("--policy strict", `--policy ${policy}`),
     flags: Object.fromEntries(Object.entries(group.flags).filter(([name]) => !omit.includes(name))),
   }));
 }

@@ -35,7 +35,8 @@ function nameOf(value: string | undefined, command: string): string {
   if (value === undefined) throw new UsageError(`specter ${command} needs a session name`);
   if (!SessionNameSchema.safeParse(value).success) {
     throw new UsageError(
-      `Session name "${value.slice(0, 80)}" must be letters, digits, '.', '_' or '-' (at most 64)`,
+      `Session name "${value.slice(0, 80)}" must start with a letter or a digit, then letters, digits, ` +
+        "'.', '_' or '-' (at most 64 in all)",
     );
   }
   return value;
@@ -74,8 +75,10 @@ export const NEW_DOC: CommandDoc = {
 the sandbox and policy the flags give (run's flags). Prints one line (started NAME (pid N); attach with:
 specter attach NAME), or with --json the session as JSON. The session runs until
 its program ends or specter kill NAME; clients come and go (specter attach, logs, send).
-  specter new build -- bash
-  specter new web --policy workspace --ack-unsafe-write -- npm run dev`,
+  specter new build --policy basic -- bash
+  specter new web --policy workspace --ack-unsafe-write -- npm run dev
+The default policy (strict) shows the program little of the system: a shell there finds no ls or cat;
+--policy basic runs system programs (the sandbox section of the README says what each policy allows).`,
   // A daemon session has its name for an id, and its frame log and audit log in the state directory.
   groups: [{ title: "Daemon flags", flags: NEW_FLAGS }, ...sessionGroupsWithout(["id", "artifacts"])],
 };
@@ -86,7 +89,9 @@ export async function newCommand(args: readonly string[], out: (text: string) =>
   const name = nameOf(command[0], "new");
   const argv = command.slice(1);
   if (argv.length === 0) {
-    throw new UsageError('No command given: put it after "--", e.g. specter new NAME -- bash');
+    throw new UsageError(
+      `No command given after the name "${name}": specter new NAME [flags] -- CMD, e.g. specter new work -- bash`,
+    );
   }
   const client = await connectDaemon(values);
   try {

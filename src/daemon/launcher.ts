@@ -80,9 +80,14 @@ export class Launcher {
     const existing = this.#registry.get(params.name);
     if (existing !== undefined && existing.exit === null) {
       if (params.if_exists === "reuse") return existing;
-      throw new DaemonError("E_SESSION_EXISTS", `Session "${params.name}" is running`, {
-        details: { name: params.name },
-      });
+      throw new DaemonError(
+        "E_SESSION_EXISTS",
+        `Session "${params.name}" is running: attach to it (specter attach ${params.name}) or end it first ` +
+          `(specter kill ${params.name})`,
+        {
+          details: { name: params.name },
+        },
+      );
     }
     let options = this.#options.resolve(params);
     if (params.persist) {

@@ -89,7 +89,8 @@ export function resolveProgram(program: string, path: string | undefined, cwd: s
       details: { program, path: sawNonExecutable },
     });
   }
-  throw new SpawnError("E_SPAWN_NOT_FOUND", `Program "${program}" was not found on the child's PATH`, {
+  const where = program.includes("/") ? "" : " on the child's PATH";
+  throw new SpawnError("E_SPAWN_NOT_FOUND", `Program "${program}" was not found${where}`, {
     details: { program, PATH: path ?? "" },
   });
 }

@@ -11,13 +11,15 @@ export const TOOL_DEFINITIONS = [
                     "anyOf": [
                         {
                             "type": "string",
-                            "minLength": 1
+                            "minLength": 1,
+                            "pattern": "^[^\\0]*$"
                         },
                         {
                             "minItems": 1,
                             "type": "array",
                             "items": {
-                                "type": "string"
+                                "type": "string",
+                                "pattern": "^[^\\0]*$"
                             }
                         }
                     ],
@@ -26,13 +28,15 @@ export const TOOL_DEFINITIONS = [
                 "workdir": {
                     "description": "Working directory: absolute, or relative to the server's (default: the server's). It must exist and be visible under the server's policy, else the call fails with E_SPAWN_CWD (never another directory)",
                     "type": "string",
-                    "minLength": 1
+                    "minLength": 1,
+                    "pattern": "^[^\\0]*$"
                 },
                 "shell": {
                     "description": "The shell that runs a string cmd, a path or a name on PATH (bash, sh, zsh); default bash, else sh",
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 4096
+                    "maxLength": 4096,
+                    "pattern": "^[^\\0]*$"
                 },
                 "login": {
                     "description": "Run a string cmd in a login shell (-l -c: it reads /etc/profile and the profile in HOME first); default false",
@@ -65,10 +69,12 @@ export const TOOL_DEFINITIONS = [
                     "description": "Extra environment variables",
                     "type": "object",
                     "propertyNames": {
-                        "type": "string"
+                        "type": "string",
+                        "pattern": "^[^\\0]*$"
                     },
                     "additionalProperties": {
-                        "type": "string"
+                        "type": "string",
+                        "pattern": "^[^\\0]*$"
                     }
                 }
             },
