@@ -117,6 +117,26 @@ Deno.test({
       const invalid = await client.callTool({ name: "exec_command", arguments: { cmd: 5 } });
       assert.equal(invalid.isError, true);
       assert.equal((invalid.structuredContent as Structured).error?.code, "E_USAGE");
+      assert.match(text(invalid), /cmd: expected a command line \(a non-empty string\) or an argv array/);
+      // An unknown key name is E_USAGE like any other argument, and nothing is typed.
+      const cat = await client.callTool({
+        name: "exec_command",
+        arguments: { cmd: ["cat"], yield_time_ms: 300 },
+      });
+      const catId = (cat.structuredContent as Structured).session_id!;
+      const key = await client.callTool({
+        name: "write_stdin",
+        arguments: { session_id: catId, chars: "typed", keys: ["not-a-key"] },
+      });
+      assert.equal(key.isError, true);
+      assert.equal((key.structuredContent as Structured).error?.code, "E_USAGE", text(key));
+      assert.match(text(key), /write_stdin "keys": Unknown key "not-a-key"/);
+      const after = await client.callTool({
+        name: "write_stdin",
+        arguments: { session_id: catId, yield_time_ms: 300 },
+      });
+      assert.doesNotMatch(text(after), /typed/, "nothing was typed");
+      await client.callTool({ name: "close_session", arguments: { session_id: catId } });
       // A NUL would end the C string there: the program run would not be the one asked for (and logged).
       for (
         const args of [

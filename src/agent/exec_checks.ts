@@ -37,9 +37,10 @@ export const DENIED_ENV: readonly RegExp[] = [
 /** Checks a call's `env` and `cmd` (see the module documentation). */
 export function checkExecRequest(params: Pick<StartParams, "cmd" | "env">): void {
   for (const name of Object.keys(params.env ?? {})) {
-    if (name === "" || name.includes("=")) {
+    if (name === "" || name.includes("=") || name.includes("\0")) {
       throw new UsageError(
-        `exec_command "env" names "${name.slice(0, 80)}": a variable's name is not empty and has no "="`,
+        `exec_command "env" names ${JSON.stringify(name.slice(0, 80))}: a variable's name is not empty and ` +
+          'has no "=" and no NUL character',
       );
     }
     if (DENIED_ENV.some((re) => re.test(name))) {

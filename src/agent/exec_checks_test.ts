@@ -45,6 +45,7 @@ Deno.test("exec checks: each denied environment name is refused, as loading prog
 Deno.test("exec checks: an empty name or one with '=' is no name, and said so", () => {
   refused({ cmd: "true", env: { "": "c" } }, /a variable's name is not empty and has no "="/);
   refused({ cmd: "true", env: { "A=B": "c" } }, /a variable's name is not empty and has no "="/);
+  refused({ cmd: "true", env: { "A\u0000B": "c" } }, /no NUL character/);
 });
 
 Deno.test("exec checks: an argument over the kernel's 128 KiB is refused with what to do instead", () => {

@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { within } from "../clock.ts";
-import { SessionError, UsageError } from "../errors.ts";
+import { SessionError, SpecterError, UsageError } from "../errors.ts";
 import {
   type CloseSessionParams,
   DEFAULT_MAX_OUTPUT_TOKENS,
@@ -25,7 +25,14 @@ import {
   YIELD_LIMITS,
 } from "../protocol/mod.ts";
 import { PAGER_PROMPT } from "../views/mod.ts";
-import { DEFAULTS, defaultSandbox, type Session, spawn, type SpawnOptions } from "../session/mod.ts";
+import {
+  DEFAULTS,
+  defaultSandbox,
+  encodeKey,
+  type Session,
+  spawn,
+  type SpawnOptions,
+} from "../session/mod.ts";
 import { hostHome, type Policy } from "../policy/mod.ts";
 import { policyHint } from "./policy_hint.ts";
 import { resolveWorkdir } from "./workdir.ts";
@@ -290,6 +297,15 @@ export class AgentTools {
     const keys = params.keys ?? [];
     const typing = chars !== "" || keys.length > 0 || params.close_stdin === true;
     if (typing) {
+      // Every key is known before anything is typed: a bad name types nothing (E_USAGE, as other arguments).
+      for (const key of keys) {
+        try {
+          encodeKey(key);
+        } catch (error: unknown) {
+          if (!(error instanceof SpecterError)) throw error;
+          throw new UsageError(`write_stdin "keys": ${error.message}`, { cause: error });
+        }
+      }
       if (agent.exit !== null) {
         throw new SessionError("E_SESSION_CLOSED", `Session "${agent.id}" has exited: nothing can be typed`);
       }

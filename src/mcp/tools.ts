@@ -132,7 +132,12 @@ export function statusLine(result: ToolResult): string {
     const offset = result.next_from_offset === undefined ? "" : `, "from_offset": ${result.next_from_offset}`;
     parts.push(`more: read_output {"session_id": "${id}", "from_seq": ${result.next_from_seq}${offset}}`);
   }
-  parts.push(`frames ${result.from_seq}-${result.to_seq}`);
+  // An empty range (nothing new since the last call) is said so, not as from > to.
+  parts.push(
+    result.to_seq < result.from_seq
+      ? `no new frames after ${result.to_seq}`
+      : `frames ${result.from_seq}-${result.to_seq}`,
+  );
   if (result.pruned !== undefined) parts.push(`session ${result.pruned} was ended to make room`);
   const status = `[${parts.join("; ")}]`;
   // The policy's own line (it names the flag that would allow what failed) goes beside the status.

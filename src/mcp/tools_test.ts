@@ -42,3 +42,9 @@ Deno.test("mcp tools: schemas compile as JSON Schema 2020-12, results match them
   assert.match(running, /session 1 still running \(returned on yield after 0\.0 s\); write_stdin/);
   assert.match(running, /read_output \{"session_id": "1", "from_seq": 0\}/);
 });
+
+Deno.test("status line: a call that took no new frames says so, never a range from 14 to 13", () => {
+  const none = statusLine({ ...RESULT, from_seq: 14, to_seq: 13 });
+  assert.match(none, /; no new frames after 13\]$/);
+  assert.doesNotMatch(none, /frames 14-13/);
+});

@@ -36,7 +36,12 @@ const cString = z.string().regex(/^[^\0]*$/, "must not contain a NUL character (
 
 /** `exec_command`: start a program (or a shell command) in the sandbox. */
 export const ExecCommandParamsSchema = z.strictObject({
-  cmd: z.union([cString.min(1), z.array(cString).min(1)]).describe(
+  cmd: z.union([cString.min(1), z.array(cString).min(1)], {
+    error: (issue) =>
+      issue.code === "invalid_union" && issue.errors.some((e) => e.some((i) => i.code === "invalid_format"))
+        ? "must not contain a NUL character (\\u0000)"
+        : "expected a command line (a non-empty string) or an argv array of strings",
+  }).describe(
     "A shell command line (run by the sandbox's shell) or an argv array (run directly)",
   ),
   workdir: cString.min(1).optional().describe(
@@ -60,7 +65,9 @@ export const ExecCommandParamsSchema = z.strictObject({
   ),
   max_output_tokens: maxOutputTokens,
   token_mode: tokenMode,
-  env: z.record(cString, cString).optional().describe("Extra environment variables"),
+  // Names are checked by the tools (a pattern on a record's keys is more than some JSON Schema consumers
+  // take: LangChain.js could not convert it).
+  env: z.record(z.string(), cString).optional().describe("Extra environment variables"),
 });
 /** Parameters of `exec_command`. */
 export type ExecCommandParams = z.infer<typeof ExecCommandParamsSchema>;

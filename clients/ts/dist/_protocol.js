@@ -69,8 +69,7 @@ export const TOOL_DEFINITIONS = [
                     "description": "Extra environment variables",
                     "type": "object",
                     "propertyNames": {
-                        "type": "string",
-                        "pattern": "^[^\\0]*$"
+                        "type": "string"
                     },
                     "additionalProperties": {
                         "type": "string",

@@ -529,8 +529,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
           "description": "Extra environment variables",
           "type": "object",
           "propertyNames": {
-            "type": "string",
-            "pattern": "^[^\\0]*$"
+            "type": "string"
           },
           "additionalProperties": {
             "type": "string",
