@@ -13,6 +13,7 @@ import { payloadText } from "../frames/mod.ts";
 import { feedView } from "./view_stream.ts";
 import type { OutputLog } from "./output_log.ts";
 import type { OutputCut } from "./truncate.ts";
+import { waitsForInput } from "../launch/mod.ts";
 import { type FrameSource, type Page, readPage } from "./paging.ts";
 
 /** Entering (`h`) or leaving (`l`) the alternate screen, in any of its three spellings. */
@@ -27,6 +28,14 @@ const ALTERNATE_SCREEN = /\x1b\[\?(?:1049|1047|47)([hl])/g;
 export const GAP_READ_MS = 5_000;
 /** Frames read back from the output log at a time. */
 const GAP_BATCH = 64;
+/** Quiet after which a wait looks whether the program waits for input (ms). */
+export const INPUT_QUIET_MS = 250;
+/** How often it looks again while all stays quiet (ms): a look reads a few /proc files per process. */
+const INPUT_POLL_MS = 250;
+/** How long a program seen waiting must go on waiting, with no frame come, to be believed (ms). */
+const INPUT_SETTLE_MS = 200;
+/** The same in a shell that marks its commands (OSC 133), whose marks come with the output. */
+const SHELL_SETTLE_MS = 1_000;
 
 /** Why a wait ended. */
 export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
@@ -79,6 +88,8 @@ export class AgentSession {
   /** The last `command` frame (a shell's OSC 133 marks). */
   #lastCommand: FrameOf<"command"> | null = null;
   #lastOutputAt = 0;
+  /** The program is a shell that marks its prompts and commands (OSC 133): those end its calls. */
+  #shellMarks = false;
   #alternate = false;
   #waiters: (() => void)[] = [];
   /** The client is gone: waits that only wait (empty write_stdin) end at once. */
@@ -162,8 +173,10 @@ export class AgentSession {
         this.#size = { cols: frame.cols, rows: frame.rows };
       } else if (frame.type === "prompt") {
         this.#lastPromptSeq = frame.seq;
+        if (frame.regex === "OSC 133;A") this.#shellMarks = true;
       } else if (frame.type === "command") {
         this.#lastCommand = frame;
+        this.#shellMarks = true;
       } else if (frame.type === "exit") {
         this.#exit = frame;
         this.#alternate = false;
@@ -226,11 +239,18 @@ export class AgentSession {
     this.#wake();
   }
 
-  /** Waits for the end of a call (see {@link WaitRules}). */
+  /**
+   * Waits for the end of a call (see {@link WaitRules}). With `prompt`, a program that has been quiet for
+   * {@link INPUT_QUIET_MS} and waits for input from its terminal (`waitsForInput`: a question the prompt
+   * patterns do not know) ends it as a prompt; a pure wait (`quietMs`) only after new output, so that a
+   * program that just waits does not end every wait at once.
+   */
   async wait(rules: WaitRules): Promise<ReturnedOn> {
     const started = performance.now();
     const deadline = started + rules.yieldMs;
     const fromSeq = this.#lastSeq;
+    let looked = 0;
+    let seen: { at: number; seq: number } | null = null;
     rules.signal?.addEventListener("abort", () => this.#wake(), { once: true });
     for (;;) {
       if (this.#exit !== null) return "exit";
@@ -244,6 +264,24 @@ export class AgentSession {
         const quietAt = this.#lastOutputAt + rules.quietMs;
         if (now >= quietAt) return "quiet";
         until = Math.min(until, quietAt);
+      }
+      if (rules.prompt && (rules.quietMs === undefined || this.#lastOutputAt > started)) {
+        // Output already written may not have reached the frames yet (the shell's prompt and its command
+        // mark): a program seen waiting is believed only when it still waits INPUT_SETTLE_MS later with
+        // no frame come meanwhile.
+        if (seen !== null && this.#lastSeq !== seen.seq) seen = null;
+        const quietAt = Math.max(started, this.#lastOutputAt) + INPUT_QUIET_MS;
+        // A shell that marks its commands ends the call with its mark, with the exit code: the look only
+        // serves what it runs that asks (read -p), so it waits longer for the mark to come first.
+        const settle = this.#shellMarks ? SHELL_SETTLE_MS : INPUT_SETTLE_MS;
+        const lookAt = Math.max(quietAt, looked + (seen === null ? INPUT_POLL_MS : settle));
+        if (now >= lookAt) {
+          looked = now;
+          if (!waitsForInput(this.session.pid)) seen = null;
+          else if (seen !== null && now - seen.at >= settle) return "prompt";
+          else seen ??= { at: now, seq: this.#lastSeq };
+          until = Math.min(until, now + (seen === null ? INPUT_POLL_MS : settle));
+        } else until = Math.min(until, lookAt);
       }
       if (now >= deadline) return "yield";
       await new Promise<void>((resolve) => {

@@ -199,7 +199,8 @@ class Attachment {
       case "closed":
         throw new DaemonError(
           "E_DAEMON_UNAVAILABLE",
-          `The daemon went away while attached to "${name}" (the session may go on: its keeper holds it)`,
+          `The daemon went away while attached to "${name}" (the session may go on: its keeper holds it); ` +
+            `specter attach ${name} starts a daemon again and attaches`,
         );
       case "error":
         throw ending.error;

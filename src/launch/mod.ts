@@ -6,6 +6,7 @@
  * @module
  */
 export { cgroupMode, launch, type Launched, type LaunchRequest } from "./launch.ts";
+export { waitsForInput } from "./input_wait.ts";
 export {
   type Delivered,
   INIT_REAP_MS,
