@@ -62,6 +62,10 @@ Deno.test("send: a signal it cannot send, a size out of range, or a message with
       /^specter: E_USAGE: Flag "--resize" sends only that message: /m,
     ],
     [["send", "x", "--key", "ctrl-c", "--signal", "INT"], /^specter: E_USAGE: Flag "--signal" sends only /m],
+    [
+      ["send", "x", "--signal", "INT", "--resize", "80x24"],
+      /Flags "--signal" and "--resize" each send a message/,
+    ],
   ];
   for (const [args, expected] of cases) {
     // No daemon is asked: a socket that does not exist would make it E_DAEMON_UNAVAILABLE.

@@ -50,6 +50,8 @@ Deno.test({
         ["sh", "-c", "while :; do :; done"],
         ["sh", "-c", "sleep 5 | cat"],
         ["sh", "-c", "cat < /dev/zero > /dev/null"],
+        // poll with no timeout on two pipes, its stdin the terminal (a build tool's wait looks the same).
+        ["python3", "-c", "import subprocess; subprocess.run(['sleep', '5'], capture_output=True)"],
       ]
     ) {
       // Asked for 1 s: never seen as waiting for input.

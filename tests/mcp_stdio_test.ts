@@ -181,9 +181,16 @@ Deno.test({
       const call = client.callTool(
         { name: "exec_command", arguments: { cmd: "echo armed; sleep 30", yield_time_ms: 25_000 } },
         undefined,
-        // The first progress comes after a second. The SDK sends notifications/cancelled for an aborted
-        // request.
-        { onprogress: () => abort.abort("test cancels"), signal: abort.signal },
+        // Progress comes every second; the call is cancelled at the first that counts output past the
+        // start frame ("armed": under load the sandbox may take longer than a second to start). The SDK
+        // sends notifications/cancelled for an aborted request.
+        {
+          onprogress: (progress) => {
+            const frames = Number(/(\d+) frames of output/.exec(progress.message ?? "")?.[1] ?? 0);
+            if (frames >= 1) abort.abort("test cancels");
+          },
+          signal: abort.signal,
+        },
       );
       await assert.rejects(call);
       let sessions: Structured["sessions"] = [];

@@ -14,6 +14,14 @@ import { feedView } from "./view_stream.ts";
 import type { OutputLog } from "./output_log.ts";
 import type { OutputCut } from "./truncate.ts";
 import { waitsForInput } from "../launch/mod.ts";
+import {
+  INPUT_POLL_MS,
+  INPUT_QUIET_MS,
+  INPUT_SETTLE_MS,
+  type ReturnedOn,
+  SHELL_SETTLE_MS,
+  type WaitRules,
+} from "./wait_rules.ts";
 import { type FrameSource, type Page, readPage } from "./paging.ts";
 
 /** Entering (`h`) or leaving (`l`) the alternate screen, in any of its three spellings. */
@@ -28,29 +36,7 @@ const ALTERNATE_SCREEN = /\x1b\[\?(?:1049|1047|47)([hl])/g;
 export const GAP_READ_MS = 5_000;
 /** Frames read back from the output log at a time. */
 const GAP_BATCH = 64;
-/** Quiet after which a wait looks whether the program waits for input (ms). */
-export const INPUT_QUIET_MS = 250;
-/** How often it looks again while all stays quiet (ms): a look reads a few /proc files per process. */
-const INPUT_POLL_MS = 250;
-/** How long a program seen waiting must go on waiting, with no frame come, to be believed (ms). */
-const INPUT_SETTLE_MS = 200;
-/** The same in a shell that marks its commands (OSC 133), whose marks come with the output. */
-const SHELL_SETTLE_MS = 1_000;
-
-/** Why a wait ended. */
-export type ReturnedOn = "exit" | "command" | "prompt" | "quiet" | "yield";
-
-/** What ends a wait, besides the program's exit and the yield time. */
-export interface WaitRules {
-  /** The deadline (ms from now). */
-  readonly yieldMs: number;
-  /** End at a prompt frame, or a finished command (OSC 133), that came after the wait began. */
-  readonly prompt: boolean;
-  /** End once new output was followed by this much quiet (ms); none when absent. */
-  readonly quietMs?: number;
-  /** Ends the wait at once when aborted (a cancelled call: nobody waits for its answer). */
-  readonly signal?: AbortSignal;
-}
+export type { ReturnedOn, WaitRules } from "./wait_rules.ts";
 
 /** Output taken for the agent (its text went to the call's {@link OutputCut}). */
 export interface Taken {
@@ -241,9 +227,8 @@ export class AgentSession {
 
   /**
    * Waits for the end of a call (see {@link WaitRules}). With `prompt`, a program that has been quiet for
-   * {@link INPUT_QUIET_MS} and waits for input from its terminal (`waitsForInput`: a question the prompt
-   * patterns do not know) ends it as a prompt; a pure wait (`quietMs`) only after new output, so that a
-   * program that just waits does not end every wait at once.
+   * {@link INPUT_QUIET_MS} after output and waits for input from its terminal (`waitsForInput`: a question
+   * the prompt patterns do not know) ends it as a prompt (see `silentInput`).
    */
   async wait(rules: WaitRules): Promise<ReturnedOn> {
     const started = performance.now();
@@ -265,7 +250,7 @@ export class AgentSession {
         if (now >= quietAt) return "quiet";
         until = Math.min(until, quietAt);
       }
-      if (rules.prompt && (rules.quietMs === undefined || this.#lastOutputAt > started)) {
+      if (rules.prompt && (rules.silentInput === true || this.#lastOutputAt > started)) {
         // Output already written may not have reached the frames yet (the shell's prompt and its command
         // mark): a program seen waiting is believed only when it still waits INPUT_SETTLE_MS later with
         // no frame come meanwhile.
@@ -383,7 +368,14 @@ export class AgentSession {
     if (log === null || !this.#logHolds(from)) return from;
     let next = from;
     while (next <= to && performance.now() < deadline) {
-      const batch = log.read(next, to, GAP_BATCH);
+      let batch: Frame[];
+      try {
+        batch = log.read(next, to, GAP_BATCH);
+      } catch (error: unknown) {
+        // The log cannot be read (a disk error): what is left stays a gap, said so by its marker.
+        console.error(`specter: agent session ${this.id}: reading its output log back: ${String(error)}`);
+        break;
+      }
       if (batch.length === 0) break;
       for (const frame of batch) {
         if (frame.seq !== next) return next; // A frame the log lacks: the gap starts there.
@@ -391,6 +383,8 @@ export class AgentSession {
         next++;
       }
       await flush();
+      // The reads and the view are synchronous: other sessions and clients get their turn between batches.
+      await new Promise((resolve) => setTimeout(resolve, 0));
     }
     return next;
   }

@@ -162,6 +162,7 @@ export class AgentTools {
       const returnedOn = await agent.wait({
         yieldMs: clamp(params.yield_time_ms, YIELD_LIMITS),
         prompt: true,
+        silentInput: true,
         ...(watch?.signal === undefined ? {} : { signal: watch.signal }),
       });
       return await this.#result(agent, params, returnedOn, started, {

@@ -30,9 +30,9 @@ export interface Truncated {
 }
 
 /**
- * Longest run without white space given to the tokenizer at once. Byte-pair encoding is quadratic in the
- * length of one word (20,000 letters take 0.4 s), so hostile output is counted in pieces of this length;
- * text with no such run is counted exactly.
+ * Longest run of one kind (white space, or anything else) given to the tokenizer at once. Byte-pair
+ * encoding is quadratic in the length of one piece (20,000 letters take 0.4 s, 100,000 spaces 7 s), so
+ * hostile output is counted in pieces of this length; text with no such run is counted exactly.
  */
 export const MAX_TOKENIZED_RUN = 500;
 
@@ -42,11 +42,14 @@ export function tokenCount(text: string): number {
   let total = 0;
   let start = 0;
   let run = 0;
+  let space = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 32 || c === 10 || c === 9 || c === 13) {
+    // A run of white space is one piece to the tokenizer too: runs of either kind are cut.
+    const isSpace = c === 32 || c === 10 || c === 9 || c === 13;
+    if (isSpace !== space) {
+      space = isSpace;
       run = 0;
-      continue;
     }
     if (++run === MAX_TOKENIZED_RUN) {
       total += countTokens(text.slice(start, i + 1));
@@ -122,7 +125,11 @@ export class OutputCut {
   readonly #keepAll: number;
   readonly #tailShare: number;
   readonly #headShare: number;
-  #pending = "";
+  /** The unfinished line, in the pieces it came in (joined once it ends: no rescan per piece). */
+  #pending: string[] = [];
+  #pendingLength = 0;
+  /** The unfinished line was cut at {@link MAX_LINE_CHARS}: what follows is more of the same line. */
+  #continues = false;
   /** Every line so far, while the output is small (null once the cut goes line by line). */
   #lines: string[] | null = [];
   #costs: number[] = [];
@@ -134,7 +141,10 @@ export class OutputCut {
   #headClosed = false;
   #tail: string[] = [];
   #tailCosts: number[] = [];
-  #tailStart = 0;
+  /** The number (0-based) of each line in the tail window. */
+  #tailAts: number[] = [];
+  /** The number of the line after the head (0-based). */
+  #headEnd = 0;
   #tailCost = 0;
   #middleTokens = 0;
   #important: { shown: string; cost: number }[] = [];
@@ -152,47 +162,71 @@ export class OutputCut {
     this.#headLeft = this.#headShare;
   }
 
-  /** Takes the next piece of the output. */
+  /**
+   * Takes the next piece of the output. A line longer than {@link MAX_LINE_CHARS} is held no longer: it
+   * goes on in pieces of that length, shown as lines of their own but numbered as the one line they are.
+   */
   push(text: string): void {
-    if (text === "") return;
-    const parts = (this.#pending + text).split("\n");
-    this.#pending = parts.pop()!;
-    for (const line of parts) this.#line(line);
-    while (this.#pending.length > MAX_LINE_CHARS) {
-      this.#line(this.#pending.slice(0, MAX_LINE_CHARS));
-      this.#pending = this.#pending.slice(MAX_LINE_CHARS);
+    let from = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", from)) {
+      this.#pending.push(text.slice(from, nl));
+      this.#finish();
+      from = nl + 1;
     }
+    if (from === text.length) return;
+    this.#pending.push(from === 0 ? text : text.slice(from));
+    this.#pendingLength += text.length - from;
+    if (this.#pendingLength <= MAX_LINE_CHARS) return;
+    let long = this.#pending.join("");
+    while (long.length > MAX_LINE_CHARS) {
+      this.#line(long.slice(0, MAX_LINE_CHARS), this.#continues);
+      this.#continues = true;
+      long = long.slice(MAX_LINE_CHARS);
+    }
+    this.#pending = [long];
+    this.#pendingLength = long.length;
   }
 
   /** Ends the unfinished line, if any (what comes next starts a line of its own). */
   breakLine(): void {
-    if (this.#pending === "") return;
-    this.#line(this.#pending);
-    this.#pending = "";
+    if (this.#pendingLength > 0) this.#finish();
   }
 
   /** The output ended: it, cut to the budget, with `hint` at the end of the marker. */
   end(hint = ""): Truncated {
-    this.#line(this.#pending);
-    this.#pending = "";
+    this.#finish();
     if (this.#lines !== null) return cutWhole(this.#lines, this.#costs, this.#max, this.#budget, hint);
     return this.#cut(hint);
   }
 
-  #line(line: string): void {
+  /** The unfinished line ends here. */
+  #finish(): void {
+    const line = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join("");
+    this.#pending = [];
+    this.#pendingLength = 0;
+    this.#line(line, this.#continues);
+    this.#continues = false;
+  }
+
+  /** A finished line (`continues`: more of the line before it, cut at {@link MAX_LINE_CHARS}). */
+  #line(line: string, continues = false): void {
     const cost = tokenCount(line) + 1;
     this.#tokens += cost;
-    const at = this.#count++;
+    const at = continues ? this.#count - 1 : this.#count++;
     if (this.#lines !== null) {
       this.#lines.push(line);
       this.#costs.push(cost);
-      if (this.#tokens <= this.#keepAll) return;
+      // Held whole, each element is a line of its own: a line in pieces goes on line by line.
+      if (this.#tokens <= this.#keepAll && !continues) return;
       // Too much to keep whole: from here on, line by line.
       const lines = this.#lines;
       const costs = this.#costs;
       this.#lines = null;
       this.#costs = [];
-      for (let i = 0; i < lines.length; i++) this.#place(lines[i]!, costs[i]!, i);
+      for (let i = 0; i < lines.length; i++) {
+        // Only the last can be a continuation (the first one ends holding the lines whole).
+        this.#place(lines[i]!, costs[i]!, continues && i === lines.length - 1 ? i - 1 : i);
+      }
       return;
     }
     this.#place(line, cost, at);
@@ -207,18 +241,19 @@ export class OutputCut {
     if (!this.#headClosed && cost <= this.#headLeft) {
       this.#head.push(line);
       this.#headLeft -= cost;
-      this.#tailStart = at + 1;
+      this.#headEnd = at + 1;
       return;
     }
     this.#headClosed = true;
     this.#tail.push(line);
     this.#tailCosts.push(cost);
+    this.#tailAts.push(at);
     this.#tailCost += cost;
     while (this.#tail.length > 0 && this.#tailCost > this.#tailShare) {
       const left = this.#tail.shift()!;
       const leftCost = this.#tailCosts.shift()!;
       this.#tailCost -= leftCost;
-      this.#middle(left, leftCost, this.#tailStart++);
+      this.#middle(left, leftCost, this.#tailAts.shift()!);
     }
   }
 
@@ -234,8 +269,8 @@ export class OutputCut {
   }
 
   #cut(hint: string): Truncated {
-    const headEnd = this.#head.length;
-    const tailStart = this.#tailStart;
+    const headEnd = this.#headEnd;
+    const tailStart = this.#tailAts[0] ?? this.#count;
     const tailLeft = this.#tailShare - this.#tailCost;
     let middleBudget = this.#budget - this.#tailShare - this.#headShare + this.#headLeft + tailLeft;
     const kept: string[] = [];

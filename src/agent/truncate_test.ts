@@ -101,3 +101,27 @@ Deno.test("OutputCut: 50 MB of output keeps its error line, with its true line n
   assert.ok(Number(to) > 5_990_000, `the cut reaches the tail: ${to}`);
   assert.ok(tokenCount(got.output) <= 10_000, `${tokenCount(got.output)}`);
 });
+
+Deno.test("OutputCut: a long line in tiny pieces, and long runs of white space, cost time linear in their size", () => {
+  const started = performance.now();
+  const cut = new OutputCut(1000);
+  const piece = "x".repeat(15) + " ";
+  for (let i = 0; i < 65_536; i++) cut.push(piece); // 1 MiB with no newline, 16 bytes at a time.
+  cut.push("\nERROR: after the long line\n" + "tail\n".repeat(2000));
+  const got = cut.end();
+  assert.match(got.output, /^L2: ERROR: after the long line$/m);
+  const spaces = tokenCount(" ".repeat(100_000));
+  assert.ok(spaces > 0);
+  // Each took over 7 s when a piece rescanned what was held and a run of spaces went whole to the tokenizer.
+  assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+});
+
+Deno.test("OutputCut: a line over 1 MiB goes on in pieces numbered as the one line they are", () => {
+  const cut = new OutputCut(2000);
+  cut.push("first\n");
+  for (let i = 0; i < 3; i++) cut.push("word ".repeat(250_000)); // 3.75 MB, one line.
+  cut.push("\nsecond\nERROR: the third line\n" + "tail\n".repeat(2000));
+  const got = cut.end();
+  assert.match(got.output, /^L4: ERROR: the third line$/m);
+  assert.equal(got.truncated, true);
+});

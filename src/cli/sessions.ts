@@ -197,6 +197,12 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
     : typeof values.resize === "string"
     ? "--resize"
     : null;
+  const kinds = ["json", "signal", "resize"].filter((flag) => typeof values[flag] === "string");
+  if (kinds.length > 1) {
+    throw new UsageError(
+      `Flags ${kinds.map((flag) => `"--${flag}"`).join(" and ")} each send a message of their own: give one`,
+    );
+  }
   if (alone !== null && typed) {
     // Each send is one kind of message: nothing given is silently left out.
     throw new UsageError(

@@ -1,7 +1,7 @@
 /**
  * Whether a session's program waits for what is typed next: a process of its tree, in the foreground
- * group of its terminal, asleep in a read of that terminal, or in `select`/`poll` with no timeout while its
- * stdin is that terminal (python's `input()`, readline). Read from `/proc` (the host's pids: a session
+ * group of its terminal, asleep in a read of that terminal, or in `select` on that terminal alone with no
+ * timeout (readline, as python's REPL uses it). Read from `/proc` (the host's pids: a session
  * held by a keeper is seen the same), so a question the prompt patterns do not know (`read -p 'Proceed? '`,
  * a program's own `input('name: ')`, `bc`) ends an agent's wait at once instead of at its yield time.
  *
@@ -11,23 +11,23 @@
  * @module
  */
 
-/** Syscall numbers whose arguments say a read of one descriptor, or a wait with no timeout. */
+/** Syscall numbers whose arguments name what the process waits on. */
 interface SyscallTable {
+  /** read, readv: the descriptor is the first argument. */
   readonly read: readonly number[];
-  /** select-like: `[number, index of the timeout pointer]` (null: no timeout). */
-  readonly selectLike: readonly (readonly [number, number])[];
-  /** poll: `[number, index of the int timeout]` (-1: none). */
-  readonly poll: readonly (readonly [number, number])[];
-  /** ppoll: `[number, index of the timespec pointer]` (null: none). */
-  readonly ppoll: readonly (readonly [number, number])[];
+  /**
+   * select, pselect6: waits on descriptors below the first argument; with 1, on descriptor 0 alone (what
+   * readline does), and the fifth argument (the timeout) null: no timeout. poll and ppoll are not used:
+   * which descriptors they wait on is in the process's memory (a build's jobserver or a program reading
+   * two pipes waits so, with its stdin a terminal too).
+   */
+  readonly select: readonly number[];
 }
 
 /** Per architecture (the numbers differ); elsewhere the probe says no. */
 const SYSCALLS: Readonly<Record<string, SyscallTable>> = {
-  // read 0, readv 19; select 23, pselect6 270; poll 7; ppoll 271.
-  x86_64: { read: [0, 19], selectLike: [[23, 4], [270, 4]], poll: [[7, 2]], ppoll: [[271, 2]] },
-  // read 63, readv 65; pselect6 72; ppoll 73 (no select or poll).
-  aarch64: { read: [63, 65], selectLike: [[72, 4]], poll: [], ppoll: [[73, 2]] },
+  x86_64: { read: [0, 19], select: [23, 270] },
+  aarch64: { read: [63, 65], select: [72] },
 };
 
 /** Most processes looked at in one tree (a fork bomb's tree is not walked to its end). */
@@ -84,11 +84,8 @@ function waitsOnTerminal(proc: string, pid: number, tty: number, table: SyscallT
   const number = Number(nr);
   const arg = (i: number) => BigInt(args[i] ?? "-1");
   if (table.read.includes(number)) return isTerminal(proc, pid, Number(arg(0)), tty);
-  const noTimeout = table.selectLike.some(([n, i]) => n === number && arg(i) === 0n) ||
-    table.ppoll.some(([n, i]) => n === number && arg(i) === 0n) ||
-    // The int timeout arrives sign-extended or not: -1 either way.
-    table.poll.some(([n, i]) => n === number && (arg(i) === 0xffffffffn || arg(i) === 0xffffffffffffffffn));
-  return noTimeout && isTerminal(proc, pid, 0, tty);
+  if (!table.select.includes(number)) return false;
+  return arg(0) === 1n && arg(4) === 0n && isTerminal(proc, pid, 0, tty);
 }
 
 /**
@@ -107,7 +104,10 @@ export function waitsForInput(root: number, proc = "/proc", arch: string = Deno.
     if (info.tty !== 0 && info.pgrp === info.tpgid && info.state === "S") {
       if (waitsOnTerminal(proc, pid, info.tty, table)) return true;
     }
-    queue.push(...children(proc, pid));
+    for (const child of children(proc, pid)) {
+      if (queue.length >= MAX_PROCESSES) break;
+      queue.push(child);
+    }
   }
   return false;
 }
