@@ -43,13 +43,15 @@ Deno.test({
     const byId = (id: unknown) =>
       all.find((m) => m.id === id) as { error?: { code: number; data?: { code?: string } } };
     const errors = all.filter((m) => m.id === null).map((m) => (m as { error: { code: number } }).error.code);
-    assert.deepEqual(errors.sort(), [-32700, -32600, -32600].sort()); // Bad JSON, a batch, the 10 MB line.
+    assert.deepEqual(errors.sort(), [-32700, -32600].sort()); // Bad JSON, a batch.
     assert.equal(byId(7).error?.code, -32600);
     assert.equal(byId(8).error?.code, -32601);
     assert.equal(byId(9).error?.code, -32602); // An agent cannot pass a policy.
     assert.equal(byId(10).error?.code, -32000);
     assert.equal(byId(10).error?.data?.code, "E_SESSION_UNKNOWN");
-    assert.equal(byId(12), undefined); // Over the cap: answered with id null, never run.
+    // Over the cap: skipped unread (never run), answered with the id its first bytes show.
+    assert.equal(byId(12).error?.code, -32600);
+    assert.equal("result" in byId(12), false);
     const last = all.find((m) => m.id === 13) as { result: { output: string; exit_code: number } };
     assert.equal(last.result.output, "still serving\n");
     assert.equal(last.result.exit_code, 0);

@@ -225,7 +225,8 @@ Deno.test({
 
 Deno.test({
   name: "mcp stdio (wire): an unknown method before initialize is -32601 at once, tools/list before it " +
-    "-32600, versions are echoed or answered with the latest, stdout holds only MCP messages, EOF exits 0",
+    "-32600, versions are echoed or answered with the latest, a line over 1 MiB is -32600 with its id, " +
+    "stdout holds only MCP messages, EOF exits 0",
   ...sanitize,
   async fn() {
     const cli = new CliProcess(["mcp", ...POLICY]);
@@ -248,6 +249,14 @@ Deno.test({
       method: "tools/list",
     });
     await cli.waitForStdout('"id":5');
+    // A line over 1 MiB, its id last (as the MCP SDK writes it): answered with that id, not null.
+    await cli.send({
+      method: "tools/call",
+      params: { name: "exec_command", arguments: { cmd: `echo ${"y".repeat(1_200_000)}` } },
+      jsonrpc: "2.0",
+      id: 999,
+    });
+    await cli.waitForStdout('"id":999');
     await cli.closeStdin();
     const { code, stdout } = await cli.result();
     assert.equal(code, 0);
@@ -264,6 +273,7 @@ Deno.test({
     assert.equal((byId(3).result as unknown as { protocolVersion: string }).protocolVersion, "2025-06-18");
     assert.equal(byId(4).error?.code, -32600); // Initialized already.
     assert.equal((byId(5).result as unknown as { tools: unknown[] }).tools.length, 5);
+    assert.equal(byId(999).error?.code, -32600);
 
     const other = new CliProcess(["mcp", ...POLICY]);
     await other.send(init(1, "1999-01-01"));

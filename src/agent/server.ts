@@ -20,6 +20,7 @@ import {
   JsonRpcRequestSchema,
   ListSessionsParamsSchema,
   ReadOutputParamsSchema,
+  requestIdOf,
   StartParamsSchema,
   SubscribeParamsSchema,
   type TokenMode,
@@ -159,7 +160,8 @@ export async function serveAgent(
     }
   };
 
-  const splitter = new DriverLineSplitter(maxLineBytes);
+  // An over-long line is answered at its end, with its id when the line shows it (first or last).
+  const splitter = new DriverLineSplitter(maxLineBytes, { errorAtLineEnd: true });
   const reader = io.input.getReader();
   try {
     for (;;) {
@@ -173,7 +175,7 @@ export async function serveAgent(
         if ("error" in result) {
           void send({
             jsonrpc: "2.0",
-            id: null,
+            id: requestIdOf(result.head, result.tail),
             error: toRpcError(result.error, JSONRPC_ERRORS.INVALID_REQUEST),
           });
           continue;

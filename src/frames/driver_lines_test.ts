@@ -82,3 +82,21 @@ Deno.test("a megabyte of short lines in one chunk is split in one pass", () => {
   assert.equal(s.push(bytes(text)).length, 350_000);
   assert.ok(performance.now() - started < 5000);
 });
+
+Deno.test("errorAtLineEnd: an over-long line's error comes at its end, with its first and last bytes", () => {
+  const s = new DriverLineSplitter(10, { errorAtLineEnd: true });
+  assert.deepEqual(s.push(bytes('{"jsonrpc":"2.0",')), [], "over the cap: nothing yet");
+  assert.equal(s.buffered, 0, "nothing of it is held");
+  assert.deepEqual(s.push(bytes("x".repeat(1000))), []);
+  const [error, next] = s.push(bytes(',"id":999}\n{"a":1}\n'));
+  assert.ok(error !== undefined && "error" in error);
+  assert.equal(error.error.code, "E_PROTOCOL_LINE_TOO_LONG");
+  assert.equal(error.head?.slice(0, 17), '{"jsonrpc":"2.0",');
+  assert.ok(error.tail?.endsWith(',"id":999}'), error.tail);
+  assert.equal(error.tail?.length, 256, "at most 256 bytes of its end");
+  assert.deepEqual(next, { line: '{"a":1}' });
+  // An over-long line the input ends in is reported at the end too.
+  const t = new DriverLineSplitter(3, { errorAtLineEnd: true });
+  assert.deepEqual(t.push(bytes("abcdef")), []);
+  assert.deepEqual(lines(t.end()), ["E_PROTOCOL_LINE_TOO_LONG"]);
+});

@@ -4,7 +4,7 @@
  *
  * @module
  */
-export { type DriverLineResult, DriverLineSplitter } from "./driver_lines.ts";
+export { type DriverLineOptions, type DriverLineResult, DriverLineSplitter } from "./driver_lines.ts";
 export { decodeStream, encodeFrames, encodeUtf8, type Framing, FRAMINGS } from "./encode.ts";
 export {
   concatBytes,

@@ -360,10 +360,10 @@ export function parseErrorMessage(): Record<string, unknown> {
   return errorMessage(null, new RpcError(MCP_ERRORS.PARSE_ERROR, "Parse error: not valid JSON"));
 }
 
-/** The error response to a line over the size cap. */
-export function tooLongMessage(maxBytes: number): Record<string, unknown> {
+/** The error response to a line over the size cap (`id`: the request's, when its line showed it). */
+export function tooLongMessage(maxBytes: number, id: Id | null = null): Record<string, unknown> {
   return errorMessage(
-    null,
+    id,
     new RpcError(MCP_ERRORS.INVALID_REQUEST, `Invalid request: a message over ${maxBytes} bytes`),
   );
 }

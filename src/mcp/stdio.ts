@@ -8,9 +8,10 @@
 import { within } from "../clock.ts";
 import { DriverLineSplitter } from "../frames/mod.ts";
 import type { AgentTools, RpcIo } from "../agent/mod.ts";
+import { requestIdOf } from "../protocol/mod.ts";
 import { McpServer, type McpServerOptions, parseErrorMessage, tooLongMessage } from "./server.ts";
 
-/** Longest message taken (bytes); a longer one is answered with -32600 (id null) and skipped. */
+/** Longest message taken (bytes); a longer one is skipped and answered with -32600 (its id when its line shows it). */
 export const MCP_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** Requests in progress, and bytes not yet written, above which no more input is read until they drop. */
 const MAX_PENDING = 256;
@@ -39,7 +40,9 @@ export async function serveMcpStdio(
   };
   const out = { send };
   const pending = new Set<Promise<void>>();
-  const splitter = new DriverLineSplitter(MCP_MAX_MESSAGE_BYTES);
+  // An over-long line is answered at its end, with its id: a client that put the id last (the MCP SDK
+  // does) would otherwise wait for an answer forever.
+  const splitter = new DriverLineSplitter(MCP_MAX_MESSAGE_BYTES, { errorAtLineEnd: true });
   const reader = io.input.getReader();
   try {
     for (;;) {
@@ -51,7 +54,7 @@ export async function serveMcpStdio(
       if (done) break;
       for (const result of splitter.push(value)) {
         if ("error" in result) {
-          send(tooLongMessage(MCP_MAX_MESSAGE_BYTES));
+          send(tooLongMessage(MCP_MAX_MESSAGE_BYTES, requestIdOf(result.head, result.tail)));
           continue;
         }
         if (result.line.trim() === "") continue;

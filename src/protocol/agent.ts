@@ -237,6 +237,31 @@ export const JsonRpcRequestSchema = z.object({
 export type JsonRpcRequest = z.infer<typeof JsonRpcRequestSchema>;
 
 /** JSON-RPC 2.0 error codes used by `specter agent`. */
+/** A JSON-RPC id: a string or an integer, as written in the request. */
+const ID = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
+/** `"id"` as the first member of the object, or after `"jsonrpc"` (how most clients write requests). */
+const ID_AT_HEAD = new RegExp(
+  String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*` + ID + String.raw`\s*[,}]`,
+);
+/** `"id"` as the last member of the object (the MCP TypeScript SDK writes it after `params`). */
+const ID_AT_TAIL = new RegExp(String.raw`,\s*"id"\s*:\s*` + ID + String.raw`\s*\}\s*$`);
+
+/**
+ * The `id` of a request from the first and last bytes of its line (one too long to be read whole), or null
+ * when neither shows it where only the request's own `id` can be: first (or after `"jsonrpc"`) or last in
+ * the object. A member nested in `params` never matches (it is neither).
+ */
+export function requestIdOf(head: string | undefined, tail: string | undefined): string | number | null {
+  const found = ID_AT_HEAD.exec(head ?? "")?.[1] ?? ID_AT_TAIL.exec(tail ?? "")?.[1];
+  if (found === undefined) return null;
+  try {
+    const id: unknown = JSON.parse(found);
+    return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null;
+  } catch {
+    return null; // An escape JSON does not take: no id to answer.
+  }
+}
+
 export const JSONRPC_ERRORS = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
