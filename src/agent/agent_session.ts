@@ -33,7 +33,7 @@ const ALTERNATE_SCREEN = /\x1b\[\?(?:1049|1047|47)([hl])/g;
  * of output at this machine's ~10 MB/s for the compact view and the token count): the clock wins over the
  * scan, and the rest of such a gap is a marker `read_output` pages through.
  */
-export const GAP_READ_MS = 5_000;
+const GAP_READ_MS = 5_000;
 /** Frames read back from the output log at a time. */
 const GAP_BATCH = 64;
 export type { ReturnedOn, WaitRules } from "./wait_rules.ts";
@@ -255,11 +255,11 @@ export class AgentSession {
         // mark): a program seen waiting is believed only when it still waits INPUT_SETTLE_MS later with
         // no frame come meanwhile.
         if (seen !== null && this.#lastSeq !== seen.seq) seen = null;
-        const quietAt = Math.max(started, this.#lastOutputAt) + INPUT_QUIET_MS;
+        const inputQuietAt = Math.max(started, this.#lastOutputAt) + INPUT_QUIET_MS;
         // A shell that marks its commands ends the call with its mark, with the exit code: the look only
         // serves what it runs that asks (read -p), so it waits longer for the mark to come first.
         const settle = this.#shellMarks ? SHELL_SETTLE_MS : INPUT_SETTLE_MS;
-        const lookAt = Math.max(quietAt, looked + (seen === null ? INPUT_POLL_MS : settle));
+        const lookAt = Math.max(inputQuietAt, looked + (seen === null ? INPUT_POLL_MS : settle));
         if (now >= lookAt) {
           looked = now;
           if (!waitsForInput(this.session.pid)) seen = null;

@@ -190,23 +190,18 @@ export async function sendCommand(args: readonly string[]): Promise<number> {
   const text = positionals.slice(1).join(" ");
   const keys = Array.isArray(values.key) ? values.key.map(String) : [];
   const typed = text !== "" || keys.length > 0 || values.enter === true;
-  const alone = typeof values.json === "string"
-    ? "--json"
-    : typeof values.signal === "string"
-    ? "--signal"
-    : typeof values.resize === "string"
-    ? "--resize"
-    : null;
   const kinds = ["json", "signal", "resize"].filter((flag) => typeof values[flag] === "string");
   if (kinds.length > 1) {
     throw new UsageError(
       `Flags ${kinds.map((flag) => `"--${flag}"`).join(" and ")} each send a message of their own: give one`,
     );
   }
-  if (alone !== null && typed) {
+  if (kinds.length === 1 && typed) {
     // Each send is one kind of message: nothing given is silently left out.
     throw new UsageError(
-      `Flag "${alone}" sends only that message: TEXT, --key and --enter go in a "specter send" of their own`,
+      `Flag "--${
+        kinds[0]
+      }" sends only that message: TEXT, --key and --enter go in a "specter send" of their own`,
     );
   }
   if (typeof values.json === "string") {
